@@ -1,0 +1,151 @@
+# fa2gen: generated FlashAttention-2 kernels, compiled at run time with NVRTC.
+#
+#   make            bin/fa2, lib/libfa2rt.a, lib/libfa2rt.so
+#   make run        the main job on specs/default.lua (gen, build, table; check + time on a GPU)
+#   make test       CPU tests (once plain, once under ASan+UBSan) and GPU tests (skip without GPU)
+#   make deps       install missing Debian packages (or print the apt-get line)
+#   make install PREFIX=/usr/local
+#   make clean
+#
+# Sources are picked up by folder, so adding a file needs no Makefile edit:
+#   gen/*.c, runtime/*.c     -> libfa2rt   (gen/fa2.c and gen/cli_*.c -> bin/fa2)
+#   lab/*.c                  -> build/liblab.a (numerics lab: bin/fa2 and tests)
+#   tests/test_*.c           -> bin/fa2_tests (Criterion)
+#   tests/gpu/*.c            -> bin/fa2_gpu_tests
+#   templates/*, gen/*.lua, specs/default.lua -> embedded in libfa2rt
+.DEFAULT_GOAL := all
+.SUFFIXES:
+
+PREFIX ?= /usr/local
+CC     ?= cc
+CFLAGS ?= -O2 -g
+B      ?= build
+O      ?= .
+SAN    ?=
+JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
+
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+SYSLIB    := /usr/lib/$(if $(MULTIARCH),$(MULTIARCH),x86_64-linux-gnu)
+LUA_A     := $(SYSLIB)/liblua5.4.a
+JANSSON_A := $(SYSLIB)/libjansson.a
+
+ifneq ($(SAN),)
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -Igen -Iruntime -Ilab -Itemplates -I/usr/include/lua5.4
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter \
+            -Wno-missing-field-initializers
+XCFLAGS   = -std=c11 $(WARN) -fPIC -fvisibility=hidden -pthread $(CFLAGS) $(SANFLAGS)
+LDLIBS   := -ldl -lm -pthread
+
+BIN := $(O)/bin
+LIB := $(O)/lib
+
+LIB_SRC  := $(sort $(filter-out gen/fa2.c gen/cli_%.c,$(wildcard gen/*.c)) $(wildcard runtime/*.c))
+CLI_SRC  := $(sort $(wildcard gen/fa2.c gen/cli_*.c))
+LAB_SRC  := $(sort $(wildcard lab/*.c))
+TEST_SRC := $(sort $(wildcard tests/test_*.c))
+GPU_SRC  := $(sort $(wildcard tests/gpu/*.c))
+EMBED    := $(sort $(wildcard templates/* gen/*.lua)) specs/default.lua
+
+obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
+LIB_OBJ  := $(call obj,$(LIB_SRC)) $(B)/obj/embedded.o
+CLI_OBJ  := $(call obj,$(CLI_SRC))
+LAB_OBJ  := $(call obj,$(LAB_SRC))
+TEST_OBJ := $(call obj,$(TEST_SRC))
+GPU_OBJ  := $(call obj,$(GPU_SRC))
+
+.PHONY: all deps check-deps run test test-bins install clean
+all: $(BIN)/fa2 $(LIB)/libfa2rt.a $(LIB)/libfa2rt.so
+test-bins: $(BIN)/fa2 $(BIN)/fa2_tests $(BIN)/fa2_gpu_tests
+
+deps:
+	@tools/deps.sh install
+check-deps:
+	@tools/deps.sh check
+
+$(B)/obj/%.o: %.c | check-deps
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(XCFLAGS) -MMD -MP -c $< -o $@
+-include $(wildcard $(B)/obj/*/*.d $(B)/obj/*/*/*.d)
+
+# Templates, Lua modules and the default spec, embedded as byte arrays.
+$(B)/embed: tools/embed.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -o $@ $<
+$(B)/embedded.c: $(B)/embed $(EMBED) Makefile
+	$(B)/embed $@ $(foreach f,$(EMBED),$(f)=$(f))
+$(B)/obj/embedded.o: $(B)/embedded.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(XCFLAGS) -c $< -o $@
+
+# Debian's liblua5.4.a is built as PIE, not PIC: only its references to
+# stdin/stdout/stderr stop it from going into a shared library. Renaming them
+# (gen/gen_lua_stdio.c defines the new names) makes it linkable everywhere.
+$(B)/liblua-pic.a: $(LUA_A) | check-deps
+	@rm -rf $(B)/lua-objs && mkdir -p $(B)/lua-objs
+	cd $(B)/lua-objs && ar x $(LUA_A) && for o in *.o; do \
+	  objcopy --redefine-sym stdin=fa2_lua_stdin --redefine-sym stdout=fa2_lua_stdout \
+	          --redefine-sym stderr=fa2_lua_stderr $$o || exit 1; done
+	ar rcs $@ $(B)/lua-objs/*.o
+
+# One static archive that carries Lua and jansson too: users link -lfa2rt only.
+$(LIB)/libfa2rt.a: $(LIB_OBJ) $(B)/liblua-pic.a
+	@mkdir -p $(@D)
+	@rm -f $@
+	printf 'create $@\naddlib $(B)/liblua-pic.a\naddlib $(JANSSON_A)\n$(foreach o,$(LIB_OBJ),addmod $(o)\n)save\nend\n' | ar -M
+	ranlib $@
+
+$(LIB)/libfa2rt.so: $(LIB_OBJ) $(B)/liblua-pic.a
+	@mkdir -p $(@D)
+	$(CC) -shared -o $@ -Wl,-soname,libfa2rt.so $(LIB_OBJ) $(B)/liblua-pic.a $(JANSSON_A) \
+	  -Wl,--exclude-libs,ALL -Wl,--no-undefined $(SANFLAGS) $(LDLIBS)
+
+$(B)/liblab.a: $(LAB_OBJ)
+	@mkdir -p $(@D)
+	@rm -f $@
+	$(if $(LAB_OBJ),ar rcs $@ $(LAB_OBJ),ar rcs $@)
+
+$(BIN)/fa2: $(CLI_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a
+	@mkdir -p $(@D)
+	$(CC) $(XCFLAGS) -o $@ $(CLI_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a $(LDLIBS)
+
+$(BIN)/fa2_tests: $(TEST_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a
+	@mkdir -p $(@D)
+	$(CC) $(XCFLAGS) -o $@ $(TEST_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a -lcriterion $(LDLIBS)
+
+$(BIN)/fa2_gpu_tests: $(GPU_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a
+	@mkdir -p $(@D)
+	$(CC) $(XCFLAGS) -o $@ $(GPU_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a $(LDLIBS)
+
+# The main job on the default spec. On a GPU machine bin/fa2_gpu_tests also
+# checks and times it; without one it says so and skips.
+run: deps all
+	$(BIN)/fa2 gen specs/default.lua -o out
+	$(BIN)/fa2 build specs/default.lua --arch sm_80,sm_90 -j $(JOBS) -o out
+
+# The suite runs twice: under ASan+UBSan (quick mode: the full-spec NVRTC
+# check runs once, in the plain run) and plain, whose summary is the last line.
+test: deps test-bins
+	@echo "== CPU tests under AddressSanitizer + UndefinedBehaviorSanitizer (quick mode)"
+	@$(MAKE) --no-print-directory B=$(B)/asan O=$(B)/asan SAN=1 \
+	  $(B)/asan/bin/fa2 $(B)/asan/bin/fa2_tests
+	FA2_BIN=$(B)/asan/bin/fa2 FA2_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1 $(B)/asan/bin/fa2_tests --jobs $(JOBS)
+	@echo "== GPU tests"
+	$(BIN)/fa2_gpu_tests
+	@echo "== CPU tests"
+	FA2_BIN=$(BIN)/fa2 $(BIN)/fa2_tests --jobs $(JOBS)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include \
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(BIN)/fa2 $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 include/fa2.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(LIB)/libfa2rt.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIB)/libfa2rt.so $(DESTDIR)$(PREFIX)/lib/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(shell cat VERSION)|g' tools/fa2rt.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fa2rt.pc
+
+clean:
+	rm -rf build bin lib out

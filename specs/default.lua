@@ -1,0 +1,15 @@
+-- specs/default.lua: what a GPT-style BF16 trainer needs.
+-- Every axis is a list; the variants are their cartesian product.
+return {
+  dtype    = { "bf16" },
+  head_dim = { 64, 128 },
+  causal   = { false, true },
+  stab     = {
+    { mode = "none" },
+    { mode = "paper",  beta = 2, eps = 1e-3 },
+    { mode = "robust", beta = 2, eps = 1e-3 },
+  },
+  tiles    = "auto",
+  pass     = { "fwd" },
+  arch     = { "sm_80", "sm_90" },
+}

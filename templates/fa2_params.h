@@ -1,0 +1,30 @@
+/* fa2_params.h: the argument block of the generated kernels.
+ *
+ * One definition for both sides: the C runtime #includes this file, and the
+ * templates paste it verbatim into every generated CUDA source (which has no
+ * #include). Plain C, fixed-width fields, 8-byte fields first, so the host
+ * (x86-64) and device (NVPTX64) layouts are the same. A kernel takes the
+ * struct by value as its only parameter.
+ *
+ * Tensors are (batch, seqlen, heads, head_dim) with head_dim contiguous and
+ * arbitrary element strides for batch, sequence and head (packed QKV works
+ * without copies). LSE is (batch, heads_q, seqlen_q) fp32, contiguous.
+ * Keep in sync: tests/test_params.c checks sizes and offsets on the host.
+ */
+#ifndef FA2_PARAMS_H
+#define FA2_PARAMS_H
+
+typedef struct fa2_fwd_params {
+  const void *q, *k, *v; /* bf16 or fp16, 16-byte aligned */
+  void *o;               /* same dtype as q */
+  float *lse;            /* natural-log LSE of the scaled scores; +inf on empty rows */
+  long long q_batch_stride, q_row_stride, q_head_stride; /* in elements */
+  long long k_batch_stride, k_row_stride, k_head_stride;
+  long long v_batch_stride, v_row_stride, v_head_stride;
+  long long o_batch_stride, o_row_stride, o_head_stride;
+  int batch, seqlen_q, seqlen_k;
+  int heads_q, heads_kv; /* heads_q % heads_kv == 0 (GQA/MQA) */
+  float scale;           /* softmax scale alpha: S = alpha * Q K^T */
+} fa2_fwd_params;
+
+#endif
