@@ -9,12 +9,13 @@ static const char *sample_log =
     "ptxas info    : 0 bytes gmem\n"
     "ptxas info    : Compiling entry function 'fa2_fwd' for 'sm_90'\n"
     "ptxas info    : Function properties for fa2_fwd\n"
-    "    24 bytes stack frame, 16 bytes spill stores, 8 bytes spill loads\n"
+    "ptxas         .     24 bytes stack frame, 16 bytes spill stores, 8 bytes spill loads\n"
     "ptxas info    : Used 168 registers, used 1 barriers, 1024 bytes smem, 400 bytes cmem[0]\n"
     "ptxas info    : Compiling entry function 'fa2_other' for 'sm_90'\n"
     "ptxas info    : Function properties for fa2_other\n"
-    "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
-    "ptxas info    : Used 32 registers, used 0 barriers, 360 bytes cmem[0]\n";
+    "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+    "ptxas info    : Used 32 registers, used 0 barriers\n"
+    "ptxas info    : Compile time = 11.796 ms\n";
 
 Test(ptxas_report, reads_each_entry) {
   rt_ptxas_info a, b;
