@@ -11,7 +11,8 @@
 #   gen/*.c, runtime/*.c     -> libfa2rt   (gen/fa2.c and gen/cli_*.c -> bin/fa2)
 #   lab/*.c                  -> build/liblab.a (numerics lab: bin/fa2 and tests)
 #   tests/test_*.c           -> bin/fa2_tests (Criterion)
-#   tests/gpu/*.c            -> bin/fa2_gpu_tests
+#   tests/gpu/*.c            -> bin/fa2_gpu_tests (main.c) and build/libgpu.a
+#   bench/*.c                -> bin/fa2_bench
 #   templates/*, gen/*.lua, specs/default.lua -> embedded in libfa2rt
 .DEFAULT_GOAL := all
 .SUFFIXES:
@@ -32,7 +33,7 @@ JANSSON_A := $(SYSLIB)/libjansson.a
 ifneq ($(SAN),)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
-CPPFLAGS += -D_GNU_SOURCE -Iinclude -Igen -Iruntime -Ilab -Itemplates -I/usr/include/lua5.4
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -Igen -Iruntime -Ilab -Itemplates -Itests/gpu -I/usr/include/lua5.4
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter \
             -Wno-missing-field-initializers
 XCFLAGS   = -std=c11 $(WARN) -fPIC -fvisibility=hidden -pthread $(CFLAGS) $(SANFLAGS)
@@ -45,7 +46,8 @@ LIB_SRC  := $(sort $(filter-out gen/fa2.c gen/cli_%.c,$(wildcard gen/*.c)) $(wil
 CLI_SRC  := $(sort $(wildcard gen/fa2.c gen/cli_*.c))
 LAB_SRC  := $(sort $(wildcard lab/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
-GPU_SRC  := $(sort $(wildcard tests/gpu/*.c))
+GPU_SRC  := $(sort $(filter-out tests/gpu/main.c,$(wildcard tests/gpu/*.c)))
+BENCH_SRC := $(sort $(wildcard bench/*.c))
 EMBED    := $(sort $(wildcard templates/* gen/*.lua)) specs/default.lua
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
@@ -54,10 +56,11 @@ CLI_OBJ  := $(call obj,$(CLI_SRC))
 LAB_OBJ  := $(call obj,$(LAB_SRC))
 TEST_OBJ := $(call obj,$(TEST_SRC))
 GPU_OBJ  := $(call obj,$(GPU_SRC))
+BENCH_OBJ := $(call obj,$(BENCH_SRC))
 
 .PHONY: all deps check-deps run test test-bins install clean
 all: $(BIN)/fa2 $(LIB)/libfa2rt.a $(LIB)/libfa2rt.so
-test-bins: $(BIN)/fa2 $(BIN)/fa2_tests $(BIN)/fa2_gpu_tests
+test-bins: $(BIN)/fa2 $(BIN)/fa2_tests $(BIN)/fa2_gpu_tests $(BIN)/fa2_bench
 
 deps:
 	@tools/deps.sh install
@@ -114,9 +117,19 @@ $(BIN)/fa2_tests: $(TEST_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a
 	@mkdir -p $(@D)
 	$(CC) $(XCFLAGS) -o $@ $(TEST_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a -lcriterion $(LDLIBS)
 
-$(BIN)/fa2_gpu_tests: $(GPU_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a
+# GPU programs share tests/gpu/*.c (all but main.c) through build/libgpu.a.
+$(B)/libgpu.a: $(GPU_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(XCFLAGS) -o $@ $(GPU_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a $(LDLIBS)
+	@rm -f $@
+	ar rcs $@ $(GPU_OBJ)
+
+$(BIN)/fa2_gpu_tests: $(call obj,tests/gpu/main.c) $(B)/libgpu.a $(B)/liblab.a $(LIB)/libfa2rt.a
+	@mkdir -p $(@D)
+	$(CC) $(XCFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BIN)/fa2_bench: $(BENCH_OBJ) $(B)/libgpu.a $(B)/liblab.a $(LIB)/libfa2rt.a
+	@mkdir -p $(@D)
+	$(CC) $(XCFLAGS) -o $@ $^ $(LDLIBS)
 
 # The main job on the default spec. On a GPU machine bin/fa2_gpu_tests also
 # checks and times it; without one it says so and skips.

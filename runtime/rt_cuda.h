@@ -22,6 +22,7 @@ enum {
   RT_CUDA_SUCCESS = 0,
   RT_CUDA_ERROR_OUT_OF_MEMORY = 2,
   RT_CUDA_ERROR_NO_DEVICE = 100,
+  RT_CUDA_ERROR_NOT_READY = 600,
   /* CUdevice_attribute */
   RT_CU_ATTR_MAX_GRID_DIM_X = 5,
   RT_CU_ATTR_MAX_GRID_DIM_Y = 6,
@@ -70,6 +71,7 @@ typedef struct rt_cuda_api {
   CUresult (*cuStreamCreate)(CUstream *stream, unsigned flags);
   CUresult (*cuStreamDestroy)(CUstream stream);
   CUresult (*cuStreamSynchronize)(CUstream stream);
+  CUresult (*cuStreamQuery)(CUstream stream);
   CUresult (*cuEventCreate)(CUevent *ev, unsigned flags);
   CUresult (*cuEventDestroy)(CUevent ev);
   CUresult (*cuEventRecord)(CUevent ev, CUstream stream);

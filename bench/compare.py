@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Side-by-side forward table: fa2gen variants (fa2_bench --json) against
+PyTorch SDPA flash and cuDNN (sdpa_bench.py --json).
+
+    python3 bench/compare.py FA2.json SDPA.json [--markdown]
+
+For each head dim, causal flag and N: TFLOP/s of every fa2gen stabilization
+mode (best tile per mode when several were timed), SDPA flash and cuDNN, and
+the ratios ours/flash and ours/cuDNN."""
+import json, re, sys
+
+
+def mode_of(name):
+    return re.search(r"_(none|paper|robust)", name).group(1)
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    ours = json.load(open(sys.argv[1]))
+    sdpa = json.load(open(sys.argv[2]))
+    md = "--markdown" in sys.argv
+    ref = {(r["backend"], r["head_dim"], r["causal"], r["seqlen"]): r["tflops"] for r in sdpa["rows"]}
+    best = {}
+    for r in ours:
+        key = (mode_of(r["variant"]), r["head_dim"], r["causal"], r["seqlen"])
+        if r["tflops"] > best.get(key, (0, ""))[0]:
+            best[key] = (r["tflops"], r["variant"])
+    modes = [m for m in ("none", "paper", "robust") if any(k[0] == m for k in best)]
+    hdr = ["d", "causal", "N"] + modes + ["flash", "cudnn"] + [f"{m}/flash" for m in modes] + ["robust/none", "none/cudnn"]
+    sep = " | " if md else "  "
+    print(("| " if md else "") + sep.join(hdr) + (" |" if md else ""))
+    if md:
+        print("|" + "|".join("---" for _ in hdr) + "|")
+    for d, causal, n in sorted({k[1:] for k in best}):
+        t = {m: best.get((m, d, causal, n), (0, ""))[0] for m in modes}
+        fl, cu = ref.get(("flash", d, causal, n), 0), ref.get(("cudnn", d, causal, n), 0)
+        cells = [str(d), "yes" if causal else "no", str(n)] + [f"{t[m]:.1f}" for m in modes] + [f"{fl:.1f}", f"{cu:.1f}"]
+        cells += [f"{t[m] / fl:.2f}" if fl else "-" for m in modes]
+        cells += [f"{t['robust'] / t['none']:.3f}" if t.get("none") and "robust" in t else "-"]
+        cells += [f"{t['none'] / cu:.2f}" if cu and t.get("none") else "-"]
+        print(("| " if md else "") + sep.join(cells) + (" |" if md else ""))
+    print(f"\n(device: {sdpa.get('device')}, torch {sdpa.get('torch')})")
+
+
+if __name__ == "__main__":
+    main()

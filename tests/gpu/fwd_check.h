@@ -1,0 +1,39 @@
+/* Forward-kernel correctness on the GPU against the float64 reference. */
+#ifndef FWD_CHECK_H
+#define FWD_CHECK_H
+#include "gpu_util.h"
+
+typedef struct fwd_variant {
+  char name[160];
+  int bf16, head_dim, causal, block_m, threads, smem_bytes;
+  CUfunction fn; /* loaded, dynamic smem limit already raised */
+} fwd_variant;
+
+typedef struct fwd_shape {
+  int batch, heads_q, heads_kv, seqlen_q, seqlen_k;
+  int packed; /* Q, K, V as strided views of one (B, N, Hq + 2 Hkv, d) buffer */
+} fwd_shape;
+
+typedef struct fwd_result {
+  double max_err, plain_err, lse_err;
+  long long bad_values; /* NaN/Inf/unwritten outputs, wrong LSE infinities */
+  int pass;
+} fwd_result;
+
+typedef void (*fwd_report_fn)(void *ctx, const fwd_variant *v, const fwd_shape *s,
+                              const fwd_result *r);
+
+/* Runs every variant on every shape; returns the number of failed checks,
+ * or -1 when a CUDA call failed (already reported). */
+int fwd_check(gpu *g, const fwd_variant *vars, int n_vars, const fwd_shape *shapes, int n_shapes,
+              fwd_report_fn report, void *ctx);
+
+/* Compiles and loads every DIR/fwd_*.cu (file names are canonical variant
+ * names); returns how many loaded, or -1. */
+int gpu_load_variants(gpu *g, const char *dir, fwd_variant **out);
+
+/* Fills n 16-bit values of x with a reproducible pattern in [lo, hi). */
+int gpu_fill_uniform(gpu *g, int head_dim, int bf16, CUdeviceptr x, long long n, unsigned seed,
+                     float lo, float hi);
+
+#endif

@@ -1,0 +1,84 @@
+/* Loading generated forward variants for the GPU programs (tests, bench). */
+#include "fwd_check.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* fwd_bf16_d128_causal_m128n64w4s2_robust_b2_e1em3 -> the launch facts. */
+static int parse_name(const char *name, fwd_variant *v) {
+  char buf[160];
+  snprintf(buf, sizeof buf, "%s", name);
+  memset(v, 0, sizeof *v);
+  snprintf(v->name, sizeof v->name, "%s", name);
+  int warps = 0, stages = 0, block_n = 0, field = 0;
+  for (char *save, *t = strtok_r(buf, "_", &save); t; t = strtok_r(NULL, "_", &save), field++) {
+    if (field == 0 && strcmp(t, "fwd")) return -1;
+    if (field == 1) v->bf16 = !strcmp(t, "bf16");
+    if (t[0] == 'd' && field == 2) v->head_dim = atoi(t + 1);
+    if (!strcmp(t, "causal")) v->causal = 1;
+    if (t[0] == 'm' && sscanf(t, "m%dn%dw%ds%d", &v->block_m, &block_n, &warps, &stages) == 4) {
+      v->threads = warps * 32;
+      v->smem_bytes = 2 * (v->head_dim + 8) * (v->block_m + 2 * stages * block_n);
+    }
+  }
+  return v->head_dim && v->threads ? 0 : -1;
+}
+
+static int load_variant(gpu *g, const char *dir, const char *file, fwd_variant *v) {
+  char name[160], path[1024];
+  snprintf(name, sizeof name, "%.*s", (int)(strlen(file) - 3), file);
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  if (parse_name(name, v) != 0) return -1;
+  /* A cubin compiled ahead of time for this device (same name) saves the
+   * NVRTC time; otherwise compile the source here. */
+  char cubin[1100];
+  snprintf(cubin, sizeof cubin, "%s/%s/%s.cubin", dir, g->arch, name);
+  char *bin = gpu_read_file(cubin);
+  CUmodule mod;
+  int rc;
+  if (bin) {
+    rc = GPU_OK(g, g->cu->cuModuleLoadData(&mod, bin)) ? 0 : -1;
+    free(bin);
+  } else {
+    char *src = gpu_read_file(path);
+    rc = src ? gpu_module(g, src, file, NULL, &mod) : -1;
+    free(src);
+  }
+  if (rc != 0 || !GPU_OK(g, g->cu->cuModuleGetFunction(&v->fn, mod, "fa2_fwd")) ||
+      !GPU_OK(g, g->cu->cuFuncSetAttribute(v->fn, RT_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                           v->smem_bytes)))
+    return -1;
+  return 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int gpu_load_variants(gpu *g, const char *dir, fwd_variant **out) {
+  *out = NULL;
+  DIR *d = opendir(dir);
+  if (!d) {
+    fprintf(stderr, "cannot open %s\n", dir);
+    return -1;
+  }
+  char *files[512];
+  int n_files = 0;
+  for (struct dirent *e; (e = readdir(d)) && n_files < 512;)
+    if (!strncmp(e->d_name, "fwd_", 4) && strstr(e->d_name, ".cu")) files[n_files++] = strdup(e->d_name);
+  closedir(d);
+  qsort(files, (size_t)n_files, sizeof *files, cmp_str);
+  fwd_variant *vars = calloc((size_t)n_files + 1, sizeof *vars);
+  int n = 0;
+  for (int i = 0; i < n_files; i++) {
+    if (vars && load_variant(g, dir, files[i], &vars[n]) == 0)
+      n++;
+    else
+      fprintf(stderr, "cannot load %s/%s\n", dir, files[i]);
+    free(files[i]);
+  }
+  *out = vars;
+  return n;
+}
