@@ -89,16 +89,23 @@ $(B)/liblua-pic.a: $(LUA_A) | check-deps
 	          --redefine-sym stderr=fa2_lua_stderr $$o || exit 1; done
 	ar rcs $@ $(B)/lua-objs/*.o
 
+# Debian's libjansson.a is PIE too; its one such reference is stdin (json_loadf).
+$(B)/libjansson-pic.a: $(JANSSON_A) | check-deps
+	@rm -rf $(B)/jansson-objs && mkdir -p $(B)/jansson-objs
+	cd $(B)/jansson-objs && ar x $(JANSSON_A) && for o in *.o; do \
+	  objcopy --redefine-sym stdin=fa2_lua_stdin $$o || exit 1; done
+	ar rcs $@ $(B)/jansson-objs/*.o
+
 # One static archive that carries Lua and jansson too: users link -lfa2rt only.
-$(LIB)/libfa2rt.a: $(LIB_OBJ) $(B)/liblua-pic.a
+$(LIB)/libfa2rt.a: $(LIB_OBJ) $(B)/liblua-pic.a $(B)/libjansson-pic.a
 	@mkdir -p $(@D)
 	@rm -f $@
-	printf 'create $@\naddlib $(B)/liblua-pic.a\naddlib $(JANSSON_A)\n$(foreach o,$(LIB_OBJ),addmod $(o)\n)save\nend\n' | ar -M
+	printf 'create $@\naddlib $(B)/liblua-pic.a\naddlib $(B)/libjansson-pic.a\n$(foreach o,$(LIB_OBJ),addmod $(o)\n)save\nend\n' | ar -M
 	ranlib $@
 
-$(LIB)/libfa2rt.so: $(LIB_OBJ) $(B)/liblua-pic.a
+$(LIB)/libfa2rt.so: $(LIB_OBJ) $(B)/liblua-pic.a $(B)/libjansson-pic.a
 	@mkdir -p $(@D)
-	$(CC) -shared -o $@ -Wl,-soname,libfa2rt.so $(LIB_OBJ) $(B)/liblua-pic.a $(JANSSON_A) \
+	$(CC) -shared -o $@ -Wl,-soname,libfa2rt.so $(LIB_OBJ) $(B)/liblua-pic.a $(B)/libjansson-pic.a \
 	  -Wl,--exclude-libs,ALL -Wl,--no-undefined $(SANFLAGS) $(LDLIBS)
 
 $(B)/liblab.a: $(LAB_OBJ)
@@ -110,9 +117,14 @@ $(BIN)/fa2: $(CLI_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a
 	@mkdir -p $(@D)
 	$(CC) $(XCFLAGS) -o $@ $(CLI_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a $(LDLIBS)
 
-$(BIN)/fa2_tests: $(TEST_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a
+$(BIN)/fa2_tests: $(TEST_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a $(B)/libfakecuda.so
 	@mkdir -p $(@D)
 	$(CC) $(XCFLAGS) -o $@ $(TEST_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a -lcriterion $(LDLIBS)
+
+# A stand-in libcuda.so.1 for CPU tests of the launch path (tests/fake/).
+$(B)/libfakecuda.so: tests/fake/fake_cuda.c tests/fake/fake_cuda.h templates/fa2_params.h
+	@mkdir -p $(@D)
+	$(CC) -shared -fPIC -O1 -g -Itemplates -o $@ $<
 
 $(BIN)/fa2_gpu_tests: $(GPU_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a
 	@mkdir -p $(@D)
@@ -130,12 +142,13 @@ test: deps test-bins
 	@echo "== CPU tests under AddressSanitizer + UndefinedBehaviorSanitizer (quick mode)"
 	@$(MAKE) --no-print-directory B=$(B)/asan O=$(B)/asan SAN=1 \
 	  $(B)/asan/bin/fa2 $(B)/asan/bin/fa2_tests
-	FA2_BIN=$(B)/asan/bin/fa2 FA2_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1 \
+	FA2_BIN=$(B)/asan/bin/fa2 FA2_FAKE_CUDA=$(B)/asan/libfakecuda.so FA2_TEST_QUICK=1 \
+	  ASAN_OPTIONS=detect_leaks=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1 $(B)/asan/bin/fa2_tests --jobs $(JOBS)
 	@echo "== GPU tests"
 	$(BIN)/fa2_gpu_tests
 	@echo "== CPU tests"
-	FA2_BIN=$(BIN)/fa2 $(BIN)/fa2_tests --jobs $(JOBS)
+	FA2_BIN=$(BIN)/fa2 FA2_FAKE_CUDA=$(B)/libfakecuda.so $(BIN)/fa2_tests --jobs $(JOBS)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include \
