@@ -57,7 +57,7 @@ GPU_OBJ  := $(call obj,$(GPU_SRC))
 
 .PHONY: all deps check-deps run test test-bins install clean
 all: $(BIN)/fa2 $(LIB)/libfa2rt.a $(LIB)/libfa2rt.so
-test-bins: $(BIN)/fa2 $(BIN)/fa2_tests $(BIN)/fa2_gpu_tests
+test-bins: $(BIN)/fa2 $(BIN)/fa2_tests $(BIN)/fa2_gpu_tests $(LIB)/libfa2rt.so
 
 deps:
 	@tools/deps.sh install
@@ -147,6 +147,11 @@ test: deps test-bins
 	  UBSAN_OPTIONS=print_stacktrace=1 $(B)/asan/bin/fa2_tests --jobs $(JOBS)
 	@echo "== GPU tests"
 	$(BIN)/fa2_gpu_tests
+	@echo "== Python binding (no PyTorch or GPU needed)"
+	@if command -v python3 >/dev/null 2>&1; then \
+	  FA2_LIB=$(LIB)/libfa2rt.so FA2_FAKE_CUDA=$(B)/libfakecuda.so \
+	    python3 -m unittest discover -s tests/python; \
+	else echo "python3 not found: Python binding tests skipped"; fi
 	@echo "== CPU tests"
 	FA2_BIN=$(BIN)/fa2 FA2_FAKE_CUDA=$(B)/libfakecuda.so $(BIN)/fa2_tests --jobs $(JOBS)
 
