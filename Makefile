@@ -55,7 +55,7 @@ LAB_OBJ  := $(call obj,$(LAB_SRC))
 TEST_OBJ := $(call obj,$(TEST_SRC))
 GPU_OBJ  := $(call obj,$(GPU_SRC))
 
-.PHONY: all deps check-deps run test test-bins install clean
+.PHONY: all deps check-deps run test test-bins install clean bench-lookup
 all: $(BIN)/fa2 $(LIB)/libfa2rt.a $(LIB)/libfa2rt.so
 test-bins: $(BIN)/fa2 $(BIN)/fa2_tests $(BIN)/fa2_gpu_tests $(LIB)/libfa2rt.so
 
@@ -129,6 +129,14 @@ $(B)/libfakecuda.so: tests/fake/fake_cuda.c tests/fake/fake_cuda.h templates/fa2
 $(BIN)/fa2_gpu_tests: $(GPU_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a
 	@mkdir -p $(@D)
 	$(CC) $(XCFLAGS) -o $@ $(GPU_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a $(LDLIBS)
+
+# Host cost of the launch path: memory-cache lookup and fa2_forward on the
+# stand-in driver (no GPU needed).
+bench-lookup: $(BIN)/fa2_bench_lookup $(B)/libfakecuda.so
+	$(BIN)/fa2_bench_lookup $(B)/libfakecuda.so
+$(BIN)/fa2_bench_lookup: $(B)/obj/bench/bench_lookup.o $(LIB)/libfa2rt.a
+	@mkdir -p $(@D)
+	$(CC) $(XCFLAGS) -o $@ $< $(LIB)/libfa2rt.a $(LDLIBS)
 
 # The main job on the default spec. On a GPU machine bin/fa2_gpu_tests also
 # checks and times it; without one it says so and skips.

@@ -40,13 +40,15 @@ static int check_tensor_dtype(const char *name, const fa2_tensor *t, int q_dtype
   return FA2_OK;
 }
 
-static int check_pointer(const char *name, const void *p, unsigned align, const char *what) {
+/* Messages are formatted only on failure: this runs on every launch. */
+static int check_pointer(const char *name, const char *suffix, const void *p, unsigned align,
+                         const char *what) {
   if (!p)
-    return rt_set_error(FA2_ERR_INVALID_ARGUMENT, "%s is NULL: %s", name, what);
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT, "%s%s is NULL: %s", name, suffix, what);
   if ((uintptr_t)p % align)
     return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
-                        "%s %p is not %u-byte aligned: %s must start on a %u-byte boundary",
-                        name, p, align, name, align);
+                        "%s%s %p is not %u-byte aligned: %s%s must start on a %u-byte boundary",
+                        name, suffix, p, align, name, suffix, align);
   return FA2_OK;
 }
 
@@ -70,12 +72,11 @@ static int check_stride(const char *tname, const char *sname, long long stride, 
 
 static int check_tensor(const char *name, const fa2_tensor *t, int batch, int seqlen,
                         int heads, int written) {
-  char what[160];
-  snprintf(what, sizeof what, "%s needs a device pointer", name);
   int rc;
-  char field[32];
-  snprintf(field, sizeof field, "%s.data", name);
-  if ((rc = check_pointer(field, t->data, 16, what))) return rc;
+  if (!t->data)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT, "%s.data is NULL: %s needs a device pointer",
+                        name, name);
+  if ((rc = check_pointer(name, ".data", t->data, 16, ""))) return rc;
   if ((rc = check_stride(name, "batch_stride", t->batch_stride, batch, written))) return rc;
   if ((rc = check_stride(name, "seq_stride", t->seq_stride, seqlen, written))) return rc;
   if ((rc = check_stride(name, "head_stride", t->head_stride, heads, written))) return rc;
@@ -145,7 +146,7 @@ int rt_validate_fwd(const fa2_fwd_args *a) {
   if (a->seqlen_k > 0 && ((rc = check_tensor("k", &a->k, a->batch, a->seqlen_k, a->heads_kv, 0)) ||
                           (rc = check_tensor("v", &a->v, a->batch, a->seqlen_k, a->heads_kv, 0))))
     return rc;
-  return check_pointer("lse", a->lse, 4,
+  return check_pointer("lse", "", a->lse, 4,
                        "the forward writes LSE, (batch, heads_q, seqlen_q) fp32, for the "
                        "backward");
 }
