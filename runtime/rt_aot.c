@@ -80,7 +80,7 @@ static const char *hash_field(json_t *entry, const char *const *keys) {
   for (int i = 0; keys[i]; i++) {
     const char *h = json_string_value(json_object_get(entry, keys[i]));
     if (!h) continue;
-    if (!strncasecmp(h, "xxh3-128:", 9)) h += 9;
+    if (!strncasecmp(h, "xxh3_128:", 9) || !strncasecmp(h, "xxh3-128:", 9)) h += 9;
     if (strlen(h) != 32) return NULL;
     for (int k = 0; k < 32; k++)
       if (!isxdigit((unsigned char)h[k])) return NULL;
@@ -127,7 +127,11 @@ int rt_aot_find(rt_aot *a, const char *name, const char *source_hash, rt_blob *c
   else if (strcasecmp(bh, source_hash) != 0)
     why = "the cubin was built from another source (stale build)";
   char path[1300];
-  snprintf(path, sizeof path, "%s/%s/%s.cubin", a->dir, a->arch, name);
+  const char *file = b ? json_string_value(json_object_get(b, "cubin")) : NULL;
+  if (file && *file && !strchr(file, '/')) /* the build record names the file */
+    snprintf(path, sizeof path, "%s/%s/%s", a->dir, a->arch, file);
+  else
+    snprintf(path, sizeof path, "%s/%s/%s.cubin", a->dir, a->arch, name);
   if (!why && read_file(path, cubin) != 0) why = "cubin missing or unreadable";
   const char *ch = why ? NULL : hash_field(b, cubin_keys);
   if (ch) {

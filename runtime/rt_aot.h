@@ -10,12 +10,14 @@
  * an old cubin, or a cubin from another fa2gen, falls through to the disk
  * cache and NVRTC.
  *
- * Accepted shapes (the generator's files are the authority; this reader is
- * lenient): a top-level array "variants" (or "kernels", "cubins") of
- * objects with "name", or an object keyed by name; the hash in
- * "source_hash" (or "hash", "content_hash"), as 32 hex digits of xxh3-128
- * with an optional "xxh3-128:" prefix; an optional "cubin_hash" likewise.
- * The per-arch file may also be out/<arch>/manifest.json or out/<arch>.json.
+ * As `fa2 gen` / `fa2 build` write them: manifest.json has an array
+ * "variants" of objects with "name" and "source_hash"; build.json has an
+ * object "kernels" keyed by name with "source_hash", "cubin" (file name) and
+ * "cubin_hash" (checked when present). Hashes are "xxh3_128:" and 32 hex
+ * digits (XXH3-128 canonical, high half first). The reader is lenient about
+ * shapes (array or object keyed by name under "variants", "kernels" or
+ * "cubins"; "hash" or "content_hash"; the prefix optional) and the per-arch
+ * file may also be out/<arch>/manifest.json or out/<arch>.json.
  */
 #ifndef RT_AOT_H
 #define RT_AOT_H

@@ -432,16 +432,17 @@ static void write_aot(const char *out, const char *manifest_salt, const char *bu
   snprintf(path, sizeof path, "%s/manifest.json", out);
   snprintf(text, sizeof text,
            "{\"variants\": [{\"name\": \"other\", \"source_hash\": \"xxh3-128:%032d\"},"
-           " {\"name\": \"%s\", \"source\": \"%s.cu\", \"source_hash\": \"xxh3-128:%s\"}]}",
+           " {\"name\": \"%s\", \"source\": \"%s.cu\", \"source_hash\": \"xxh3_128:%s\"}]}",
            0, aot_name, aot_name, h_manifest);
   write_text(path, text);
   snprintf(path, sizeof path, "%s/sm_90/build.json", out);
   snprintf(text, sizeof text,
-           "{\"arch\": \"sm_90\", \"variants\": [{\"name\": \"%s\", \"source_hash\": \"%s\"%s%s%s}]}",
+           "{\"arch\": \"sm_90\", \"kernels\": {\"%s\": {\"cubin\": \"x.cubin\", "
+           "\"source_hash\": \"xxh3_128:%s\"%s%s%s}}}",
            aot_name, h_build, cubin_hash ? ", \"cubin_hash\": \"" : "",
            cubin_hash ? cubin_hash : "", cubin_hash ? "\"" : "");
   write_text(path, text);
-  snprintf(path, sizeof path, "%s/sm_90/%s.cubin", out, aot_name);
+  snprintf(path, sizeof path, "%s/sm_90/x.cubin", out); /* named by build.json */
   write_text(path, "AOTCUBIN");
 }
 
@@ -472,9 +473,10 @@ Test(rt_context, aot_cubin_used_when_current) {
 }
 
 Test(rt_context, aot_cubin_hash_checked) {
-  char out[300], good[33];
+  char out[300], good[42];
   snprintf(out, sizeof out, "%s/out", root);
-  rt_hash128_hex("AOTCUBIN", 8, good);
+  rt_hash128_hex("AOTCUBIN", 8, good + 9);
+  memcpy(good, "xxh3_128:", 9);
   write_aot(out, "", "", good);
   cr_expect_eq(run_with_aot(out), 1);
   write_aot(out, "", "", "0123456789abcdef0123456789abcdef");
