@@ -140,9 +140,10 @@ $(BIN)/fa2_bench_lookup: $(B)/obj/bench/bench_lookup.o $(LIB)/libfa2rt.a
 
 # The main job on the default spec. On a GPU machine bin/fa2_gpu_tests also
 # checks and times it; without one it says so and skips.
-run: deps all
+run: deps all $(BIN)/fa2_gpu_tests
 	$(BIN)/fa2 gen specs/default.lua -o out
 	$(BIN)/fa2 build specs/default.lua --arch sm_80,sm_90 -j $(JOBS) -o out
+	$(BIN)/fa2_gpu_tests --bench
 
 # The suite runs twice: under ASan+UBSan (quick mode: the full-spec NVRTC
 # check runs once, in the plain run) and plain, whose summary is the last line.

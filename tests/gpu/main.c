@@ -1,6 +1,7 @@
 /* fa2_gpu_tests: kernels against the float64 reference on a real GPU.
  * Without a CUDA device it prints one "skipped" line and exits 0.
- *   --bench   also time start-up (cold/warm JIT of the default spec, launch overhead) */
+ *   --bench   also the default spec through fa2_forward (check + time, a table) and
+ *             start-up timings (cold/warm JIT of the default spec, launch overhead) */
 #include <stdio.h>
 #include <string.h>
 

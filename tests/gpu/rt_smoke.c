@@ -219,6 +219,79 @@ static const smoke_case cases[] = {
     {"bf16 d64 causal Nq100 > Nk20 (empty rows)", FA2_BF16, 1, 100, 20, 1, 1, 64, 1, FA2_STAB_NONE, 0},
 };
 
+/* Time of one forward at a training shape (B*N = 16k tokens, H*d = 2048),
+ * median of 10 after a warm-up; inputs are zeros (timing only). */
+static int time_forward(const rt_cuda_api *cu, fa2_context *ctx, CUstream stream, int d,
+                        int causal, fa2_stab stab, double *ms, double *tflops) {
+  int B = 8, N = 2048, H = 2048 / d;
+  size_t n = (size_t)B * N * H * d;
+  CUdeviceptr buf;
+  CK(cu->cuMemAlloc(&buf, 2 * n * 4 + 4 * (size_t)B * H * N));
+  CK(cu->cuMemsetD8(buf, 0, 2 * n * 4));
+  char *p = (char *)(uintptr_t)buf;
+  fa2_fwd_args a = {0};
+  long long st[3] = {(long long)N * H * d, (long long)H * d, d};
+  a.q = (fa2_tensor){p, FA2_BF16, st[0], st[1], st[2]};
+  a.k = (fa2_tensor){p + 2 * n, FA2_BF16, st[0], st[1], st[2]};
+  a.v = (fa2_tensor){p + 4 * n, FA2_BF16, st[0], st[1], st[2]};
+  a.o = (fa2_tensor){p + 6 * n, FA2_BF16, st[0], st[1], st[2]};
+  a.lse = (float *)(p + 8 * n);
+  a.batch = B;
+  a.seqlen_q = a.seqlen_k = N;
+  a.heads_q = a.heads_kv = H;
+  a.head_dim = d;
+  a.causal = causal;
+  a.stab = stab;
+  CUevent e0, e1;
+  CK(cu->cuEventCreate(&e0, RT_CU_EVENT_DEFAULT));
+  CK(cu->cuEventCreate(&e1, RT_CU_EVENT_DEFAULT));
+  float t[10];
+  int rc = fa2_forward(ctx, &a, stream) == FA2_OK ? 0 : -1;
+  for (int i = 0; rc == 0 && i < 10; i++) {
+    CK(cu->cuEventRecord(e0, stream));
+    if (fa2_forward(ctx, &a, stream) != FA2_OK) rc = -1;
+    CK(cu->cuEventRecord(e1, stream));
+    CK(cu->cuEventSynchronize(e1));
+    CK(cu->cuEventElapsedTime(&t[i], e0, e1));
+  }
+  if (rc) printf("FAIL timing d%d: %s\n", d, fa2_last_error());
+  for (int i = 0; i < 10; i++) /* insertion sort: median */
+    for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+      float x = t[j];
+      t[j] = t[j - 1];
+      t[j - 1] = x;
+    }
+  *ms = (t[4] + t[5]) / 2;
+  *tflops = 4.0 * B * H * (double)N * N * d / (causal ? 2 : 1) / (*ms * 1e-3) / 1e12;
+  cu->cuEventDestroy(e0);
+  cu->cuEventDestroy(e1);
+  cu->cuMemFree(buf);
+  return rc;
+}
+
+/* What a GPT-style trainer uses (specs/default.lua): bf16, d 64 and 128,
+ * causal or not, none / paper / robust: correctness and speed, one row each. */
+static int default_spec_table(const rt_cuda_api *cu, fa2_context *ctx, CUstream stream) {
+  static const char *const modes[] = {"none", "paper", "robust"};
+  int failures = 0;
+  printf("\n%-44s %-10s %s\n", "default spec through fa2_forward", "check",
+         "time at B8 N2048 H*d=2048");
+  for (int d = 64; d <= 128; d += 64)
+    for (int causal = 0; causal < 2; causal++)
+      for (int m = 0; m < 3; m++) {
+        char what[64];
+        snprintf(what, sizeof what, "bf16 d%d%s %s B2 N300 H4/2", d, causal ? " causal" : "",
+                 modes[m]);
+        smoke_case c = {what, FA2_BF16, 2, 300, 300, 4, 2, d, causal, (fa2_stab)m, 0};
+        int r = run_case(cu, ctx, stream, &c);
+        double ms = 0, tf = 0;
+        if (time_forward(cu, ctx, stream, d, causal, (fa2_stab)m, &ms, &tf) != 0) r = -1;
+        printf("     %-44s %.3f ms  %.0f TFLOP/s\n", "", ms, tf);
+        failures += r != 0;
+      }
+  return failures;
+}
+
 static int bench(const rt_cuda_api *cu, CUstream stream) {
   char dir[] = "/tmp/fa2bench.XXXXXX";
   if (!mkdtemp(dir)) return -1;
@@ -290,6 +363,7 @@ int rt_smoke(const rt_cuda_api *cu, int with_bench) {
   int failures = 0;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     failures += run_case(cu, ctx, stream, &cases[i]) != 0;
+  if (with_bench) failures += default_spec_table(cu, ctx, stream);
   fa2_stats(ctx, &s);
   printf("stats: %llu launches, %llu memory hits, %llu AOT, %llu disk, %llu compiled "
          "(%.0f ms NVRTC)\n",
