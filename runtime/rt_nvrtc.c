@@ -193,6 +193,7 @@ int rt_nvrtc_compile(const char *src, const char *program_name, const char *arch
  *   ptxas info    : Compiling entry function 'NAME' for 'sm_90'
  *   ptxas info    : Function properties for NAME
  *       16 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads
+ *   (CUDA 13 starts that line with "ptxas         .")
  *   ptxas info    : Used 128 registers, used 1 barriers, 1024 bytes smem, ...
  */
 int rt_ptxas_parse(const char *log, const char *entry, rt_ptxas_info *out) {
@@ -204,8 +205,10 @@ int rt_ptxas_parse(const char *log, const char *entry, rt_ptxas_info *out) {
   const char *end = strstr(p + strlen(key), "Compiling entry function");
   const char *s;
   if ((s = strstr(p, "bytes stack frame")) && (!end || s < end)) {
-    while (s > p && s[-1] != '\n') s--;
-    sscanf(s, " %d bytes stack frame, %d bytes spill stores, %d bytes spill loads",
+    /* Back to the number: CUDA 13 prefixes the line with "ptxas         .". */
+    while (s > p && s[-1] == ' ') s--;
+    while (s > p && s[-1] >= '0' && s[-1] <= '9') s--;
+    sscanf(s, "%d bytes stack frame, %d bytes spill stores, %d bytes spill loads",
            &out->stack_bytes, &out->spill_store_bytes, &out->spill_load_bytes);
   }
   if ((s = strstr(p, "Used ")) && (!end || s < end)) {
