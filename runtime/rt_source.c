@@ -6,18 +6,6 @@
 
 #include "fa2.h"
 
-/* Until the generator library lands on this branch its functions may be
- * missing: weak references resolve to NULL and give a clear error instead of
- * a link failure. Drop these once gen/ implements them. */
-#pragma weak gen_open
-#pragma weak gen_close
-#pragma weak gen_variant_complete
-#pragma weak gen_variant_from_name
-#pragma weak gen_render
-#pragma weak gen_spec_load
-#pragma weak gen_spec_free
-#pragma weak gen_nvrtc_options
-
 static const rt_source_ops *test_ops;
 
 void rt_source_set_ops_for_tests(const rt_source_ops *ops) { test_ops = ops; }
@@ -28,7 +16,7 @@ void rt_source_init(rt_source *s) {
 }
 
 void rt_source_free(rt_source *s) {
-  if (s->g && gen_close) gen_close(s->g);
+  if (s->g) gen_close(s->g);
   s->g = NULL;
   pthread_mutex_destroy(&s->lock);
 }
@@ -42,11 +30,6 @@ static int status_of(int gen_code) {
   }
 }
 
-static int missing(char *err, size_t n) {
-  snprintf(err, n, "the kernel generator is not built into this libfa2rt (gen/ is a stub)");
-  return FA2_ERR_INTERNAL;
-}
-
 static int test_missing(char *err, size_t n) {
   snprintf(err, n, "generator function not available in this test");
   return FA2_ERR_INTERNAL;
@@ -55,7 +38,6 @@ static int test_missing(char *err, size_t n) {
 /* Opens the generator on first use; caller holds s->lock. */
 static int ensure_open(rt_source *s, char *err, size_t n) {
   if (s->g) return FA2_OK;
-  if (!gen_open) return missing(err, n);
   gen_err ge = {0};
   int rc = gen_open(&s->g, NULL, &ge);
   if (rc != GEN_OK) {
@@ -69,7 +51,6 @@ static int ensure_open(rt_source *s, char *err, size_t n) {
 /* Runs fn(s->g, ..., &gen_err) on the opened generator under the lock. */
 #define WITH_GEN(fn, ...)                                                         \
   do {                                                                            \
-    if (!fn) return missing(err, n);                                              \
     pthread_mutex_lock(&s->lock);                                                 \
     int rc_ = ensure_open(s, err, n);                                             \
     gen_err ge_ = {0};                                                            \
@@ -107,13 +88,13 @@ int rt_source_spec(rt_source *s, const char *path, gen_spec *out, char *err, siz
 }
 
 void rt_source_spec_free(gen_spec *spec) {
-  if (gen_spec_free) gen_spec_free(spec);
+  gen_spec_free(spec);
 }
 
 const char *const *rt_source_nvrtc_options(void) {
   static const char *const none[] = {NULL};
   if (test_ops) return test_ops->nvrtc_options ? test_ops->nvrtc_options : none;
-  return gen_nvrtc_options ? gen_nvrtc_options() : none;
+  return gen_nvrtc_options();
 }
 
 const char *rt_source_version(void) { return gen_version(); }
