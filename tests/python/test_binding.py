@@ -139,6 +139,18 @@ class FakeDriver(unittest.TestCase):
             self.assertEqual(s["misses"] + s["memory_hits"] + s["launches"], 0)
             self.assertTrue(os.path.isdir(os.path.join(tmp, "cache", "kernels")))
 
+    def test_prepare_compiles_with_the_real_generator(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            c = fa2gen.Context(cache_dir=tmp)
+            c.prepare([{"dtype": "bf16", "head_dim": 64, "causal": True, "stab": "paper",
+                        "beta": 4}, "fwd_bf16_d64_m128n64w4s2_none"])
+            s = c.stats()
+            c.close()
+            self.assertEqual(s["misses"], 2)
+            self.assertGreater(s["compile_ms"], 0)
+            names = os.listdir(os.path.join(tmp, "kernels"))
+            self.assertEqual(len([n for n in names if n.endswith(".fa2k")]), 2, names)
+
     def test_bad_device_ordinal(self):
         with self.assertRaises(fa2gen.Fa2Error) as cm:
             fa2gen.Context(device=3)
