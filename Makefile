@@ -12,7 +12,7 @@
 #   lab/*.c                  -> build/liblab.a (numerics lab: bin/fa2 and tests)
 #   tests/test_*.c           -> bin/fa2_tests (Criterion)
 #   tests/gpu/*.c            -> bin/fa2_gpu_tests (main.c) and build/libgpu.a
-#   bench/*.c                -> bin/fa2_bench
+#   bench/fa2_bench.c        -> bin/fa2_bench (bench/bench_lookup.c -> make bench-lookup)
 #   templates/*, gen/*.lua, specs/default.lua -> embedded in libfa2rt
 .DEFAULT_GOAL := all
 .SUFFIXES:
@@ -47,7 +47,7 @@ CLI_SRC  := $(sort $(wildcard gen/fa2.c gen/cli_*.c))
 LAB_SRC  := $(sort $(wildcard lab/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 GPU_SRC  := $(sort $(filter-out tests/gpu/main.c,$(wildcard tests/gpu/*.c)))
-BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCH_SRC := bench/fa2_bench.c
 EMBED    := $(sort $(wildcard templates/* gen/*.lua)) specs/default.lua
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
@@ -58,9 +58,9 @@ TEST_OBJ := $(call obj,$(TEST_SRC))
 GPU_OBJ  := $(call obj,$(GPU_SRC))
 BENCH_OBJ := $(call obj,$(BENCH_SRC))
 
-.PHONY: all deps check-deps run test test-bins install clean
+.PHONY: all deps check-deps run test test-bins install clean bench-lookup
 all: $(BIN)/fa2 $(LIB)/libfa2rt.a $(LIB)/libfa2rt.so
-test-bins: $(BIN)/fa2 $(BIN)/fa2_tests $(BIN)/fa2_gpu_tests $(BIN)/fa2_bench
+test-bins: $(BIN)/fa2 $(BIN)/fa2_tests $(BIN)/fa2_gpu_tests $(BIN)/fa2_bench $(LIB)/libfa2rt.so
 
 deps:
 	@tools/deps.sh install
@@ -92,16 +92,23 @@ $(B)/liblua-pic.a: $(LUA_A) | check-deps
 	          --redefine-sym stderr=fa2_lua_stderr $$o || exit 1; done
 	ar rcs $@ $(B)/lua-objs/*.o
 
+# Debian's libjansson.a is PIE too; its one such reference is stdin (json_loadf).
+$(B)/libjansson-pic.a: $(JANSSON_A) | check-deps
+	@rm -rf $(B)/jansson-objs && mkdir -p $(B)/jansson-objs
+	cd $(B)/jansson-objs && ar x $(JANSSON_A) && for o in *.o; do \
+	  objcopy --redefine-sym stdin=fa2_lua_stdin $$o || exit 1; done
+	ar rcs $@ $(B)/jansson-objs/*.o
+
 # One static archive that carries Lua and jansson too: users link -lfa2rt only.
-$(LIB)/libfa2rt.a: $(LIB_OBJ) $(B)/liblua-pic.a
+$(LIB)/libfa2rt.a: $(LIB_OBJ) $(B)/liblua-pic.a $(B)/libjansson-pic.a
 	@mkdir -p $(@D)
 	@rm -f $@
-	printf 'create $@\naddlib $(B)/liblua-pic.a\naddlib $(JANSSON_A)\n$(foreach o,$(LIB_OBJ),addmod $(o)\n)save\nend\n' | ar -M
+	printf 'create $@\naddlib $(B)/liblua-pic.a\naddlib $(B)/libjansson-pic.a\n$(foreach o,$(LIB_OBJ),addmod $(o)\n)save\nend\n' | ar -M
 	ranlib $@
 
-$(LIB)/libfa2rt.so: $(LIB_OBJ) $(B)/liblua-pic.a
+$(LIB)/libfa2rt.so: $(LIB_OBJ) $(B)/liblua-pic.a $(B)/libjansson-pic.a
 	@mkdir -p $(@D)
-	$(CC) -shared -o $@ -Wl,-soname,libfa2rt.so $(LIB_OBJ) $(B)/liblua-pic.a $(JANSSON_A) \
+	$(CC) -shared -o $@ -Wl,-soname,libfa2rt.so $(LIB_OBJ) $(B)/liblua-pic.a $(B)/libjansson-pic.a \
 	  -Wl,--exclude-libs,ALL -Wl,--no-undefined $(SANFLAGS) $(LDLIBS)
 
 $(B)/liblab.a: $(LAB_OBJ)
@@ -113,9 +120,14 @@ $(BIN)/fa2: $(CLI_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a
 	@mkdir -p $(@D)
 	$(CC) $(XCFLAGS) -o $@ $(CLI_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a $(LDLIBS)
 
-$(BIN)/fa2_tests: $(TEST_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a
+$(BIN)/fa2_tests: $(TEST_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a $(B)/libfakecuda.so
 	@mkdir -p $(@D)
 	$(CC) $(XCFLAGS) -o $@ $(TEST_OBJ) $(B)/liblab.a $(LIB)/libfa2rt.a -lcriterion $(LDLIBS)
+
+# A stand-in libcuda.so.1 for CPU tests of the launch path (tests/fake/).
+$(B)/libfakecuda.so: tests/fake/fake_cuda.c tests/fake/fake_cuda.h templates/fa2_params.h
+	@mkdir -p $(@D)
+	$(CC) -shared -fPIC -O1 -g -Itemplates -o $@ $<
 
 # GPU programs share tests/gpu/*.c (all but main.c) through build/libgpu.a.
 $(B)/libgpu.a: $(GPU_OBJ)
@@ -131,11 +143,20 @@ $(BIN)/fa2_bench: $(BENCH_OBJ) $(B)/libgpu.a $(B)/liblab.a $(LIB)/libfa2rt.a
 	@mkdir -p $(@D)
 	$(CC) $(XCFLAGS) -o $@ $^ $(LDLIBS)
 
+# Host cost of the launch path: memory-cache lookup and fa2_forward on the
+# stand-in driver (no GPU needed).
+bench-lookup: $(BIN)/fa2_bench_lookup $(B)/libfakecuda.so
+	$(BIN)/fa2_bench_lookup $(B)/libfakecuda.so
+$(BIN)/fa2_bench_lookup: $(B)/obj/bench/bench_lookup.o $(LIB)/libfa2rt.a
+	@mkdir -p $(@D)
+	$(CC) $(XCFLAGS) -o $@ $< $(LIB)/libfa2rt.a $(LDLIBS)
+
 # The main job on the default spec. On a GPU machine bin/fa2_gpu_tests also
 # checks and times it; without one it says so and skips.
-run: deps all
+run: deps all $(BIN)/fa2_gpu_tests
 	$(BIN)/fa2 gen specs/default.lua -o out
 	$(BIN)/fa2 build specs/default.lua --arch sm_80,sm_90 -j $(JOBS) -o out
+	$(BIN)/fa2_gpu_tests --bench
 
 # The suite runs twice: under ASan+UBSan (quick mode: the full-spec NVRTC
 # check runs once, in the plain run) and plain, whose summary is the last line.
@@ -143,12 +164,18 @@ test: deps test-bins
 	@echo "== CPU tests under AddressSanitizer + UndefinedBehaviorSanitizer (quick mode)"
 	@$(MAKE) --no-print-directory B=$(B)/asan O=$(B)/asan SAN=1 \
 	  $(B)/asan/bin/fa2 $(B)/asan/bin/fa2_tests
-	FA2_BIN=$(B)/asan/bin/fa2 FA2_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1 \
+	FA2_BIN=$(B)/asan/bin/fa2 FA2_FAKE_CUDA=$(B)/asan/libfakecuda.so FA2_TEST_QUICK=1 \
+	  ASAN_OPTIONS=detect_leaks=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1 $(B)/asan/bin/fa2_tests --jobs $(JOBS)
 	@echo "== GPU tests"
 	$(BIN)/fa2_gpu_tests
+	@echo "== Python binding (no PyTorch or GPU needed)"
+	@if command -v python3 >/dev/null 2>&1; then \
+	  FA2_LIB=$(LIB)/libfa2rt.so FA2_FAKE_CUDA=$(B)/libfakecuda.so \
+	    python3 -m unittest discover -s tests/python; \
+	else echo "python3 not found: Python binding tests skipped"; fi
 	@echo "== CPU tests"
-	FA2_BIN=$(BIN)/fa2 $(BIN)/fa2_tests --jobs $(JOBS)
+	FA2_BIN=$(BIN)/fa2 FA2_FAKE_CUDA=$(B)/libfakecuda.so $(BIN)/fa2_tests --jobs $(JOBS)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include \

@@ -1,7 +1,27 @@
 /* fa2.h: the public C API of libfa2rt (JIT-compiled FlashAttention-2).
- * Work in progress: see issue 5. */
+ *
+ *   fa2_context *ctx;
+ *   fa2_options opt = {0};                  // zero = defaults: device 0, ~/.cache/fa2gen
+ *   if (fa2_create(&ctx, &opt) != FA2_OK) fprintf(stderr, "%s\n", fa2_last_error());
+ *   fa2_fwd_args a = {0};
+ *   a.q = (fa2_tensor){q_ptr, FA2_BF16, N * H * d, H * d, d};  // (B, N, H, d) contiguous
+ *   ... k, v, o likewise; a.lse = lse_ptr; a.batch = B; a.seqlen_q = a.seqlen_k = N;
+ *   a.heads_q = a.heads_kv = H; a.head_dim = d; a.stab = FA2_STAB_ROBUST;
+ *   fa2_forward(ctx, &a, stream);          // stream: a CUstream (cudaStream_t), NULL = legacy
+ *   fa2_destroy(ctx);
+ *
+ * Every call returns a status; on failure fa2_last_error() (thread-local)
+ * says what was wrong: the bad value and what is allowed. Nothing here
+ * prints except warnings through the log level, and nothing exits.
+ *
+ * Kernels come from, in order: the in-memory cache, AOT cubins in
+ * options.aot_dir (`fa2 build` output, checked against the generator), the
+ * disk cache, NVRTC. The first call of a variant may compile (about a
+ * second); later processes load it from the disk cache (milliseconds).
+ */
 #ifndef FA2_H
 #define FA2_H
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -9,8 +29,173 @@ extern "C" {
 
 #define FA2_API __attribute__((visibility("default")))
 
+typedef enum fa2_status {
+  FA2_OK = 0,
+  FA2_ERR_INVALID_ARGUMENT = 1, /* a bad argument: see fa2_last_error() */
+  FA2_ERR_UNSUPPORTED = 2,      /* valid but not supported (head_dim, dtype, arch) */
+  FA2_ERR_NO_DRIVER = 3,        /* libcuda.so.1 missing, no device, bad ordinal */
+  FA2_ERR_NO_NVRTC = 4,         /* a kernel must be compiled and NVRTC is not found */
+  FA2_ERR_COMPILE = 5,          /* generator or NVRTC failed on a variant */
+  FA2_ERR_CUDA = 6,             /* a CUDA driver call failed */
+  FA2_ERR_OUT_OF_MEMORY = 7,
+  FA2_ERR_NOT_AVAILABLE = 8,    /* not implemented yet (fa2_backward) */
+  FA2_ERR_INTERNAL = 9,
+} fa2_status;
+
 /* Thread-local description of the last failure of an fa2_* call. */
 FA2_API const char *fa2_last_error(void);
+/* "FA2_ERR_INVALID_ARGUMENT", ...; never NULL. */
+FA2_API const char *fa2_status_name(int status);
+/* fa2gen's version, e.g. "0.1.0". */
+FA2_API const char *fa2_version(void);
+
+typedef enum fa2_log_level {
+  FA2_LOG_DEFAULT = 0, /* = FA2_LOG_WARN */
+  FA2_LOG_QUIET = 1,   /* nothing */
+  FA2_LOG_ERROR = 2,
+  FA2_LOG_WARN = 3,    /* e.g. "cache directory not writable: memory-only" (once) */
+  FA2_LOG_INFO = 4,    /* one line per kernel obtained: where from, how long */
+  FA2_LOG_DEBUG = 5,
+} fa2_log_level;
+
+/* Receives each message at or below the log level. NULL: stderr, "fa2: ..." */
+typedef void (*fa2_log_fn)(int level, const char *message, void *user);
+
+/* All fields optional: a zeroed struct (or NULL options) means defaults. */
+typedef struct fa2_options {
+  int device;            /* CUDA device ordinal (as CUDA_VISIBLE_DEVICES numbers them) */
+  const char *cache_dir; /* NULL: $FA2_CACHE_DIR, else $XDG_CACHE_HOME/fa2gen, else
+                            ~/.cache/fa2gen */
+  int no_disk_cache;     /* 1: memory cache only */
+  const char *aot_dir;   /* an out/ directory of `fa2 build`; NULL: $FA2_AOT_DIR or none */
+  const char *tuning_db; /* tuning database (JSON); NULL: none, built-in defaults */
+  int log_level;         /* fa2_log_level */
+  fa2_log_fn log_fn;
+  void *log_user;
+  const char *nvrtc_dirs; /* extra folders holding libnvrtc.so*, ':'-separated (the
+                             NVIDIA pip packages' lib folders); also $FA2_NVRTC_DIRS */
+  int jobs;               /* fa2_prepare threads; 0: min(CPUs, 8) */
+} fa2_options;
+
+typedef struct fa2_context fa2_context;
+
+/* Loads the driver, retains the device's primary context (the one PyTorch
+ * and the CUDA runtime use), opens the caches. NVRTC is loaded on the first
+ * compile only. *ctx is NULL on failure. */
+FA2_API fa2_status fa2_create(fa2_context **ctx, const fa2_options *options);
+/* Unloads the modules and releases the primary context. NULL is fine.
+ * The caller makes sure no launch of ctx is still running. */
+FA2_API void fa2_destroy(fa2_context *ctx);
+
+typedef enum fa2_dtype { FA2_BF16 = 0, FA2_FP16 = 1 } fa2_dtype;
+
+typedef enum fa2_stab {
+  FA2_STAB_NONE = 0,   /* classic FA2 */
+  FA2_STAB_PAPER = 1,  /* Algorithm 3 of the paper */
+  FA2_STAB_ROBUST = 2, /* cross-tile ties, bounded row-dependent shift (DESIGN.md) */
+  FA2_STAB_TUNED = 3,  /* robust with the tuning database's beta/eps (else defaults) */
+} fa2_stab;
+
+/* Default beta and eps when the argument is 0. */
+#define FA2_DEFAULT_BETA 2.0
+#define FA2_DEFAULT_EPS 1e-3
+
+/* A (batch, seqlen, heads, head_dim) tensor on the device. head_dim is
+ * contiguous; the other strides are in elements (not bytes) and must keep
+ * every row 16-byte aligned (multiples of 8 for bf16/fp16). */
+typedef struct fa2_tensor {
+  void *data;
+  fa2_dtype dtype;
+  long long batch_stride, seq_stride, head_stride;
+} fa2_tensor;
+
+typedef struct fa2_fwd_args {
+  fa2_tensor q;   /* (batch, seqlen_q, heads_q, head_dim) */
+  fa2_tensor k;   /* (batch, seqlen_k, heads_kv, head_dim) */
+  fa2_tensor v;   /* (batch, seqlen_k, heads_kv, head_dim) */
+  fa2_tensor o;   /* (batch, seqlen_q, heads_q, head_dim), written */
+  float *lse;     /* (batch, heads_q, seqlen_q) fp32 contiguous, written (natural log) */
+  int batch, seqlen_q, seqlen_k;
+  int heads_q, heads_kv; /* heads_q a multiple of heads_kv (GQA/MQA) */
+  int head_dim;          /* 32, 64, 96, 128, 160, 192, 224, 256 */
+  float scale;           /* softmax scale; 0: 1/sqrt(head_dim) */
+  int causal;            /* bottom-right aligned, as FlashAttention >= 2.1 */
+  fa2_stab stab;
+  double beta, eps;      /* paper/robust; 0: FA2_DEFAULT_BETA / FA2_DEFAULT_EPS */
+} fa2_fwd_args;
+
+/* Checks args as fa2_forward does, without a context or a GPU. */
+FA2_API fa2_status fa2_check_forward(const fa2_fwd_args *args);
+
+/* O = softmax(scale Q K^T) V and LSE, enqueued on stream (a CUstream /
+ * cudaStream_t of ctx's device; NULL: the legacy default stream). Returns
+ * once enqueued. batch == 0 or seqlen_q == 0 is a no-op. The first call of
+ * a variant may compile it; fa2_prepare moves that to start-up. */
+FA2_API fa2_status fa2_forward(fa2_context *ctx, const fa2_fwd_args *args, void *stream);
+
+typedef enum fa2_delta_mode {
+  FA2_DELTA_LOWP = 0, /* delta = rowsum(dO * O) from O in the input dtype (classic) */
+  FA2_DELTA_FP32 = 1, /* delta from an fp32 O (o_fp32), as the paper recommends */
+} fa2_delta_mode;
+
+/* Backward arguments. Reserved: fa2_backward returns FA2_ERR_NOT_AVAILABLE
+ * until the backward kernels land (issue 6). */
+typedef struct fa2_bwd_args {
+  fa2_tensor q, k, v, o; /* as in the forward */
+  fa2_tensor dout;       /* dO: like o */
+  fa2_tensor dq;         /* written: like q */
+  fa2_tensor dk, dv;     /* written: like k, v (reduced over each GQA group) */
+  const float *lse;      /* from the forward */
+  fa2_delta_mode delta;
+  const float *o_fp32;   /* FA2_DELTA_FP32: O in fp32, contiguous (batch, seqlen_q, heads_q,
+                            head_dim) */
+  void *workspace;       /* device scratch (fp32 dQ accumulator, delta); NULL: allocated */
+  size_t workspace_bytes;
+  int deterministic;     /* 1: no atomics in the dQ reduction */
+  int batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim;
+  float scale;
+  int causal;
+  fa2_stab stab;         /* the forward's; the backward itself does not change */
+  double beta, eps;
+} fa2_bwd_args;
+
+FA2_API fa2_status fa2_backward(fa2_context *ctx, const fa2_bwd_args *args, void *stream);
+
+/* One kernel to prepare: a canonical variant name (as `fa2 list` prints it),
+ * or, with name NULL, the fields a fa2_forward call would select from. */
+typedef struct fa2_kernel_desc {
+  const char *name;
+  fa2_dtype dtype;
+  int head_dim;
+  int causal;
+  fa2_stab stab;
+  double beta, eps;
+} fa2_kernel_desc;
+
+/* Loads or compiles each kernel now (options.jobs threads), so that the
+ * first fa2_forward does not. Stops at the first failure. */
+FA2_API fa2_status fa2_prepare(fa2_context *ctx, const fa2_kernel_desc *kernels, int n);
+/* Prepares every forward variant of a spec file; NULL: the built-in
+ * specs/default.lua. */
+FA2_API fa2_status fa2_prepare_spec(fa2_context *ctx, const char *spec_path);
+
+typedef struct fa2_cache_stats {
+  unsigned long long memory_hits; /* launches (and prepares) served from memory */
+  unsigned long long aot_hits;    /* kernels loaded from options.aot_dir */
+  unsigned long long disk_hits;   /* kernels loaded from the disk cache */
+  unsigned long long misses;      /* kernels compiled with NVRTC */
+  unsigned long long launches;
+  double compile_ms;              /* NVRTC time, all compiles */
+  double load_ms;                 /* obtaining kernels (render, read, module load), all
+                                     levels, compile included */
+  int disk_cache;                 /* 1 when the disk cache is writable */
+  char arch[16];                  /* "sm_90" */
+  char device_name[96];
+  char cache_dir[1024];
+} fa2_cache_stats;
+
+/* Counters since fa2_create. */
+FA2_API fa2_status fa2_stats(fa2_context *ctx, fa2_cache_stats *out);
 
 #ifdef __cplusplus
 }

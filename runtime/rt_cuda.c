@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -39,7 +40,9 @@ static const char *library_override;
   X(cuGetErrorName, "cuGetErrorName") X(cuGetErrorString, "cuGetErrorString")
 
 static int load_locked(void) {
-  const char *lib = library_override ? library_override : "libcuda.so.1";
+  /* FA2_CUDA_LIBRARY: a driver outside the loader path (or a stand-in in tests). */
+  const char *env = getenv("FA2_CUDA_LIBRARY");
+  const char *lib = library_override ? library_override : env && *env ? env : "libcuda.so.1";
   void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     snprintf(load_error, sizeof load_error,

@@ -192,7 +192,8 @@ int rt_nvrtc_compile(const char *src, const char *program_name, const char *arch
 /* ptxas -v prints, per entry:
  *   ptxas info    : Compiling entry function 'NAME' for 'sm_90'
  *   ptxas info    : Function properties for NAME
- *   ptxas         .     16 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads
+ *       16 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads
+ *   (CUDA 13 starts that line with "ptxas         .")
  *   ptxas info    : Used 128 registers, used 1 barriers, 1024 bytes smem, ...
  */
 int rt_ptxas_parse(const char *log, const char *entry, rt_ptxas_info *out) {
@@ -203,8 +204,10 @@ int rt_ptxas_parse(const char *log, const char *entry, rt_ptxas_info *out) {
   if (!p) return -1;
   const char *end = strstr(p + strlen(key), "Compiling entry function");
   const char *s;
-  if ((s = strstr(p, " bytes stack frame")) && (!end || s < end)) {
-    while (s > p && s[-1] >= '0' && s[-1] <= '9') s--; /* back to the number */
+  if ((s = strstr(p, "bytes stack frame")) && (!end || s < end)) {
+    /* Back to the number: CUDA 13 prefixes the line with "ptxas         .". */
+    while (s > p && s[-1] == ' ') s--;
+    while (s > p && s[-1] >= '0' && s[-1] <= '9') s--;
     sscanf(s, "%d bytes stack frame, %d bytes spill stores, %d bytes spill loads",
            &out->stack_bytes, &out->spill_store_bytes, &out->spill_load_bytes);
   }

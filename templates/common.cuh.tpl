@@ -24,13 +24,13 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
 // Four 8x8 16-bit matrices; lane i gives the row address of matrix i/8, row i%8.
 __device__ __forceinline__ void ldmatrix_x4(unsigned addr, unsigned &r0, unsigned &r1,
                                             unsigned &r2, unsigned &r3) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 { %0,%1,%2,%3 }, [%4];\n"
                : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
                : "r"(addr));
 }
 __device__ __forceinline__ void ldmatrix_x4_trans(unsigned addr, unsigned &r0, unsigned &r1,
                                                   unsigned &r2, unsigned &r3) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 { %0,%1,%2,%3 }, [%4];\n"
                : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
                : "r"(addr));
 }
@@ -39,7 +39,7 @@ __device__ __forceinline__ void ldmatrix_x4_trans(unsigned addr, unsigned &r0, u
 __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4], unsigned b0,
                                           unsigned b1) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.{{ mma_type }}.{{ mma_type }}.f32 "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               "{ %0,%1,%2,%3 }, { %4,%5,%6,%7 }, { %8,%9 }, { %0,%1,%2,%3 };\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }

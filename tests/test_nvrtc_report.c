@@ -44,3 +44,22 @@ Test(embedded, params_header_is_embedded) {
   cr_expect(strstr(f->data, "typedef struct fa2_fwd_params") != NULL);
   cr_expect_eq(strlen(f->data), f->len);
 }
+
+/* CUDA 13's ptxas prefixes the stack/spill line with "ptxas         .". */
+static const char *cuda13_log =
+    "ptxas info    : 41 bytes gmem\n"
+    "ptxas info    : Compiling entry function 'fa2_fwd' for 'sm_80'\n"
+    "ptxas info    : Function properties for fa2_fwd\n"
+    "ptxas         .     8 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n"
+    "ptxas info    : Used 64 registers, used 1 barriers, 512 bytes cmem[0]\n"
+    "ptxas info    : Compile time = 235.522 ms\n";
+
+Test(ptxas_report, reads_cuda13_format) {
+  rt_ptxas_info a;
+  cr_assert_eq(rt_ptxas_parse(cuda13_log, "fa2_fwd", &a), 0);
+  cr_expect_eq(a.registers, 64);
+  cr_expect_eq(a.stack_bytes, 8);
+  cr_expect_eq(a.spill_store_bytes, 8);
+  cr_expect_eq(a.spill_load_bytes, 12);
+  cr_expect_eq(a.static_smem_bytes, 0);
+}

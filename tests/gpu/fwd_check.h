@@ -32,6 +32,10 @@ int fwd_check(gpu *g, const fwd_variant *vars, int n_vars, const fwd_shape *shap
  * names); returns how many loaded, or -1. */
 int gpu_load_variants(gpu *g, const char *dir, fwd_variant **out);
 
+/* Renders, compiles and loads every forward variant of a spec file with the
+ * embedded generator; returns how many loaded, or -1. */
+int gpu_render_variants(gpu *g, const char *spec_path, fwd_variant **out);
+
 /* Fills n 16-bit values of x with a reproducible pattern in [lo, hi). */
 int gpu_fill_uniform(gpu *g, int head_dim, int bf16, CUdeviceptr x, long long n, unsigned seed,
                      float lo, float hi);

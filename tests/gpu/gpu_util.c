@@ -38,13 +38,8 @@ int gpu_open(gpu *g, char *err, size_t errlen) {
   return 0;
 }
 
-int gpu_module(gpu *g, const char *src, const char *name, const char *const *defines,
+int gpu_module(gpu *g, const char *src, const char *name, const char *const *opts,
                CUmodule *mod) {
-  const char *opts[32];
-  int n = 0;
-  opts[n++] = "--std=c++17";
-  for (int i = 0; defines && defines[i] && n < 31; i++) opts[n++] = defines[i];
-  opts[n] = NULL;
   rt_blob cubin;
   char err[4096];
   if (rt_nvrtc_compile(src, name, g->arch, opts, &cubin, NULL, err, sizeof err) != 0) {

@@ -23,9 +23,9 @@ int gpu_open(gpu *g, char *err, size_t errlen);
 int gpu_ok(const gpu *g, CUresult r, const char *call, const char *file, int line);
 #define GPU_OK(g, call) gpu_ok((g), (call), #call, __FILE__, __LINE__)
 
-/* NVRTC-compiles src for the device and loads it. defines: NULL-terminated
- * extra options (-D...). Returns 0 or -1 (message printed). */
-int gpu_module(gpu *g, const char *src, const char *name, const char *const *defines,
+/* NVRTC-compiles src for the device with opts (NULL-terminated) and loads
+ * it. Returns 0 or -1 (message printed). */
+int gpu_module(gpu *g, const char *src, const char *name, const char *const *opts,
                CUmodule *mod);
 
 /* Waits for the default stream like cuCtxSynchronize, but gives up after

@@ -1,16 +1,24 @@
-/* fa2_gpu_tests: the generated kernels against the float64 reference on a
- * real GPU. Without a CUDA device it prints one "skipped" line and exits 0.
+/* fa2_gpu_tests: the generated kernels on a real GPU. Without a CUDA device
+ * it prints one "skipped" line and exits 0.
  *
- *   fa2_gpu_tests [--src DIR]
+ *   fa2_gpu_tests [--spec FILE | --src DIR] [--bench] [--no-smoke]
  *
- * --src DIR: test the sources DIR/fwd_*.cu (named by canonical variant name)
- * instead of rendering specs/default.lua. Run from the repository root. */
+ * 1. Runtime smoke test: fa2_forward end to end (JIT, caches, launch) against
+ *    a float64 CPU attention (tests/gpu/rt_smoke.c); --bench adds start-up
+ *    timings.
+ * 2. Kernel check: every forward variant of --spec (default
+ *    specs/default.lua), or the sources DIR/fwd_*.cu named by canonical name
+ *    (--src), against float64 references computed on the GPU over the shapes
+ *    below (tests/gpu/fwd_check.c). Run from the repository root. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fwd_check.h"
+#include "gen.h"
+#include "rt_smoke.h"
 
+/* batch, heads_q, heads_kv, seqlen_q, seqlen_k, packed QKV */
 static const fwd_shape shapes[] = {
     {1, 1, 1, 1, 1, 0},          {1, 1, 1, 17, 17, 0},      {3, 12, 12, 128, 128, 0},
     {1, 12, 12, 1000, 1000, 1},  {3, 8, 2, 1000, 1000, 0},  {1, 8, 2, 4097, 4097, 0},
@@ -27,15 +35,18 @@ static void report(void *ctx, const fwd_variant *v, const fwd_shape *s, const fw
 }
 
 int main(int argc, char **argv) {
-  const char *src_dir = NULL;
+  const char *src_dir = NULL, *spec = "specs/default.lua";
+  int bench = 0, smoke = 1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--src") && i + 1 < argc) src_dir = argv[++i];
-    else if (!strcmp(argv[i], "--help")) {
-      printf("usage: fa2_gpu_tests [--src DIR]\n");
-      return 0;
-    } else {
-      fprintf(stderr, "fa2_gpu_tests: unknown argument '%s'\n", argv[i]);
-      return 2;
+    else if (!strcmp(argv[i], "--spec") && i + 1 < argc) spec = argv[++i];
+    else if (!strcmp(argv[i], "--bench")) bench = 1;
+    else if (!strcmp(argv[i], "--no-smoke")) smoke = 0;
+    else {
+      int help = !strcmp(argv[i], "--help");
+      fprintf(help ? stdout : stderr,
+              "usage: fa2_gpu_tests [--spec FILE | --src DIR] [--bench] [--no-smoke]\n");
+      return help ? 0 : 2;
     }
   }
   gpu g;
@@ -47,23 +58,25 @@ int main(int argc, char **argv) {
   }
   if (rc != 0) return 1;
   printf("fa2_gpu_tests: %s (%s, %d SMs)\n", g.name, g.arch, g.sms);
-  if (!src_dir) {
-    printf("fa2_gpu_tests: no variants (pass --src DIR)\n");
-    return 1;
-  }
+
+  int failures = smoke ? rt_smoke(g.cu, bench) : 0;
+  if (smoke) printf("fa2_gpu_tests: runtime smoke test: %d failure(s)\n", failures);
 
   fwd_variant *vars;
-  int n_vars = gpu_load_variants(&g, src_dir, &vars);
+  int n_vars = src_dir ? gpu_load_variants(&g, src_dir, &vars) : gpu_render_variants(&g, spec, &vars);
   if (n_vars <= 0) {
-    fprintf(stderr, "fa2_gpu_tests: no variant loaded from %s\n", src_dir);
+    fprintf(stderr, "fa2_gpu_tests: no forward variant loaded from %s\n", src_dir ? src_dir : spec);
     return 1;
   }
-  int failures = fwd_check(&g, vars, n_vars, shapes, (int)(sizeof shapes / sizeof *shapes), report, NULL);
-  if (failures < 0) {
+  const int n_shapes = (int)(sizeof shapes / sizeof *shapes);
+  int kf = fwd_check(&g, vars, n_vars, shapes, n_shapes, report, NULL);
+  if (kf < 0) {
     printf("fa2_gpu_tests: CUDA failure (see above)\n");
     return 1;
   }
-  printf("fa2_gpu_tests: %d variant(s) x %d shape(s): %d failure(s)\n", n_vars,
-         (int)(sizeof shapes / sizeof *shapes), failures);
+  printf("fa2_gpu_tests: kernel check: %d variant(s) x %d shape(s): %d failure(s)\n", n_vars,
+         n_shapes, kf);
+  failures += kf;
+  printf("fa2_gpu_tests: %d failure(s)\n", failures);
   return failures ? 1 : 0;
 }

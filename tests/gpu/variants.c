@@ -1,5 +1,6 @@
 /* Loading generated forward variants for the GPU programs (tests, bench). */
 #include "fwd_check.h"
+#include "gen.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -43,7 +44,7 @@ static int load_variant(gpu *g, const char *dir, const char *file, fwd_variant *
     free(bin);
   } else {
     char *src = gpu_read_file(path);
-    rc = src ? gpu_module(g, src, file, NULL, &mod) : -1;
+    rc = src ? gpu_module(g, src, file, gen_nvrtc_options(), &mod) : -1;
     free(src);
   }
   if (rc != 0 || !GPU_OK(g, g->cu->cuModuleGetFunction(&v->fn, mod, "fa2_fwd")) ||
@@ -79,6 +80,63 @@ int gpu_load_variants(gpu *g, const char *dir, fwd_variant **out) {
       fprintf(stderr, "cannot load %s/%s\n", dir, files[i]);
     free(files[i]);
   }
+  *out = vars;
+  return n;
+}
+
+/* A generated variant: render, NVRTC-compile for this device, load. */
+static int load_generated(gpu *g, gen_state *gs, const gen_variant *gv, fwd_variant *v) {
+  char *src = NULL;
+  size_t len = 0;
+  gen_err e;
+  if (gen_render(gs, gv, &src, &len, &e) != GEN_OK) {
+    fprintf(stderr, "%s\n", e.msg);
+    return -1;
+  }
+  memset(v, 0, sizeof *v);
+  snprintf(v->name, sizeof v->name, "%s", gv->name);
+  v->bf16 = gv->dtype == GEN_DTYPE_BF16;
+  v->head_dim = gv->head_dim;
+  v->causal = gv->causal;
+  v->block_m = gv->block_m;
+  v->threads = gv->threads;
+  v->smem_bytes = gv->smem_bytes;
+  const char *const *opts = gen_nvrtc_options();
+  CUmodule mod;
+  int rc = gpu_module(g, src, gv->name, opts, &mod);
+  free(src);
+  if (rc != 0 || !GPU_OK(g, g->cu->cuModuleGetFunction(&v->fn, mod, gv->entries[0])) ||
+      !GPU_OK(g, g->cu->cuFuncSetAttribute(v->fn, RT_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                           v->smem_bytes)))
+    return -1;
+  return 0;
+}
+
+int gpu_render_variants(gpu *g, const char *spec_path, fwd_variant **out) {
+  *out = NULL;
+  gen_state *gs;
+  gen_err e;
+  gen_spec spec;
+  if (gen_open(&gs, NULL, &e) != GEN_OK) {
+    fprintf(stderr, "%s\n", e.msg);
+    return -1;
+  }
+  if (gen_spec_load(gs, spec_path, &spec, &e) != GEN_OK) {
+    fprintf(stderr, "%s\n", e.msg);
+    gen_close(gs);
+    return -1;
+  }
+  fwd_variant *vars = calloc((size_t)spec.n_variants + 1, sizeof *vars);
+  int n = 0;
+  for (int i = 0; vars && i < spec.n_variants; i++) {
+    if (spec.variants[i].pass != GEN_PASS_FWD) continue;
+    if (load_generated(g, gs, &spec.variants[i], &vars[n]) == 0)
+      n++;
+    else
+      fprintf(stderr, "cannot load %s\n", spec.variants[i].name);
+  }
+  gen_spec_free(&spec);
+  gen_close(gs);
   *out = vars;
   return n;
 }

@@ -1,0 +1,42 @@
+-- gen/defaults.lua: the defaults a spec does not have to spell out.
+-- Kernel tuning goes here, and only here: `tiles = "auto"` picks TILES[head_dim].
+-- Checked against the tile constraints and the shared-memory limits of every
+-- arch a spec names (see ARCHITECTURE.md "Variants").
+local M = {}
+
+-- Forward tiles per head dim: rows of queries (block_m), keys per tile
+-- (block_n), warps per block, K/V pipeline stages.
+M.TILES = {
+  [32]  = { block_m = 128, block_n = 64, warps = 4, stages = 2 },
+  [64]  = { block_m = 128, block_n = 64, warps = 4, stages = 2 },
+  [96]  = { block_m = 128, block_n = 64, warps = 4, stages = 2 },
+  [128] = { block_m = 128, block_n = 64, warps = 4, stages = 2 },
+  [160] = { block_m = 128, block_n = 32, warps = 4, stages = 2 },
+  [192] = { block_m = 128, block_n = 32, warps = 4, stages = 2 },
+  [224] = { block_m = 64,  block_n = 32, warps = 4, stages = 2 },
+  [256] = { block_m = 64,  block_n = 32, warps = 4, stages = 2 },
+}
+
+-- Stabilization parameters when a stab entry leaves them out (DESIGN.md:
+-- the paper uses beta 2..8, eps about 1e-3).
+M.BETA = 2
+M.EPS = 1e-3
+
+-- Spec axes a spec may leave out (dtype and head_dim are required).
+-- Functions, so every spec gets fresh tables.
+M.AXES = {
+  causal       = function() return { false, true } end,
+  tiles        = function() return "auto" end,
+  stab         = function()
+    return {
+      { mode = "none" },
+      { mode = "paper",  beta = M.BETA, eps = M.EPS },
+      { mode = "robust", beta = M.BETA, eps = M.EPS },
+    }
+  end,
+  arch         = function() return { "sm_80", "sm_90" } end,
+  pass         = function() return { "fwd" } end,
+  allow_spills = function() return false end,
+}
+
+return M

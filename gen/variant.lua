@@ -1,0 +1,262 @@
+-- gen/variant.lua: what a kernel variant is. Allowed values, tile rules,
+-- shared memory per pass, "auto" tiles, canonical names (and back).
+-- The spec loader and the C API (gen_variant_complete) both validate here;
+-- checks take the key path to name in their error messages.
+local mods = ...
+local U, D = mods.util, mods.defaults
+local M = {}
+
+M.HEAD_DIMS = { 32, 64, 96, 128, 160, 192, 224, 256 }
+M.DTYPES = { "bf16", "fp16" }
+M.MODES = { "none", "paper", "robust" }
+M.ARCHES = { "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100", "sm_120" }
+-- Opt-in shared memory per block (bytes), per arch.
+M.ARCH_SMEM = {
+  sm_80 = 166912, sm_87 = 166912,
+  sm_86 = 101376, sm_89 = 101376, sm_120 = 101376,
+  sm_90 = 232448, sm_100 = 232448,
+}
+M.WARPS = { 1, 2, 4, 8 }
+M.ROWS_PER_WARP = { 16, 32, 64 }
+M.MAX_STAGES = 4
+
+-- Per pass: template, kernel entries in launch order, dynamic shared memory.
+M.PASSES = {
+  fwd = {
+    template = "fwd.cu.tpl",
+    entries = { "fa2_fwd" },
+    -- Q tile, then `stages` K tiles and `stages` V tiles; rows padded by 8
+    -- elements against bank conflicts; 2-byte elements.
+    smem = function(v) return 2 * (v.head_dim + 8) * (v.block_m + 2 * v.stages * v.block_n) end,
+  },
+  -- The backward kernel (its own issue) fills in entries and smem.
+  bwd = { template = "bwd.cu.tpl" },
+}
+M.PASS_NAMES = { "fwd", "bwd" }
+
+local function member(list, x)
+  for _, y in ipairs(list) do if y == x then return true end end
+  return false
+end
+
+local function joined(list) return table.concat(list, ", ") end
+
+-- An integer-valued number, as an integer; else an error at path.
+local function int(x, path, allowed)
+  local i = type(x) == "number" and math.tointeger(x)
+  if not i then U.fail(path, x, "expected an integer", allowed) end
+  return i
+end
+
+function M.check_dtype(x, path)
+  if not member(M.DTYPES, x) then U.fail(path, x, "not a supported dtype", joined(M.DTYPES)) end
+  return x
+end
+
+function M.check_head_dim(x, path)
+  local allowed = joined(M.HEAD_DIMS)
+  local d = int(x, path, allowed)
+  if not member(M.HEAD_DIMS, d) then U.fail(path, x, "not a supported head dim", allowed) end
+  return d
+end
+
+function M.check_causal(x, path)
+  if type(x) ~= "boolean" then U.fail(path, x, "expected a boolean", "true, false") end
+  return x
+end
+
+function M.check_arch(x, path)
+  if not M.ARCH_SMEM[x] then U.fail(path, x, "not a supported arch", joined(M.ARCHES)) end
+  return x
+end
+
+-- A pass is available when its template exists and its rules are written.
+function M.check_pass(x, path)
+  local p = M.PASSES[x]
+  if type(x) ~= "string" or not p then U.fail(path, x, "not a pass", joined(M.PASS_NAMES)) end
+  if not mods.template_exists(p.template) then
+    U.fail(path, x, string.format("the %s template is not available yet (templates/%s)",
+      x == "bwd" and "backward" or x, p.template), "fwd")
+  end
+  if not p.entries or not p.smem then
+    U.fail(path, x, "gen/variant.lua has no entries or shared-memory formula for this pass yet",
+      "fwd")
+  end
+  return x
+end
+
+local TILE_KEYS = { block_m = true, block_n = true, warps = true, stages = true }
+
+-- A tile table {block_m=, block_n=, warps=, stages=}: every field present,
+-- integers within the forward kernel's rules. Returns a clean copy.
+function M.check_tile(t, path)
+  if type(t) ~= "table" then
+    U.fail(path, t, "expected a tile table or \"auto\"",
+      "\"auto\" or {block_m=, block_n=, warps=, stages=}")
+  end
+  U.check_keys(t, path, TILE_KEYS, "unknown tile key", "block_m, block_n, warps, stages")
+  for _, k in ipairs({ "block_m", "block_n", "warps", "stages" }) do
+    if t[k] == nil then
+      U.fail(path, t, "missing " .. k, "a table with block_m, block_n, warps and stages")
+    end
+  end
+  local w = int(t.warps, path .. ".warps", joined(M.WARPS))
+  if not member(M.WARPS, w) then U.fail(path .. ".warps", t.warps, "not a warp count", joined(M.WARPS)) end
+  local bm = int(t.block_m, path .. ".block_m")
+  if bm <= 0 or bm % w ~= 0 or not member(M.ROWS_PER_WARP, bm // w) then
+    U.fail(path .. ".block_m", t.block_m,
+      string.format("%d warps cannot tile %s query rows (each warp takes 16, 32 or 64 whole rows)",
+        w, U.numstr(t.block_m)),
+      string.format("%d, %d or %d with warps = %d", 16 * w, 32 * w, 64 * w, w))
+  end
+  local bn = int(t.block_n, path .. ".block_n", "multiples of 16 from 16 to 256")
+  if bn < 16 or bn > 256 or bn % 16 ~= 0 then
+    U.fail(path .. ".block_n", t.block_n, "not a key-tile size", "multiples of 16 from 16 to 256")
+  end
+  local s = int(t.stages, path .. ".stages", "1 to " .. M.MAX_STAGES)
+  if s < 1 or s > M.MAX_STAGES then
+    U.fail(path .. ".stages", t.stages, "not a pipeline depth", "1 to " .. M.MAX_STAGES)
+  end
+  return { block_m = bm, block_n = bn, warps = w, stages = s }
+end
+
+local STAB_KEYS = { mode = true, beta = true, eps = true }
+
+-- A stab table {mode=, beta=, eps=}: beta and eps default for paper and
+-- robust, and are not allowed with none. Returns {stab=, beta=, eps=}.
+function M.check_stab(t, path)
+  if type(t) ~= "table" then
+    U.fail(path, t, "expected a table", "{mode=\"none\"}, {mode=\"paper\", beta=, eps=}, "
+      .. "{mode=\"robust\", beta=, eps=}")
+  end
+  U.check_keys(t, path, STAB_KEYS, "unknown stab key", "mode, beta, eps")
+  local mode = t.mode
+  if not member(M.MODES, mode) then U.fail(path .. ".mode", mode, "not a mode", joined(M.MODES)) end
+  if mode == "none" then
+    for _, k in ipairs({ "beta", "eps" }) do
+      if t[k] ~= nil then U.fail(path .. "." .. k, t[k], "not used with mode \"none\"", "leave it out") end
+    end
+    return { stab = "none", beta = 0, eps = 0 }
+  end
+  local beta, eps = t.beta, t.eps
+  if beta == nil then beta = D.BETA end
+  if eps == nil then eps = D.EPS end
+  if type(beta) ~= "number" or not (beta > 1) or beta == math.huge then
+    U.fail(path .. ".beta", beta, "beta must be a finite number > 1", "beta > 1 (the paper uses 2 to 8)")
+  end
+  if type(eps) ~= "number" or not (eps > 0) or eps == math.huge then
+    U.fail(path .. ".eps", eps, "eps must be a finite number > 0", "eps > 0 (the paper uses 1e-3)")
+  end
+  return { stab = mode, beta = beta + 0.0, eps = eps + 0.0 }
+end
+
+-- Dynamic shared memory of a variant with tiles filled in.
+function M.smem(v) return M.PASSES[v.pass].smem(v) end
+
+-- nil when v fits arch's shared memory, else the problem in words.
+function M.smem_problem(v, arch)
+  local need, limit = M.smem(v), M.ARCH_SMEM[arch]
+  if need > limit then
+    return string.format("with head_dim %d these tiles need %d bytes of shared memory; %s allows %d",
+      v.head_dim, need, arch, limit)
+  end
+end
+
+function M.name(v)
+  local parts = { v.pass, v.dtype, "d" .. v.head_dim }
+  if v.causal then parts[#parts + 1] = "causal" end
+  parts[#parts + 1] = string.format("m%dn%dw%ds%d", v.block_m, v.block_n, v.warps, v.stages)
+  parts[#parts + 1] = v.stab
+  if v.stab ~= "none" then
+    parts[#parts + 1] = "b" .. U.name_number(v.beta)
+    parts[#parts + 1] = "e" .. U.name_number(v.eps)
+  end
+  return table.concat(parts, "_")
+end
+
+-- Validates the base fields of v (as gen_variant carries them: tiles with
+-- block_m == 0 are "auto"), checks shared memory against arch when given,
+-- and returns a new table with the derived fields: name, threads,
+-- smem_bytes, entries.
+function M.complete(v, arch)
+  local c = {}
+  c.pass = M.check_pass(v.pass, "pass")
+  c.dtype = M.check_dtype(v.dtype, "dtype")
+  c.head_dim = M.check_head_dim(v.head_dim, "head_dim")
+  c.causal = M.check_causal(v.causal, "causal")
+  local tile
+  if v.block_m == 0 or v.block_m == nil then
+    tile = M.check_tile(D.TILES[c.head_dim], "gen/defaults.lua TILES[" .. c.head_dim .. "]")
+  else
+    tile = M.check_tile({ block_m = v.block_m, block_n = v.block_n, warps = v.warps,
+      stages = v.stages }, "tiles")
+  end
+  c.block_m, c.block_n, c.warps, c.stages = tile.block_m, tile.block_n, tile.warps, tile.stages
+  local s
+  if v.stab == "none" then
+    s = M.check_stab({ mode = "none" }, "stab")
+  else
+    s = M.check_stab({ mode = v.stab, beta = v.beta, eps = v.eps }, "stab")
+  end
+  c.stab, c.beta, c.eps = s.stab, s.beta, s.eps
+  c.threads = 32 * c.warps
+  c.smem_bytes = M.smem(c)
+  c.entries = {}
+  for i, e in ipairs(M.PASSES[c.pass].entries) do c.entries[i] = e end
+  c.name = M.name(c)
+  if arch ~= nil then
+    M.check_arch(arch, "arch")
+    local problem = M.smem_problem(c, arch)
+    if problem then
+      U.fail("tiles", tile, problem, string.format("at most %d bytes on %s", M.ARCH_SMEM[arch], arch))
+    end
+  end
+  return c
+end
+
+local NAME_FORM = "{pass}_{dtype}_d{head_dim}[_causal]_m{block_m}n{block_n}w{warps}s{stages}_{mode}[_b{beta}_e{eps}]"
+
+-- The base fields of a canonical name (not validated: complete does that).
+function M.parse(name)
+  local function bad(why) U.fail("name", name, why, NAME_FORM) end
+  if type(name) ~= "string" then bad("expected a string") end
+  local tok = {}
+  for t in (name .. "_"):gmatch("([^_]*)_") do tok[#tok + 1] = t end
+  local v = { pass = tok[1], dtype = tok[2] }
+  local d = tok[3] and tok[3]:match("^d(%d+)$")
+  if not d then bad("the third part must be d<head_dim>") end
+  v.head_dim = math.tointeger(tonumber(d))
+  local i = 4
+  v.causal = tok[i] == "causal"
+  if v.causal then i = i + 1 end
+  local m, n, w, s = (tok[i] or ""):match("^m(%d+)n(%d+)w(%d+)s(%d+)$")
+  if not m then bad("expected the tiles as m<block_m>n<block_n>w<warps>s<stages>") end
+  v.block_m, v.block_n = math.tointeger(tonumber(m)), math.tointeger(tonumber(n))
+  v.warps, v.stages = math.tointeger(tonumber(w)), math.tointeger(tonumber(s))
+  if not (v.block_m and v.block_n and v.warps and v.stages) or v.block_m == 0 then
+    bad("tile numbers out of range")
+  end
+  v.stab = tok[i + 1]
+  local last = i + 1
+  if v.stab ~= "none" then
+    local b = tok[i + 2] and tok[i + 2]:match("^b(.+)$")
+    local e = tok[i + 3] and tok[i + 3]:match("^e(.+)$")
+    v.beta = b and U.parse_name_number(b)
+    v.eps = e and U.parse_name_number(e)
+    if not v.beta or not v.eps then bad("expected _b<beta>_e<eps> after the mode") end
+    last = i + 3
+  end
+  if #tok ~= last or v.stab == nil then bad("wrong number of parts") end
+  return v
+end
+
+-- A completed variant from its canonical name; other spellings are errors.
+function M.from_name(name)
+  local c = M.complete(M.parse(name))
+  if c.name ~= name then
+    U.fail("name", name, "not the canonical spelling of this variant", c.name)
+  end
+  return c
+end
+
+return M

@@ -1,0 +1,166 @@
+/* rt_context: fa2_create and fa2_destroy. */
+#include "rt_context.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rt_error.h"
+#include "rt_paths.h"
+
+int rt_cuda_fail(CUresult r, const char *fmt, ...) {
+  char what[512], desc[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  rt_cuda_strerror(r, desc, sizeof desc);
+  return rt_set_error(r == RT_CUDA_ERROR_OUT_OF_MEMORY ? FA2_ERR_OUT_OF_MEMORY : FA2_ERR_CUDA,
+                      "%s failed: %s", what, desc);
+}
+
+int rt_ctx_enter(fa2_context *ctx, CUcontext *saved) {
+  CUcontext cur = NULL;
+  CUresult r = ctx->cu->cuCtxGetCurrent(&cur);
+  if (r != RT_CUDA_SUCCESS) return rt_cuda_fail(r, "cuCtxGetCurrent");
+  *saved = cur;
+  if (cur == ctx->primary) return FA2_OK;
+  r = ctx->cu->cuCtxSetCurrent(ctx->primary);
+  if (r != RT_CUDA_SUCCESS) return rt_cuda_fail(r, "cuCtxSetCurrent(device %d)", ctx->device);
+  return FA2_OK;
+}
+
+void rt_ctx_leave(fa2_context *ctx, CUcontext saved) {
+  if (saved && saved != ctx->primary) ctx->cu->cuCtxSetCurrent(saved);
+}
+
+/* Splits ':'-separated folder lists (option first, then env) into
+ * ctx->nvrtc_dirs. */
+static int set_nvrtc_dirs(fa2_context *ctx, const char *opt) {
+  const char *env = getenv("FA2_NVRTC_DIRS");
+  size_t n = (opt ? strlen(opt) : 0) + (env ? strlen(env) : 0) + 2;
+  ctx->nvrtc_buf = malloc(n);
+  if (!ctx->nvrtc_buf) return -1;
+  snprintf(ctx->nvrtc_buf, n, "%s:%s", opt ? opt : "", env ? env : "");
+  int k = 0;
+  for (char *save = NULL, *p = strtok_r(ctx->nvrtc_buf, ":", &save);
+       p && k < RT_MAX_NVRTC_DIRS; p = strtok_r(NULL, ":", &save))
+    ctx->nvrtc_dirs[k++] = p;
+  ctx->nvrtc_dirs[k] = NULL;
+  return 0;
+}
+
+static int open_device(fa2_context *ctx) {
+  const rt_cuda_api *cu = ctx->cu;
+  int count = 0;
+  CUresult r = cu->cuDeviceGetCount(&count);
+  if (r != RT_CUDA_SUCCESS) return rt_cuda_fail(r, "cuDeviceGetCount");
+  if (ctx->device >= count)
+    return rt_set_error(FA2_ERR_NO_DRIVER,
+                        "options.device is %d but this machine has %d CUDA device(s)%s",
+                        ctx->device, count, count ? "" : " (check CUDA_VISIBLE_DEVICES)");
+  if ((r = cu->cuDeviceGet(&ctx->dev, ctx->device)) != RT_CUDA_SUCCESS)
+    return rt_cuda_fail(r, "cuDeviceGet(%d)", ctx->device);
+  int major = 0, minor = 0;
+  if ((r = cu->cuDeviceGetName(ctx->device_name, sizeof ctx->device_name, ctx->dev)) ||
+      (r = cu->cuDeviceGetAttribute(&major, RT_CU_ATTR_COMPUTE_CAPABILITY_MAJOR, ctx->dev)) ||
+      (r = cu->cuDeviceGetAttribute(&minor, RT_CU_ATTR_COMPUTE_CAPABILITY_MINOR, ctx->dev)) ||
+      (r = cu->cuDeviceGetAttribute(&ctx->smem_optin,
+                                    RT_CU_ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, ctx->dev)))
+    return rt_cuda_fail(r, "reading the properties of device %d", ctx->device);
+  ctx->device_name[sizeof ctx->device_name - 1] = 0;
+  if (major < 8)
+    return rt_set_error(FA2_ERR_UNSUPPORTED,
+                        "device %d (%s) has compute capability %d.%d: fa2gen needs 8.0 or newer "
+                        "(Ampere, mma.sync bf16)",
+                        ctx->device, ctx->device_name, major, minor);
+  snprintf(ctx->arch, sizeof ctx->arch, "sm_%d%d", major, minor);
+  if ((r = cu->cuDevicePrimaryCtxRetain(&ctx->primary, ctx->dev)) != RT_CUDA_SUCCESS)
+    return rt_cuda_fail(r, "cuDevicePrimaryCtxRetain(device %d)", ctx->device);
+  ctx->primary_retained = 1;
+  return FA2_OK;
+}
+
+static void open_caches(fa2_context *ctx, const fa2_options *o) {
+  if (o->no_disk_cache) {
+    rt_dc_open(&ctx->dc, NULL, &ctx->log);
+  } else if (rt_cache_dir(o->cache_dir, ctx->cache_dir, sizeof ctx->cache_dir) != 0) {
+    ctx->cache_dir[0] = 0;
+    rt_logf(&ctx->log, FA2_LOG_WARN,
+            "no cache directory (set FA2_CACHE_DIR or HOME); compiled kernels are kept in "
+            "memory only");
+    rt_dc_open(&ctx->dc, NULL, &ctx->log);
+  } else {
+    rt_dc_open(&ctx->dc, ctx->cache_dir, &ctx->log);
+  }
+  const char *aot = o->aot_dir && *o->aot_dir ? o->aot_dir : getenv("FA2_AOT_DIR");
+  ctx->aot = rt_aot_open(aot, ctx->arch, &ctx->log);
+  ctx->tuning = rt_tuning_load(o->tuning_db, ctx->arch, &ctx->log);
+}
+
+fa2_status fa2_create(fa2_context **out, const fa2_options *options) {
+  if (!out) return (fa2_status)rt_set_error(FA2_ERR_INVALID_ARGUMENT, "ctx is NULL");
+  *out = NULL;
+  fa2_options o = options ? *options : (fa2_options){0};
+  if (o.device < 0)
+    return (fa2_status)rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                                    "options.device is %d: must be a CUDA device ordinal >= 0",
+                                    o.device);
+  if (o.log_level < FA2_LOG_DEFAULT || o.log_level > FA2_LOG_DEBUG)
+    return (fa2_status)rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                                    "options.log_level is %d: allowed 0 (default) to %d (debug)",
+                                    o.log_level, FA2_LOG_DEBUG);
+  if (o.jobs < 0)
+    return (fa2_status)rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                                    "options.jobs is %d: must be >= 0 (0: automatic)", o.jobs);
+  char err[600];
+  const rt_cuda_api *cu = rt_cuda_load(err, sizeof err);
+  if (!cu) return (fa2_status)rt_set_error(FA2_ERR_NO_DRIVER, "fa2_create: %s", err);
+
+  fa2_context *ctx = calloc(1, sizeof *ctx);
+  if (!ctx) return (fa2_status)rt_set_error(FA2_ERR_OUT_OF_MEMORY, "fa2_create: out of memory");
+  ctx->cu = cu;
+  ctx->device = o.device;
+  ctx->log = (rt_log){o.log_level, o.log_fn, o.log_user};
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  ctx->jobs = o.jobs ? o.jobs : (int)(cpus < 1 ? 1 : cpus > 8 ? 8 : cpus);
+  rt_source_init(&ctx->source);
+  ctx->source_ready = 1;
+  pthread_mutex_init(&ctx->lock, NULL);
+  ctx->lock_ready = 1;
+  int rc = open_device(ctx);
+  if (rc == FA2_OK) {
+    ctx->mc_ready = rt_mc_init(&ctx->mc) == 0;
+    if (!ctx->mc_ready || set_nvrtc_dirs(ctx, o.nvrtc_dirs) != 0)
+      rc = rt_set_error(FA2_ERR_OUT_OF_MEMORY, "fa2_create: out of memory");
+  }
+  if (rc != FA2_OK) {
+    char msg[2048];
+    snprintf(msg, sizeof msg, "%s", fa2_last_error());
+    fa2_destroy(ctx);
+    return (fa2_status)rt_set_error(rc, "%s", msg);
+  }
+  open_caches(ctx, &o);
+  rt_logf(&ctx->log, FA2_LOG_INFO, "device %d: %s (%s); cache %s", ctx->device,
+          ctx->device_name, ctx->arch,
+          atomic_load(&ctx->dc.readable) ? ctx->dc.dir : "memory only");
+  *out = ctx;
+  return FA2_OK;
+}
+
+void fa2_destroy(fa2_context *ctx) {
+  if (!ctx) return;
+  if (ctx->primary_retained) {
+    rt_kernels_free(ctx);
+    ctx->cu->cuDevicePrimaryCtxRelease(ctx->dev);
+  }
+  if (ctx->mc_ready) rt_mc_free(&ctx->mc);
+  if (ctx->source_ready) rt_source_free(&ctx->source);
+  if (ctx->lock_ready) pthread_mutex_destroy(&ctx->lock);
+  rt_aot_free(ctx->aot);
+  rt_tuning_free(ctx->tuning);
+  free(ctx->nvrtc_buf);
+  free(ctx);
+}

@@ -1,0 +1,124 @@
+/* rt_prepare: load or compile many kernels up front, on options.jobs
+ * threads (NVRTC compiles in parallel; the generator is serialized). */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rt_context.h"
+#include "rt_error.h"
+#include "rt_validate.h"
+
+typedef struct prep {
+  fa2_context *ctx;
+  const fa2_kernel_desc *descs; /* either descs */
+  const gen_variant *variants;  /* or completed variants (a spec) */
+  int n;
+  atomic_int next, failed;
+  pthread_mutex_t lock;
+  int rc;
+  char msg[2048];
+} prep;
+
+static int prepare_desc(fa2_context *ctx, const fa2_kernel_desc *d, int i) {
+  char err[2048];
+  rt_kernel *k;
+  if (d->name) {
+    gen_variant v;
+    int rc = rt_source_from_name(&ctx->source, d->name, &v, err, sizeof err);
+    if (rc == FA2_OK) rc = rt_source_complete(&ctx->source, &v, ctx->arch, err, sizeof err);
+    if (rc != FA2_OK) return rt_set_error(rc, "kernels[%d] \"%s\": %s", i, d->name, err);
+    return rt_kernel_for_variant(ctx, &v, &k);
+  }
+  /* The checks of a forward call with nothing to compute. */
+  fa2_fwd_args a = {0};
+  a.q.dtype = a.k.dtype = a.v.dtype = a.o.dtype = d->dtype;
+  a.heads_q = a.heads_kv = 1;
+  a.head_dim = d->head_dim;
+  a.causal = d->causal;
+  a.stab = d->stab;
+  a.beta = d->beta;
+  a.eps = d->eps;
+  int rc = rt_validate_fwd(&a);
+  if (rc != FA2_OK) {
+    snprintf(err, sizeof err, "%s", fa2_last_error());
+    return rt_set_error(rc, "kernels[%d]: %s", i, err);
+  }
+  rt_request r;
+  rt_request_desc(d, &r);
+  if (rt_mc_get(&ctx->mc, &r, sizeof r)) {
+    atomic_fetch_add_explicit(&ctx->memory_hits, 1, memory_order_relaxed);
+    return FA2_OK;
+  }
+  return rt_kernel_for_request(ctx, &r, &k);
+}
+
+static int prepare_variant(fa2_context *ctx, const gen_variant *spec_v) {
+  char err[2048];
+  gen_variant v = *spec_v;
+  int rc = rt_source_complete(&ctx->source, &v, ctx->arch, err, sizeof err);
+  if (rc != FA2_OK) return rt_set_error(rc, "%s: %s", spec_v->name, err);
+  rt_kernel *k;
+  return rt_kernel_for_variant(ctx, &v, &k);
+}
+
+static void *worker(void *arg) {
+  prep *p = arg;
+  int i;
+  while (!atomic_load(&p->failed) && (i = atomic_fetch_add(&p->next, 1)) < p->n) {
+    int rc = p->descs ? prepare_desc(p->ctx, &p->descs[i], i)
+                      : prepare_variant(p->ctx, &p->variants[i]);
+    if (rc != FA2_OK) {
+      pthread_mutex_lock(&p->lock);
+      if (p->rc == FA2_OK) { /* the first failure is the one reported */
+        p->rc = rc;
+        snprintf(p->msg, sizeof p->msg, "%s", fa2_last_error());
+      }
+      pthread_mutex_unlock(&p->lock);
+      atomic_store(&p->failed, 1);
+    }
+  }
+  return NULL;
+}
+
+static fa2_status run(prep *p) {
+  pthread_mutex_init(&p->lock, NULL);
+  int threads = p->ctx->jobs < p->n ? p->ctx->jobs : p->n;
+  pthread_t tid[64];
+  int started = 0;
+  for (int t = 1; t < threads && t < 64; t++)
+    if (pthread_create(&tid[started], NULL, worker, p) == 0) started++;
+  worker(p); /* the caller works too: one thread needs no pool */
+  for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
+  pthread_mutex_destroy(&p->lock);
+  if (p->rc != FA2_OK) return (fa2_status)rt_set_error(p->rc, "%s", p->msg);
+  return FA2_OK;
+}
+
+fa2_status fa2_prepare(fa2_context *ctx, const fa2_kernel_desc *kernels, int n) {
+  if (!ctx) return (fa2_status)rt_set_error(FA2_ERR_INVALID_ARGUMENT, "ctx is NULL");
+  if (n < 0 || (n > 0 && !kernels))
+    return (fa2_status)rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                                    "kernels is %s and n is %d: need n >= 0 descriptions",
+                                    kernels ? "set" : "NULL", n);
+  prep p = {.ctx = ctx, .descs = kernels, .n = n};
+  return run(&p);
+}
+
+fa2_status fa2_prepare_spec(fa2_context *ctx, const char *spec_path) {
+  if (!ctx) return (fa2_status)rt_set_error(FA2_ERR_INVALID_ARGUMENT, "ctx is NULL");
+  gen_spec spec;
+  char err[2048];
+  int rc = rt_source_spec(&ctx->source, spec_path, &spec, err, sizeof err);
+  if (rc != FA2_OK) return (fa2_status)rt_set_error(rc, "%s", err);
+  /* Forward variants only until the backward lands; they keep spec order. */
+  int n = 0;
+  for (int i = 0; i < spec.n_variants; i++)
+    if (spec.variants[i].pass == GEN_PASS_FWD) spec.variants[n++] = spec.variants[i];
+  if (n < spec.n_variants)
+    rt_logf(&ctx->log, FA2_LOG_INFO, "%s: %d backward variant(s) skipped (not available yet)",
+            spec_path ? spec_path : "default spec", spec.n_variants - n);
+  prep p = {.ctx = ctx, .variants = spec.variants, .n = n};
+  fa2_status st = run(&p);
+  rt_source_spec_free(&spec);
+  return st;
+}

@@ -1,0 +1,75 @@
+/* rt_select: requests and variant selection (see rt_select.h). */
+#include "rt_select.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void normalize(rt_request *r, int stab, double beta, double eps) {
+  r->stab = stab;
+  if (stab == FA2_STAB_NONE) return;
+  if (stab == FA2_STAB_TUNED) { /* 0 stays 0: the database decides */
+    r->beta = beta;
+    r->eps = eps;
+    return;
+  }
+  r->beta = beta != 0 ? beta : FA2_DEFAULT_BETA;
+  r->eps = eps != 0 ? eps : FA2_DEFAULT_EPS;
+}
+
+void rt_request_fwd(const fa2_fwd_args *a, rt_request *r) {
+  memset(r, 0, sizeof *r);
+  r->pass = GEN_PASS_FWD;
+  r->dtype = (int)a->q.dtype;
+  r->head_dim = a->head_dim;
+  r->causal = a->causal != 0;
+  normalize(r, (int)a->stab, a->beta, a->eps);
+}
+
+void rt_request_desc(const fa2_kernel_desc *d, rt_request *r) {
+  memset(r, 0, sizeof *r);
+  r->pass = GEN_PASS_FWD;
+  r->dtype = (int)d->dtype;
+  r->head_dim = d->head_dim;
+  r->causal = d->causal != 0;
+  normalize(r, (int)d->stab, d->beta, d->eps);
+}
+
+void rt_request_tuning_key(const rt_request *r, char *buf, size_t len) {
+  snprintf(buf, len, "%s_%s_d%d%s", r->pass == GEN_PASS_FWD ? "fwd" : "bwd",
+           r->dtype == FA2_FP16 ? "fp16" : "bf16", r->head_dim, r->causal ? "_causal" : "");
+}
+
+int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, const char *arch,
+                      gen_variant *out, char *err, size_t n) {
+  memset(out, 0, sizeof *out);
+  out->pass = r->pass;
+  out->dtype = r->dtype; /* FA2_BF16/FP16 == GEN_DTYPE_BF16/FP16 */
+  out->head_dim = r->head_dim;
+  out->causal = r->causal;
+  char key[64];
+  rt_request_tuning_key(r, key, sizeof key);
+  rt_tuning_entry e;
+  int tuned = rt_tuning_find(t, key, &e);
+  if (tuned && e.block_m) {
+    out->block_m = e.block_m;
+    out->block_n = e.block_n;
+    out->warps = e.warps;
+    out->stages = e.stages;
+  }
+  int stab = r->stab;
+  double beta = r->beta, eps = r->eps;
+  if (stab == FA2_STAB_TUNED) {
+    stab = FA2_STAB_ROBUST;
+    if (tuned && e.stab >= 0) stab = e.stab;
+    if (tuned && e.beta > 1) beta = e.beta;
+    if (tuned && e.eps > 0) eps = e.eps;
+    if (beta == 0) beta = FA2_DEFAULT_BETA;
+    if (eps == 0) eps = FA2_DEFAULT_EPS;
+  }
+  out->stab = stab; /* FA2_STAB_NONE/PAPER/ROBUST == GEN_STAB_* */
+  if (stab != FA2_STAB_NONE) {
+    out->beta = beta;
+    out->eps = eps;
+  }
+  return rt_source_complete(s, out, arch, err, n);
+}

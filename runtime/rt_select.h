@@ -1,0 +1,33 @@
+/* rt_select: from a call's arguments to the kernel variant that serves it.
+ *
+ * A launch packs the few fields that pick a kernel into an rt_request (the
+ * in-memory cache key of the launch path, no strings, no Lua). Only on a
+ * miss does the request become a gen_variant: defaults filled, the tuning
+ * database consulted, tiles "auto" completed by the generator for the arch.
+ */
+#ifndef RT_SELECT_H
+#define RT_SELECT_H
+#include <stdint.h>
+
+#include "fa2.h"
+#include "gen.h"
+#include "rt_source.h"
+#include "rt_tuning.h"
+
+typedef struct rt_request {
+  int32_t pass, dtype, head_dim, causal, stab, reserved; /* reserved: 0 */
+  double beta, eps; /* defaults resolved; 0 for none (and tuned without values) */
+} rt_request;
+
+/* Zero-padded and normalized, so equal selections give equal bytes. */
+void rt_request_fwd(const fa2_fwd_args *a, rt_request *r);
+void rt_request_desc(const fa2_kernel_desc *d, rt_request *r);
+
+/* "fwd_bf16_d128_causal": the tuning database's key of a request. */
+void rt_request_tuning_key(const rt_request *r, char *buf, size_t len);
+
+/* The completed variant for r on arch. Returns an fa2 status; err says why. */
+int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, const char *arch,
+                      gen_variant *out, char *err, size_t n);
+
+#endif

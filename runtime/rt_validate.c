@@ -1,0 +1,154 @@
+/* rt_validate: argument checks for the forward (see rt_validate.h). */
+#include "rt_validate.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "rt_error.h"
+
+static const int head_dims[] = {32, 64, 96, 128, 160, 192, 224, 256};
+
+int rt_head_dim_supported(int head_dim) {
+  for (unsigned i = 0; i < sizeof head_dims / sizeof head_dims[0]; i++)
+    if (head_dims[i] == head_dim) return 1;
+  return 0;
+}
+
+const char *rt_dtype_name(int dtype) {
+  return dtype == FA2_BF16 ? "bf16" : dtype == FA2_FP16 ? "fp16" : "?";
+}
+
+static const char *dtype_enum(int dtype) {
+  return dtype == FA2_BF16 ? "FA2_BF16" : dtype == FA2_FP16 ? "FA2_FP16" : "an unknown dtype";
+}
+
+int rt_fwd_is_noop(const fa2_fwd_args *a) { return a->batch == 0 || a->seqlen_q == 0; }
+
+static int check_size(const char *name, int value, int min) {
+  if (value < min)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT, "%s is %d: must be >= %d", name, value, min);
+  return FA2_OK;
+}
+
+static int check_tensor_dtype(const char *name, const fa2_tensor *t, int q_dtype) {
+  if ((int)t->dtype != q_dtype)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "%s.dtype is %d (%s) but q.dtype is %s: q, k, v and o must have the "
+                        "same dtype",
+                        name, (int)t->dtype, dtype_enum(t->dtype), dtype_enum(q_dtype));
+  return FA2_OK;
+}
+
+/* Messages are formatted only on failure: this runs on every launch. */
+static int check_pointer(const char *name, const char *suffix, const void *p, unsigned align,
+                         const char *what) {
+  if (!p)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT, "%s%s is NULL: %s", name, suffix, what);
+  if ((uintptr_t)p % align)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "%s%s %p is not %u-byte aligned: %s%s must start on a %u-byte boundary",
+                        name, suffix, p, align, name, suffix, align);
+  return FA2_OK;
+}
+
+/* A stride matters only when its dimension has more than one index. */
+static int check_stride(const char *tname, const char *sname, long long stride, int size,
+                        int written) {
+  if (size <= 1) return FA2_OK;
+  if (stride < 0)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT, "%s.%s is %lld: strides must be >= 0", tname,
+                        sname, stride);
+  if (written && stride == 0)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "%s.%s is 0: rows of the output would overlap", tname, sname);
+  if (stride % 8)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "%s.%s %lld breaks 16-byte alignment: strides are in elements and "
+                        "must be multiples of 8 (16 bytes of bf16/fp16)",
+                        tname, sname, stride);
+  return FA2_OK;
+}
+
+static int check_tensor(const char *name, const fa2_tensor *t, int batch, int seqlen,
+                        int heads, int written) {
+  int rc;
+  if (!t->data)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT, "%s.data is NULL: %s needs a device pointer",
+                        name, name);
+  if ((rc = check_pointer(name, ".data", t->data, 16, ""))) return rc;
+  if ((rc = check_stride(name, "batch_stride", t->batch_stride, batch, written))) return rc;
+  if ((rc = check_stride(name, "seq_stride", t->seq_stride, seqlen, written))) return rc;
+  if ((rc = check_stride(name, "head_stride", t->head_stride, heads, written))) return rc;
+  return FA2_OK;
+}
+
+static int check_stab(const fa2_fwd_args *a) {
+  if ((int)a->stab < FA2_STAB_NONE || (int)a->stab > FA2_STAB_TUNED)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "stab is %d: allowed FA2_STAB_NONE (0), FA2_STAB_PAPER (1), "
+                        "FA2_STAB_ROBUST (2), FA2_STAB_TUNED (3)",
+                        (int)a->stab);
+  if (a->stab == FA2_STAB_NONE) return FA2_OK;
+  if (a->beta != 0 && !(a->beta > 1 && isfinite(a->beta)))
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "beta is %g: must be a finite number > 1 (0 picks %g)", a->beta,
+                        FA2_DEFAULT_BETA);
+  if (a->eps != 0 && !(a->eps > 0 && isfinite(a->eps)))
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "eps is %g: must be a finite number > 0 (0 picks %g)", a->eps,
+                        FA2_DEFAULT_EPS);
+  return FA2_OK;
+}
+
+int rt_validate_fwd(const fa2_fwd_args *a) {
+  int rc;
+  if (!a) return rt_set_error(FA2_ERR_INVALID_ARGUMENT, "args is NULL");
+  if ((rc = check_size("batch", a->batch, 0)) || (rc = check_size("seqlen_q", a->seqlen_q, 0)) ||
+      (rc = check_size("seqlen_k", a->seqlen_k, 0)) ||
+      (rc = check_size("heads_q", a->heads_q, 1)) ||
+      (rc = check_size("heads_kv", a->heads_kv, 1)))
+    return rc;
+  if ((int)a->q.dtype != FA2_BF16 && (int)a->q.dtype != FA2_FP16)
+    return rt_set_error(FA2_ERR_UNSUPPORTED,
+                        "q.dtype is %d: allowed FA2_BF16 (0) or FA2_FP16 (1)", (int)a->q.dtype);
+  if ((rc = check_tensor_dtype("k", &a->k, a->q.dtype)) ||
+      (rc = check_tensor_dtype("v", &a->v, a->q.dtype)) ||
+      (rc = check_tensor_dtype("o", &a->o, a->q.dtype)))
+    return rc;
+  if (!rt_head_dim_supported(a->head_dim))
+    return rt_set_error(FA2_ERR_UNSUPPORTED,
+                        "head_dim %d is not supported: allowed 32, 64, 96, 128, 160, 192, 224, "
+                        "256",
+                        a->head_dim);
+  if (a->heads_q % a->heads_kv)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "heads_q %d is not a multiple of heads_kv %d (GQA/MQA share each K/V "
+                        "head among heads_q / heads_kv query heads)",
+                        a->heads_q, a->heads_kv);
+  if (a->heads_q > RT_GRID_YZ_MAX)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "heads_q %d exceeds the CUDA grid limit %d (grid y is heads_q)",
+                        a->heads_q, RT_GRID_YZ_MAX);
+  if (a->batch > RT_GRID_YZ_MAX)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "batch %d exceeds the CUDA grid limit %d (grid z is batch)", a->batch,
+                        RT_GRID_YZ_MAX);
+  if (!isfinite(a->scale))
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "scale is %g: must be finite (0 picks 1/sqrt(head_dim))", a->scale);
+  if ((rc = check_stab(a))) return rc;
+  if (rt_fwd_is_noop(a)) return FA2_OK;
+
+  if ((rc = check_tensor("q", &a->q, a->batch, a->seqlen_q, a->heads_q, 0)) ||
+      (rc = check_tensor("o", &a->o, a->batch, a->seqlen_q, a->heads_q, 1)))
+    return rc;
+  if (a->seqlen_k > 0 && ((rc = check_tensor("k", &a->k, a->batch, a->seqlen_k, a->heads_kv, 0)) ||
+                          (rc = check_tensor("v", &a->v, a->batch, a->seqlen_k, a->heads_kv, 0))))
+    return rc;
+  return check_pointer("lse", "", a->lse, 4,
+                       "the forward writes LSE, (batch, heads_q, seqlen_q) fp32, for the "
+                       "backward");
+}
+
+fa2_status fa2_check_forward(const fa2_fwd_args *args) { return (fa2_status)rt_validate_fwd(args); }

@@ -1,0 +1,21 @@
+/* rt_validate: every check fa2_forward makes before it selects or launches
+ * a kernel. Each failure names the bad value and what is allowed. */
+#ifndef RT_VALIDATE_H
+#define RT_VALIDATE_H
+#include "fa2.h"
+
+/* The CUDA grid limit of dimensions y (heads_q) and z (batch). */
+enum { RT_GRID_YZ_MAX = 65535 };
+
+/* FA2_OK or an error status with fa2_last_error set. A no-op problem
+ * (batch or seqlen_q 0) is FA2_OK once its sizes, dtypes and options are
+ * valid; pointers and strides are not looked at then. */
+int rt_validate_fwd(const fa2_fwd_args *a);
+
+/* 1 when fa2_forward has nothing to compute. */
+int rt_fwd_is_noop(const fa2_fwd_args *a);
+
+int rt_head_dim_supported(int head_dim);
+const char *rt_dtype_name(int dtype); /* "bf16", "fp16", "?" */
+
+#endif

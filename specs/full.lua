@@ -1,0 +1,19 @@
+-- specs/full.lua: every supported forward variant with "auto" tiles:
+-- head dims 32..256 (step 32) x bf16, fp16 x causal or not x the three
+-- stabilization modes (paper and robust with beta 2, eps 1e-3).
+local head_dims = {}
+for d = 32, 256, 32 do head_dims[#head_dims + 1] = d end
+
+return {
+  dtype    = { "bf16", "fp16" },
+  head_dim = head_dims,
+  causal   = { false, true },
+  stab     = {
+    { mode = "none" },
+    { mode = "paper",  beta = 2, eps = 1e-3 },
+    { mode = "robust", beta = 2, eps = 1e-3 },
+  },
+  tiles    = "auto",
+  pass     = { "fwd" },
+  arch     = { "sm_80", "sm_90" },
+}

@@ -1,0 +1,32 @@
+/* fake_cuda: a stand-in libcuda.so.1 for CPU tests of the launch path.
+ * Tests load it with rt_cuda_set_library_for_tests() and read what the
+ * runtime did through fake_cuda_state() (dlsym on the same handle). */
+#ifndef FAKE_CUDA_H
+#define FAKE_CUDA_H
+#include "fa2_params.h"
+
+typedef struct fake_launch {
+  const void *fn;
+  const char *fn_name;
+  unsigned grid[3], block[3], smem;
+  void *stream;
+  void *current_ctx; /* context current on the launching thread */
+  fa2_fwd_params params;
+} fake_launch;
+
+typedef struct fake_cuda_state {
+  /* set by tests (before fa2_create where it matters) */
+  int device_count, cc_major, cc_minor, smem_optin;
+  int launch_result, module_load_result;
+  /* observed */
+  int retains, releases;
+  int module_loads, module_unloads, live_modules;
+  int launches;
+  fake_launch last;
+  int attr_sets, last_attr, last_attr_value;
+  char last_image_head[64]; /* first bytes of the last module image */
+} fake_cuda_state;
+
+typedef fake_cuda_state *(*fake_cuda_state_fn)(void);
+
+#endif

@@ -1,0 +1,92 @@
+/* A generator stand-in for runtime tests that must not depend on gen/ or
+ * spend NVRTC time: names and sizes follow the ARCHITECTURE.md rules, the
+ * "source" is one line, the "compiler" wraps the source in a marker. */
+#ifndef RT_FAKE_GEN_H
+#define RT_FAKE_GEN_H
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+#include "rt_jit.h"
+#include "rt_source.h"
+
+static atomic_int fg_compiles;
+static char fg_salt[64] = ""; /* changes every rendered source (a "new fa2gen") */
+static const char *const fg_opts[] = {"-std=c++17", NULL};
+
+static void fg_name(gen_variant *v) {
+  static const char *const modes[] = {"none", "paper", "robust"};
+  int n = snprintf(v->name, sizeof v->name, "fwd_%s_d%d%s_m%dn%dw%ds%d_%s",
+                   v->dtype ? "fp16" : "bf16", v->head_dim, v->causal ? "_causal" : "",
+                   v->block_m, v->block_n, v->warps, v->stages, modes[v->stab]);
+  if (v->stab != GEN_STAB_NONE)
+    snprintf(v->name + n, sizeof v->name - (size_t)n, "_b%g_e%g", v->beta, v->eps);
+}
+
+static int fg_complete(gen_variant *v, const char *arch, char *err, size_t n) {
+  if (v->stab < 0 || v->stab > 2) {
+    snprintf(err, n, "bad stab %d", v->stab);
+    return 2;
+  }
+  if (!v->block_m) {
+    v->block_m = 64;
+    v->block_n = 64;
+    v->warps = 4;
+    v->stages = 2;
+  }
+  fg_name(v);
+  v->threads = 32 * v->warps;
+  v->smem_bytes = 2 * (v->head_dim + 8) * (v->block_m + 2 * v->stages * v->block_n);
+  v->n_entries = 1;
+  snprintf(v->entries[0], sizeof v->entries[0], "fa2_fwd");
+  return 0;
+}
+
+static int fg_from_name(const char *name, gen_variant *v, char *err, size_t n) {
+  memset(v, 0, sizeof *v);
+  const char *p;
+  if (strncmp(name, "fwd_", 4) || !(p = strstr(name, "_d")) || sscanf(p, "_d%d", &v->head_dim) != 1 ||
+      !(p = strstr(name, "_m")) ||
+      sscanf(p, "_m%dn%dw%ds%d", &v->block_m, &v->block_n, &v->warps, &v->stages) != 4) {
+    snprintf(err, n, "unknown variant name '%s'", name);
+    return 2;
+  }
+  v->dtype = strstr(name, "_fp16_") ? 1 : 0;
+  v->causal = strstr(name, "_causal") != NULL;
+  v->stab = strstr(name, "_robust") ? 2 : strstr(name, "_paper") ? 1 : 0;
+  p = strstr(name, v->stab == 2 ? "_robust" : "_paper");
+  if (v->stab && p) sscanf(strchr(p + 1, '_'), "_b%lf_e%lf", &v->beta, &v->eps);
+  return fg_complete(v, NULL, err, n);
+}
+
+static int fg_render(const gen_variant *v, char **src, size_t *len, char *err, size_t n) {
+  char buf[512];
+  int k = snprintf(buf, sizeof buf, "// %s%s\nextern \"C\" __global__ void fa2_fwd() {}\n",
+                   v->name, fg_salt);
+  *src = strdup(buf);
+  *len = (size_t)k;
+  return 0;
+}
+
+static int fg_compile(const char *src, const char *program, const char *arch,
+                      const char *const *opts, rt_blob *cubin, char *err, size_t errlen) {
+  atomic_fetch_add(&fg_compiles, 1);
+  size_t n = strlen(src);
+  cubin->data = malloc(n + 6);
+  memcpy(cubin->data, "CUBIN:", 6);
+  memcpy(cubin->data + 6, src, n);
+  cubin->size = n + 6;
+  return 0;
+}
+
+static const rt_source_ops fg_ops = {fg_complete, fg_from_name, fg_render, fg_opts};
+
+/* Installs the stand-ins (the compiler only when fake_compiler). */
+static inline void fg_install(int fake_compiler) {
+  rt_source_set_ops_for_tests(&fg_ops);
+  if (fake_compiler) rt_jit_set_compiler_for_tests(fg_compile);
+}
+
+#endif

@@ -1,0 +1,551 @@
+/* The context and launch path on a stand-in driver (tests/fake): device
+ * discovery, the JIT order (memory -> AOT -> disk -> compile), launch
+ * geometry and the kernel argument block, context handling, failures. */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <math.h>
+
+#include "fa2.h"
+#include "fake/fake_cuda.h"
+#include "rt_cuda.h"
+#include "rt_fake_gen.h"
+#include "rt_key.h"
+#include "rt_nvrtc.h"
+#include "rt_paths.h"
+#include "rt_test_util.h"
+
+static fake_cuda_state *fake;
+static char root[256];
+static tu_log seen;
+
+static void setup(void) {
+  const char *path = getenv("FA2_FAKE_CUDA");
+  if (!path) path = "build/libfakecuda.so";
+  rt_cuda_set_library_for_tests(path);
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  cr_assert_not_null(h, "cannot load the fake driver %s: %s", path, dlerror());
+  fake = ((fake_cuda_state_fn)dlsym(h, "fake_cuda_state_get"))();
+  tu_tmpdir(root, sizeof root);
+  memset(&seen, 0, sizeof seen);
+  fg_install(1);
+}
+
+static void teardown(void) { tu_rmtree(root); }
+
+TestSuite(rt_context, .init = setup, .fini = teardown);
+
+static fa2_context *make_ctx(const char *cache_dir, int level) {
+  fa2_options o = {0};
+  o.cache_dir = cache_dir;
+  o.log_level = level;
+  o.log_fn = tu_log_fn;
+  o.log_user = &seen;
+  fa2_context *ctx = NULL;
+  fa2_status st = fa2_create(&ctx, &o);
+  cr_assert_eq(st, FA2_OK, "fa2_create: %s", fa2_last_error());
+  return ctx;
+}
+
+static char cache_dir_buf[300];
+static const char *cache_dir(void) {
+  snprintf(cache_dir_buf, sizeof cache_dir_buf, "%s/cache", root);
+  return cache_dir_buf;
+}
+
+/* (B, N, H, d) contiguous tensors at fake, 256-byte aligned addresses. */
+static fa2_fwd_args args(int b, int n, int h, int hkv, int d) {
+  fa2_fwd_args a = {0};
+  a.q = (fa2_tensor){(void *)0x100000, FA2_BF16, (long long)n * h * d, h * d, d};
+  a.k = (fa2_tensor){(void *)0x200000, FA2_BF16, (long long)n * hkv * d, hkv * d, d};
+  a.v = (fa2_tensor){(void *)0x300000, FA2_BF16, (long long)n * hkv * d, hkv * d, d};
+  a.o = (fa2_tensor){(void *)0x400000, FA2_BF16, (long long)n * h * d, h * d, d};
+  a.lse = (float *)0x500000;
+  a.batch = b;
+  a.seqlen_q = a.seqlen_k = n;
+  a.heads_q = h;
+  a.heads_kv = hkv;
+  a.head_dim = d;
+  a.stab = FA2_STAB_ROBUST;
+  return a;
+}
+
+static fa2_cache_stats stats(fa2_context *ctx) {
+  fa2_cache_stats s;
+  cr_assert_eq(fa2_stats(ctx, &s), FA2_OK);
+  return s;
+}
+
+Test(rt_context, no_driver_fails_cleanly) {
+  rt_cuda_set_library_for_tests("/nonexistent/libcuda.so.1");
+  fa2_context *ctx = (fa2_context *)0x1;
+  cr_expect_eq(fa2_create(&ctx, NULL), FA2_ERR_NO_DRIVER);
+  cr_expect_null(ctx);
+  cr_expect(strstr(fa2_last_error(), "fa2_create: cannot load the CUDA driver "
+                                     "(/nonexistent/libcuda.so.1)") == fa2_last_error(),
+            "%s", fa2_last_error());
+  cr_expect(strstr(fa2_last_error(), "is an NVIDIA driver installed?") != NULL);
+  cr_expect_str_eq(fa2_status_name(FA2_ERR_NO_DRIVER), "FA2_ERR_NO_DRIVER");
+}
+
+Test(rt_context, device_properties) {
+  fa2_context *ctx = make_ctx(cache_dir(), 0);
+  fa2_cache_stats s = stats(ctx);
+  cr_expect_str_eq(s.arch, "sm_90");
+  cr_expect_str_eq(s.device_name, "Fake GPU");
+  cr_expect_eq(s.disk_cache, 1);
+  char expect[400];
+  snprintf(expect, sizeof expect, "%s/kernels", cache_dir());
+  cr_expect_str_eq(s.cache_dir, expect);
+  cr_expect_eq(fake->retains, 1);
+  fa2_destroy(ctx);
+  cr_expect_eq(fake->releases, 1);
+}
+
+Test(rt_context, bad_options) {
+  fa2_context *ctx;
+  fa2_options o = {0};
+  o.device = -1;
+  cr_expect_eq(fa2_create(&ctx, &o), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect_str_eq(fa2_last_error(), "options.device is -1: must be a CUDA device ordinal >= 0");
+  o.device = 1;
+  cr_expect_eq(fa2_create(&ctx, &o), FA2_ERR_NO_DRIVER);
+  cr_expect_str_eq(fa2_last_error(), "options.device is 1 but this machine has 1 CUDA device(s)");
+  cr_expect_null(ctx);
+  o.device = 0;
+  o.log_level = 9;
+  cr_expect_eq(fa2_create(&ctx, &o), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect_str_eq(fa2_last_error(), "options.log_level is 9: allowed 0 (default) to 5 (debug)");
+  cr_expect_eq(fa2_create(NULL, &o), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect_eq(fake->retains, 0);
+}
+
+Test(rt_context, old_gpu_is_unsupported) {
+  fake->cc_major = 7;
+  fake->cc_minor = 5;
+  fa2_context *ctx;
+  cr_expect_eq(fa2_create(&ctx, NULL), FA2_ERR_UNSUPPORTED);
+  cr_expect_str_eq(fa2_last_error(), "device 0 (Fake GPU) has compute capability 7.5: fa2gen "
+                                     "needs 8.0 or newer (Ampere, mma.sync bf16)");
+  cr_expect_eq(fake->retains, fake->releases);
+}
+
+Test(rt_context, launch_geometry_and_arguments) {
+  fa2_context *ctx = make_ctx(cache_dir(), 0);
+  fa2_fwd_args a = args(3, 200, 12, 4, 128);
+  a.q.seq_stride = 3 * 12 * 128; /* packed QKV: rows 3x wider */
+  a.q.batch_stride = 200LL * 3 * 12 * 128;
+  a.causal = 1;
+  cr_assert_eq(fa2_forward(ctx, &a, (void *)0xabc), FA2_OK, "%s", fa2_last_error());
+  fake_launch *l = &fake->last;
+  cr_expect_eq(fake->launches, 1);
+  cr_expect_str_eq(l->fn_name, "fa2_fwd");
+  cr_expect_eq(l->grid[0], 4); /* ceil(200 / 64) */
+  cr_expect_eq(l->grid[1], 12);
+  cr_expect_eq(l->grid[2], 3);
+  cr_expect_eq(l->block[0], 128);
+  cr_expect_eq(l->block[1], 1);
+  cr_expect_eq(l->smem, 2 * (128 + 8) * (64 + 2 * 2 * 64));
+  cr_expect_eq(l->stream, (void *)0xabc);
+  cr_expect_eq(l->params.q, a.q.data);
+  cr_expect_eq(l->params.k, a.k.data);
+  cr_expect_eq(l->params.v, a.v.data);
+  cr_expect_eq(l->params.o, a.o.data);
+  cr_expect_eq(l->params.lse, a.lse);
+  cr_expect_eq(l->params.q_batch_stride, 200LL * 3 * 12 * 128);
+  cr_expect_eq(l->params.q_row_stride, 3 * 12 * 128);
+  cr_expect_eq(l->params.q_head_stride, 128);
+  cr_expect_eq(l->params.k_row_stride, 4 * 128);
+  cr_expect_eq(l->params.v_batch_stride, 200LL * 4 * 128);
+  cr_expect_eq(l->params.o_row_stride, 12 * 128);
+  cr_expect_eq(l->params.batch, 3);
+  cr_expect_eq(l->params.seqlen_q, 200);
+  cr_expect_eq(l->params.seqlen_k, 200);
+  cr_expect_eq(l->params.heads_q, 12);
+  cr_expect_eq(l->params.heads_kv, 4);
+  cr_expect_float_eq(l->params.scale, 1.0f / sqrtf(128.f), 1e-7);
+  /* 87040 bytes > 48 KiB: the opt-in attribute was raised for it. */
+  cr_expect_eq(fake->attr_sets, 1);
+  cr_expect_eq(fake->last_attr, RT_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+  cr_expect_eq(fake->last_attr_value, 87040);
+  cr_expect_str_eq(fake->last_image_head, "CUBIN:// fwd_bf16_d128_causal_m64n64w4s2_robust_b2_e0.001");
+  a.scale = 0.5f;
+  a.seqlen_q = 64;
+  a.seqlen_k = 1000;
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
+  cr_expect_eq(l->grid[0], 1);
+  cr_expect_eq(l->params.seqlen_k, 1000);
+  cr_expect_float_eq(l->params.scale, 0.5f, 0);
+  fa2_destroy(ctx);
+  cr_expect_eq(fake->live_modules, 0);
+}
+
+Test(rt_context, small_shared_memory_needs_no_attribute) {
+  fa2_context *ctx = make_ctx(cache_dir(), 0);
+  fa2_fwd_args a = args(1, 10, 1, 1, 64); /* 46080 bytes */
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(fake->last.smem, 46080);
+  cr_expect_eq(fake->attr_sets, 0);
+  fa2_destroy(ctx);
+}
+
+Test(rt_context, cache_levels_memory_disk_compile) {
+  fa2_context *ctx = make_ctx(cache_dir(), FA2_LOG_INFO);
+  fa2_fwd_args a = args(2, 100, 4, 2, 64);
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
+  a.beta = FA2_DEFAULT_BETA; /* the default spelled out: the same kernel */
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
+  fa2_cache_stats s = stats(ctx);
+  cr_expect_eq(s.misses, 1);
+  cr_expect_eq(s.memory_hits, 2);
+  cr_expect_eq(s.disk_hits, 0);
+  cr_expect_eq(s.launches, 3);
+  cr_expect_eq(atomic_load(&fg_compiles), 1);
+  cr_expect(strstr(seen.last, "from NVRTC") != NULL, "%s", seen.last);
+  a.causal = 1; /* another variant */
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
+  cr_expect_eq(stats(ctx).misses, 2);
+  fa2_destroy(ctx);
+
+  /* A second process (context) finds both on disk. */
+  ctx = make_ctx(cache_dir(), FA2_LOG_INFO);
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
+  a.causal = 0;
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
+  s = stats(ctx);
+  cr_expect_eq(s.disk_hits, 2);
+  cr_expect_eq(s.misses, 0);
+  cr_expect_eq(atomic_load(&fg_compiles), 2);
+  cr_expect(strstr(seen.last, "from disk cache") != NULL, "%s", seen.last);
+  cr_expect_eq(s.compile_ms, 0);
+  fa2_destroy(ctx);
+
+  /* A new fa2gen renders other sources: other keys, compiled again. */
+  snprintf(fg_salt, sizeof fg_salt, " v2");
+  ctx = make_ctx(cache_dir(), 0);
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
+  cr_expect_eq(stats(ctx).misses, 1);
+  fa2_destroy(ctx);
+}
+
+Test(rt_context, unwritable_cache_dir_warns_once_and_works) {
+  char file[300];
+  snprintf(file, sizeof file, "%s/file", root);
+  fclose(fopen(file, "w"));
+  fa2_context *ctx = make_ctx(file, 0);
+  fa2_fwd_args a = args(1, 10, 2, 2, 64);
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
+  a.causal = 1;
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
+  fa2_cache_stats s = stats(ctx);
+  cr_expect_eq(s.misses, 2);
+  cr_expect_eq(s.disk_cache, 0);
+  cr_expect_str_eq(s.cache_dir, "");
+  cr_expect_eq(seen.count[FA2_LOG_WARN], 1);
+  cr_expect(strstr(seen.last, "kept in memory only") != NULL, "%s", seen.last);
+  fa2_destroy(ctx);
+}
+
+Test(rt_context, no_disk_cache_option) {
+  fa2_options o = {0};
+  o.no_disk_cache = 1;
+  o.log_fn = tu_log_fn;
+  o.log_user = &seen;
+  fa2_context *ctx;
+  cr_assert_eq(fa2_create(&ctx, &o), FA2_OK);
+  fa2_fwd_args a = args(1, 10, 2, 2, 64);
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
+  cr_expect_eq(stats(ctx).disk_cache, 0);
+  cr_expect_eq(seen.count[FA2_LOG_WARN], 0);
+  fa2_destroy(ctx);
+}
+
+Test(rt_context, missing_nvrtc_is_a_clear_error) {
+  rt_nvrtc_fail_load_for_tests(1);
+  fa2_context *ctx = make_ctx(cache_dir(), 0);
+  fa2_fwd_args a = args(1, 10, 2, 2, 64);
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_NO_NVRTC);
+  cr_expect_str_eq(fa2_last_error(), "fwd_bf16_d64_m64n64w4s2_robust_b2_e0.001 needs compiling "
+                                     "for sm_90, but NVRTC not found (disabled by a test)");
+  cr_expect_eq(fake->launches, 0);
+  fa2_destroy(ctx);
+}
+
+Test(rt_context, restores_the_callers_context) {
+  fa2_context *ctx = make_ctx(cache_dir(), 0);
+  void *h = dlopen(getenv("FA2_FAKE_CUDA") ? getenv("FA2_FAKE_CUDA") : "build/libfakecuda.so",
+                   RTLD_NOW);
+  void *(*other)(void) = (void *(*)(void))dlsym(h, "fake_cuda_other_context");
+  const rt_cuda_api *cu = rt_cuda_load(NULL, 0);
+  cu->cuCtxSetCurrent((CUcontext)other());
+  fa2_fwd_args a = args(1, 10, 2, 2, 64);
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  CUcontext cur;
+  cu->cuCtxGetCurrent(&cur);
+  cr_expect_eq((void *)cur, other());
+  cr_expect_neq(fake->last.current_ctx, other(), "launched in the primary context");
+  cr_expect_not_null(fake->last.current_ctx);
+  fa2_destroy(ctx);
+}
+
+Test(rt_context, launch_failure_names_the_kernel) {
+  fa2_context *ctx = make_ctx(cache_dir(), 0);
+  fa2_fwd_args a = args(1, 10, 2, 2, 64);
+  fake->launch_result = 700;
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_CUDA);
+  cr_expect_str_eq(fa2_last_error(),
+                   "cuLaunchKernel(fwd_bf16_d64_m64n64w4s2_robust_b2_e0.001, grid 1 x 2 x 1, 128 "
+                   "threads, 46080 bytes shared memory) failed: CUDA_ERROR_ILLEGAL_ADDRESS (700): "
+                   "fake driver error");
+  cr_expect_eq(stats(ctx).launches, 0);
+  fa2_destroy(ctx);
+}
+
+Test(rt_context, module_load_failure_is_not_cached) {
+  fa2_context *ctx = make_ctx(cache_dir(), 0);
+  fa2_fwd_args a = args(1, 10, 2, 2, 64);
+  fake->module_load_result = 218;
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_CUDA);
+  cr_expect(strstr(fa2_last_error(), "cuModuleLoadData(fwd_bf16_d64_m64n64w4s2_robust_b2_e0.001 "
+                                     "for sm_90) failed: CUDA_ERROR_INVALID_PTX") != NULL,
+            "%s", fa2_last_error());
+  fake->module_load_result = 0;
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(fake->launches, 1);
+  fa2_destroy(ctx);
+}
+
+Test(rt_context, too_much_shared_memory_is_unsupported) {
+  fake->smem_optin = 101376; /* an sm_86-class limit */
+  fa2_context *ctx = make_ctx(cache_dir(), 0);
+  fa2_fwd_args a = args(1, 10, 2, 2, 256); /* 2 * 264 * 320 = 168960 bytes */
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_UNSUPPORTED);
+  cr_expect_str_eq(fa2_last_error(), "fwd_bf16_d256_m64n64w4s2_robust_b2_e0.001 needs 168960 "
+                                     "bytes of shared memory; Fake GPU (sm_90) allows 101376 per "
+                                     "block");
+  fa2_destroy(ctx);
+}
+
+Test(rt_context, seqlen_zero_is_a_noop) {
+  fa2_context *ctx = make_ctx(cache_dir(), 0);
+  fa2_fwd_args a = args(2, 0, 2, 2, 64);
+  a.q.data = a.o.data = NULL; /* empty tensors may have no storage */
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
+  a = args(0, 10, 2, 2, 64);
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
+  cr_expect_eq(fake->launches, 0);
+  cr_expect_eq(stats(ctx).misses, 0);
+  fa2_destroy(ctx);
+}
+
+Test(rt_context, backward_is_not_available_yet) {
+  fa2_context *ctx = make_ctx(cache_dir(), 0);
+  fa2_bwd_args b = {0};
+  cr_expect_eq(fa2_backward(ctx, &b, NULL), FA2_ERR_NOT_AVAILABLE);
+  cr_expect(strstr(fa2_last_error(), "fa2_backward is not available yet") == fa2_last_error(),
+            "%s", fa2_last_error());
+  cr_expect_eq(fa2_backward(NULL, &b, NULL), FA2_ERR_INVALID_ARGUMENT);
+  fa2_destroy(ctx);
+}
+
+Test(rt_context, prepare_compiles_ahead) {
+  fa2_options o = {0};
+  o.cache_dir = cache_dir();
+  o.jobs = 3;
+  fa2_context *ctx;
+  cr_assert_eq(fa2_create(&ctx, &o), FA2_OK);
+  fa2_kernel_desc k[4] = {
+      {NULL, FA2_BF16, 64, 0, FA2_STAB_ROBUST, 0, 0},
+      {NULL, FA2_BF16, 64, 1, FA2_STAB_NONE, 0, 0},
+      {NULL, FA2_FP16, 128, 0, FA2_STAB_PAPER, 4, 1e-3},
+      {"fwd_bf16_d32_m128n32w8s1_none", 0, 0, 0, 0, 0, 0},
+  };
+  cr_assert_eq(fa2_prepare(ctx, k, 4), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(stats(ctx).misses, 4);
+  fa2_fwd_args a = args(1, 10, 2, 2, 64);
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
+  a.causal = 1;
+  a.stab = FA2_STAB_NONE;
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
+  fa2_cache_stats s = stats(ctx);
+  cr_expect_eq(s.misses, 4, "the forward calls found the prepared kernels");
+  cr_expect_eq(s.memory_hits, 2);
+  /* Preparing again costs nothing. */
+  cr_assert_eq(fa2_prepare(ctx, k, 4), FA2_OK);
+  cr_expect_eq(stats(ctx).misses, 4);
+  cr_expect_eq(stats(ctx).memory_hits, 6);
+  fa2_destroy(ctx);
+}
+
+Test(rt_context, prepare_reports_the_first_bad_kernel) {
+  fa2_context *ctx = make_ctx(cache_dir(), 0);
+  fa2_kernel_desc k[2] = {
+      {NULL, FA2_BF16, 64, 0, FA2_STAB_ROBUST, 0, 0},
+      {NULL, FA2_BF16, 100, 0, FA2_STAB_ROBUST, 0, 0},
+  };
+  cr_expect_eq(fa2_prepare(ctx, k, 2), FA2_ERR_UNSUPPORTED);
+  cr_expect_str_eq(fa2_last_error(), "kernels[1]: head_dim 100 is not supported: allowed 32, 64, "
+                                     "96, 128, 160, 192, 224, 256");
+  fa2_kernel_desc bad_name = {"bwd_nonsense", 0, 0, 0, 0, 0, 0};
+  cr_expect_eq(fa2_prepare(ctx, &bad_name, 1), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect_str_eq(fa2_last_error(), "kernels[0] \"bwd_nonsense\": unknown variant name "
+                                     "'bwd_nonsense'");
+  cr_expect_eq(fa2_prepare(ctx, NULL, 1), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect_eq(fa2_prepare(ctx, NULL, 0), FA2_OK);
+  fa2_destroy(ctx);
+}
+
+/* --- AOT: out/manifest.json + out/sm_90/build.json + out/sm_90/<name>.cubin */
+
+static const char *aot_name = "fwd_bf16_d64_m64n64w4s2_robust_b2_e0.001";
+
+static void write_text(const char *path, const char *text) {
+  FILE *fp = fopen(path, "w");
+  cr_assert_not_null(fp, "%s", path);
+  fputs(text, fp);
+  fclose(fp);
+}
+
+/* Writes out/ for aot_name with the source hash of what fg_render gives
+ * (salted by manifest_salt / build_salt to make it stale). */
+static void write_aot(const char *out, const char *manifest_salt, const char *build_salt,
+                      const char *cubin_hash) {
+  char path[600], text[2048], src[512], h_manifest[33], h_build[33];
+  gen_variant v;
+  char err[256];
+  fg_from_name(aot_name, &v, err, sizeof err);
+  char saved[64];
+  snprintf(saved, sizeof saved, "%s", fg_salt);
+  snprintf(fg_salt, sizeof fg_salt, "%s", manifest_salt);
+  char *s;
+  size_t len;
+  fg_render(&v, &s, &len, err, sizeof err);
+  rt_hash128_hex(s, len, h_manifest);
+  free(s);
+  snprintf(fg_salt, sizeof fg_salt, "%s", build_salt);
+  fg_render(&v, &s, &len, err, sizeof err);
+  rt_hash128_hex(s, len, h_build);
+  free(s);
+  snprintf(fg_salt, sizeof fg_salt, "%s", saved);
+  snprintf(src, sizeof src, "%s/sm_90", out);
+  cr_assert_eq(rt_mkdirs(src), 0);
+  snprintf(path, sizeof path, "%s/manifest.json", out);
+  snprintf(text, sizeof text,
+           "{\"variants\": [{\"name\": \"other\", \"source_hash\": \"xxh3-128:%032d\"},"
+           " {\"name\": \"%s\", \"source\": \"%s.cu\", \"source_hash\": \"xxh3_128:%s\"}]}",
+           0, aot_name, aot_name, h_manifest);
+  write_text(path, text);
+  snprintf(path, sizeof path, "%s/sm_90/build.json", out);
+  snprintf(text, sizeof text,
+           "{\"arch\": \"sm_90\", \"kernels\": {\"%s\": {\"cubin\": \"x.cubin\", "
+           "\"source_hash\": \"xxh3_128:%s\"%s%s%s}}}",
+           aot_name, h_build, cubin_hash ? ", \"cubin_hash\": \"" : "",
+           cubin_hash ? cubin_hash : "", cubin_hash ? "\"" : "");
+  write_text(path, text);
+  snprintf(path, sizeof path, "%s/sm_90/x.cubin", out); /* named by build.json */
+  write_text(path, "AOTCUBIN");
+}
+
+static int run_with_aot(const char *out) {
+  fa2_options o = {0};
+  o.cache_dir = cache_dir();
+  o.aot_dir = out;
+  o.log_level = FA2_LOG_INFO;
+  o.log_fn = tu_log_fn;
+  o.log_user = &seen;
+  fa2_context *ctx;
+  cr_assert_eq(fa2_create(&ctx, &o), FA2_OK);
+  fa2_fwd_args a = args(1, 10, 2, 2, 64);
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  fa2_cache_stats s = stats(ctx);
+  fa2_destroy(ctx);
+  cr_expect_eq(s.aot_hits + s.misses + s.disk_hits, 1);
+  return (int)s.aot_hits;
+}
+
+Test(rt_context, aot_cubin_used_when_current) {
+  char out[300];
+  snprintf(out, sizeof out, "%s/out", root);
+  write_aot(out, "", "", NULL);
+  cr_expect_eq(run_with_aot(out), 1);
+  cr_expect_str_eq(fake->last_image_head, "AOTCUBIN");
+  cr_expect_eq(atomic_load(&fg_compiles), 0);
+}
+
+Test(rt_context, aot_cubin_hash_checked) {
+  char out[300], good[42];
+  snprintf(out, sizeof out, "%s/out", root);
+  rt_hash128_hex("AOTCUBIN", 8, good + 9);
+  memcpy(good, "xxh3_128:", 9);
+  write_aot(out, "", "", good);
+  cr_expect_eq(run_with_aot(out), 1);
+  write_aot(out, "", "", "0123456789abcdef0123456789abcdef");
+  cr_expect_eq(run_with_aot(out), 0);
+  cr_expect(strstr(seen.last, "from NVRTC") != NULL, "%s", seen.last);
+}
+
+Test(rt_context, stale_manifest_is_not_used) {
+  char out[300];
+  snprintf(out, sizeof out, "%s/out", root);
+  write_aot(out, " old", " old", NULL); /* out/ from another fa2gen */
+  cr_expect_eq(run_with_aot(out), 0);
+  cr_expect_eq(atomic_load(&fg_compiles), 1);
+  cr_expect_neq(strcmp(fake->last_image_head, "AOTCUBIN"), 0);
+}
+
+Test(rt_context, stale_build_is_not_used) {
+  char out[300];
+  snprintf(out, sizeof out, "%s/out", root);
+  write_aot(out, "", " old", NULL); /* fa2 gen re-run, fa2 build not */
+  cr_expect_eq(run_with_aot(out), 0);
+  cr_expect_eq(atomic_load(&fg_compiles), 1);
+}
+
+/* --- tuning database */
+
+Test(rt_context, tuning_database_tiles_and_tuned_beta) {
+  char db[300];
+  snprintf(db, sizeof db, "%s/tuning.json", root);
+  write_text(db, "{\"format\": \"fa2gen-tuning\", \"version\": 1, \"arch\": \"sm_90\", \"entries\": "
+                 "{\"fwd_bf16_d64\": {\"block_m\": 128, \"block_n\": 32, \"warps\": 8, "
+                 "\"stages\": 3, \"stab\": \"robust\", \"beta\": 4, \"eps\": 0.002}}}");
+  fa2_options o = {0};
+  o.cache_dir = cache_dir();
+  o.tuning_db = db;
+  fa2_context *ctx;
+  cr_assert_eq(fa2_create(&ctx, &o), FA2_OK);
+  fa2_fwd_args a = args(1, 300, 2, 2, 64);
+  a.stab = FA2_STAB_TUNED;
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_str_eq(fake->last_image_head, "CUBIN:// fwd_bf16_d64_m128n32w8s3_robust_b4_e0.002");
+  cr_expect_eq(fake->last.grid[0], 3); /* ceil(300 / 128) */
+  cr_expect_eq(fake->last.block[0], 256);
+  a.stab = FA2_STAB_NONE; /* tiles apply to every mode */
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
+  cr_expect_str_eq(fake->last_image_head, "CUBIN:// fwd_bf16_d64_m128n32w8s3_none");
+  a.causal = 1; /* no entry: defaults */
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
+  cr_expect_str_eq(fake->last_image_head, "CUBIN:// fwd_bf16_d64_causal_m64n64w4s2_none");
+  fa2_destroy(ctx);
+}
+
+Test(rt_context, tuning_database_of_another_arch_is_ignored) {
+  char db[300];
+  snprintf(db, sizeof db, "%s/tuning.json", root);
+  write_text(db, "{\"arch\": \"sm_80\", \"entries\": {\"fwd_bf16_d64\": {\"block_m\": 128, "
+                 "\"block_n\": 32, \"warps\": 8, \"stages\": 3}}}");
+  fa2_options o = {0};
+  o.cache_dir = cache_dir();
+  o.tuning_db = db;
+  o.log_fn = tu_log_fn;
+  o.log_user = &seen;
+  fa2_context *ctx;
+  cr_assert_eq(fa2_create(&ctx, &o), FA2_OK);
+  cr_expect_eq(seen.count[FA2_LOG_WARN], 1);
+  cr_expect(strstr(seen.last, "made for another arch") != NULL, "%s", seen.last);
+  fa2_fwd_args a = args(1, 300, 2, 2, 64);
+  a.stab = FA2_STAB_TUNED; /* no database: robust with the defaults */
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
+  cr_expect_str_eq(fake->last_image_head, "CUBIN:// fwd_bf16_d64_m64n64w4s2_robust_b2_e0.001");
+  fa2_destroy(ctx);
+}
