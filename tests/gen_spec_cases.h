@@ -87,6 +87,9 @@ static const spec_case spec_cases[] = {
      {"s.lua:3: attempt to index a nil value", "in exclude, for variant fwd_bf16_d64"}},
     /* Lua problems and the sandbox */
     {"return {", {"s.lua:1:", "expected"}},
+    {"\x1bLua", {"s.lua: attempt to load a binary chunk"}},
+    {"return { dtype = { string.rep('x', 1000) }, head_dim = {64} }",
+     {"dtype[1] = \"xxxxxxxxxx", "...\" (1000 bytes): not a supported dtype"}},
     {"local x = 1\nerror('my own error')", {"s.lua:2: my own error"}},
     {"error({ code = 0, msg = 'spoof' })", {"the spec raised {code=0, msg=\"spoof\"}"}},
     {"local t = os.time()\nreturn {}", {"s.lua:1: 'os' is not available in specs"}},
