@@ -52,7 +52,8 @@ typedef struct gen_variant {
 typedef struct gen_state gen_state;
 
 /* Opens a generator. templates_dir NULL: the templates embedded at build
- * time; otherwise read templates from that folder (`fa2 --templates DIR`). */
+ * time; otherwise read templates from that folder (`fa2 --templates DIR`).
+ * A gen_state is not thread-safe: use one per thread, or a lock. */
 int gen_open(gen_state **out, const char *templates_dir, gen_err *err);
 void gen_close(gen_state *g);
 

@@ -15,9 +15,9 @@
 #include "gen_embed.h"
 #include "gen_lua.h"
 
-#define LUA_MEM_LIMIT ((size_t)1 << 30)
+#define LUA_MEM_LIMIT ((size_t)256 << 20)
 #define HOOK_EVERY 100000   /* instructions per hook call */
-#define BUDGET_TICKS 10000L /* hook calls per top-level call: 1e9 instructions */
+#define BUDGET_TICKS 2000L /* hook calls per top-level call: 2e8 instructions */
 #define MODS_KEY "fa2gen.mods"
 
 /* Modules in load order; each gets the table of those before it. */

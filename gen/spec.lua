@@ -121,14 +121,15 @@ end
 -- The variants of a spec file's text. Returns {variants=, arch=, allow_spills=}.
 function M.load(text, path)
   local env = U.sandbox("specs")
-  local chunk, err = load(text, "@" .. path, "t", env)
-  if not chunk then U.raise(2, err) end
-  local ok, spec = pcall(chunk)
-  if not ok then
-    local msg = type(spec) == "string" and spec or "the spec raised " .. U.show(spec)
+  -- Lua's own messages usually start with "path:line:"; make sure they name the file.
+  local function located(msg)
     if msg:sub(1, #path + 1) ~= path .. ":" then msg = path .. ": " .. msg end
     U.raise(2, msg)
   end
+  local chunk, err = load(text, "@" .. path, "t", env)
+  if not chunk then located(err) end
+  local ok, spec = pcall(chunk)
+  if not ok then located(type(spec) == "string" and spec or "the spec raised " .. U.show(spec)) end
   local ok2, ax = pcall(validate, spec)
   if not ok2 then
     if type(ax) == "table" and ax.code == 2 then U.raise(2, path .. ": " .. ax.msg) end

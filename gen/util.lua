@@ -53,7 +53,10 @@ local function is_ident(s) return type(s) == "string" and s:match("^[%a_][%w_]*$
 -- with sorted keys ({block_m=128, block_n=64}), functions named as such.
 function M.show(v, depth)
   local t = type(v)
-  if t == "string" then return string.format("%q", v) end
+  if t == "string" then
+    if #v > 80 then return string.format("%q", v:sub(1, 60)):sub(1, -2) .. '..." (' .. #v .. " bytes)" end
+    return string.format("%q", v)
+  end
   if t == "number" then return M.numstr(v) end
   if t == "boolean" or t == "nil" then return tostring(v) end
   if t == "table" then

@@ -1,0 +1,183 @@
+/* fa2 build and the library's build code: cubins, build.json, the spill
+ * gate, and the full check that compiles every variant of specs/default.lua
+ * and specs/full.lua for sm_80 and sm_90 (skipped with FA2_TEST_QUICK=1). */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gen.h"
+#include "gen_build.h"
+#include "gen_test_util.h"
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static char *path_in(const char *dir, const char *rel) {
+  size_t n = strlen(dir) + strlen(rel) + 2;
+  char *p = malloc(n);
+  snprintf(p, n, "%s/%s", dir, rel);
+  return p;
+}
+
+#define SMALL_SPEC                                                                         \
+  "return { dtype = {'bf16'}, head_dim = {64}, causal = {true}, arch = {'sm_80', 'sm_90'},\n" \
+  "  stab = {{ mode = 'robust' }} }\n"
+#define SMALL_NAME "fwd_bf16_d64_causal_m128n64w4s2_robust_b2_e1em3"
+
+Test(build, cli_writes_cubins_and_build_json) {
+  char *t = tu_tmpdir(), *spec = tu_write(t, "s.lua", SMALL_SPEC), *out = path_in(t, "out");
+  tu_run r = tu_fa2(NULL, ARGS("build", spec, "-o", out, "-j", "2"));
+  cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
+  cr_expect(strstr(r.out, SMALL_NAME "  sm_80"), "%s", r.out);
+  cr_expect(strstr(r.out, SMALL_NAME "  sm_90"), "%s", r.out);
+  cr_expect(strstr(r.out, "55296+0"), "smem column: %s", r.out);
+  cr_expect(strstr(r.out, "0 failed, 0 with spills"), "%s", r.out);
+  cr_expect(strstr(r.out, "wrote") && strstr(r.out, "manifest.json"), "sources written: %s", r.out);
+  tu_expect_dir(out, "manifest.json sm_80 sm_90 src");
+
+  char *mpath = path_in(out, "manifest.json");
+  json_t *m = json_load_file(mpath, 0, NULL);
+  cr_assert_not_null(m);
+  const char *src_hash =
+      json_string_value(json_object_get(json_array_get(json_object_get(m, "variants"), 0), "source_hash"));
+  for (int a = 0; a < 2; a++) {
+    const char *arch = a ? "sm_90" : "sm_80";
+    char rel[300];
+    snprintf(rel, sizeof rel, "%s/build.json", arch);
+    char *bpath = path_in(out, rel);
+    json_error_t jerr;
+    json_t *b = json_load_file(bpath, 0, &jerr);
+    cr_assert_not_null(b, "%s: %s", bpath, jerr.text);
+    cr_expect_str_eq(json_string_value(json_object_get(b, "arch")), arch);
+    cr_expect_str_eq(json_string_value(json_object_get(b, "fa2gen_version")), gen_version());
+    int major, minor;
+    rt_nvrtc_version(&major, &minor);
+    char ver[32];
+    snprintf(ver, sizeof ver, "%d.%d", major, minor);
+    if (major) cr_expect_str_eq(json_string_value(json_object_get(b, "nvrtc_version")), ver);
+    json_t *k = json_object_get(json_object_get(b, "kernels"), SMALL_NAME);
+    cr_assert_not_null(k);
+    cr_expect_str_eq(json_string_value(json_object_get(k, "source_hash")), src_hash);
+    cr_expect_str_eq(json_string_value(json_object_get(k, "cubin")), SMALL_NAME ".cubin");
+    snprintf(rel, sizeof rel, "%s/%s.cubin", arch, SMALL_NAME);
+    char *cpath = path_in(out, rel), h[GEN_HASH_LEN];
+    size_t len;
+    char *cubin = tu_read(cpath, &len);
+    cr_assert_not_null(cubin, "%s missing", cpath);
+    cr_expect(len > 1000 && !memcmp(cubin, "\x7f" "ELF", 4), "a cubin is an ELF file");
+    gen_hash(cubin, len, h);
+    cr_expect_str_eq(json_string_value(json_object_get(k, "cubin_hash")), h);
+    cr_expect_gt(json_integer_value(json_object_get(k, "registers")), 0);
+    cr_expect_eq(json_integer_value(json_object_get(k, "spill_store_bytes")), 0);
+    cr_expect_eq(json_integer_value(json_object_get(k, "stack_bytes")), 0);
+    cr_expect_eq(json_integer_value(json_object_get(k, "smem_bytes")), 55296);
+    cr_expect_eq(json_integer_value(json_object_get(k, "threads")), 128);
+    cr_expect_not_null(json_object_get(json_object_get(k, "entries"), "fa2_fwd"));
+    json_decref(b);
+    free(cubin), free(cpath), free(bpath);
+  }
+  json_decref(m);
+  tu_run_free(&r);
+
+  /* Again for one arch only: sources are current (not rewritten), the other
+   * arch's folder stays, and the bytes are the same. */
+  char *before = tu_tree_digest(out);
+  r = tu_fa2(NULL, ARGS("build", spec, "-o", out, "--arch", "sm_90"));
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_expect(!strstr(r.out, "manifest.json"), "sources rewritten: %s", r.out);
+  char *after = tu_tree_digest(out);
+  cr_expect_str_eq(after, before, "a rebuild changed bytes (NVRTC not deterministic?)");
+  tu_run_free(&r);
+  free(before), free(after), free(mpath), free(out), free(spec), free(t);
+}
+
+/* A kernel with a stack frame fails the build unless the spec allows it. */
+Test(build, spills_fail_unless_allowed) {
+  char *t = tu_tmpdir(), *tpl = path_in(t, "tpl"), *out = path_in(t, "out");
+  cr_assert_eq(mkdir(tpl, 0777), 0);
+  free(tu_write(tpl, "fa2_params.h", "struct fa2_fwd_params { float *o; int n; };\n"));
+  free(tu_write(tpl, "fwd.cu.tpl",
+                "{% include \"fa2_params.h\" %}\n"
+                "extern \"C\" __global__ void fa2_fwd(fa2_fwd_params p) {\n"
+                "  float a[256];  // indexed at run time: lives on the stack\n"
+                "  for (int i = 0; i < 256; i++) a[i] = p.o[i * p.n + threadIdx.x];\n"
+                "  float s = 0;\n"
+                "  for (int i = 0; i < p.n; i++) s += a[(i * 7 + p.n) & 255];\n"
+                "  p.o[threadIdx.x] = s;\n"
+                "}\n"));
+  char *spec = tu_write(t, "s.lua", "return { dtype = {'bf16'}, head_dim = {64}, causal = {false},\n"
+                                    "  stab = {{ mode = 'none' }}, arch = {'sm_80'} }\n");
+  tu_run r = tu_fa2(NULL, ARGS("build", spec, "-o", out, "--templates", tpl));
+  cr_expect_eq(r.status, 1, "%s%s", r.out, r.err);
+  cr_expect(strstr(r.out, "<- spills"), "%s", r.out);
+  cr_expect(strstr(r.err, "spill registers or use a stack frame") && strstr(r.err, "allow_spills"),
+            "%s", r.err);
+  cr_expect(!tu_exists(out), "nothing written");
+  tu_run_free(&r);
+  free(tu_write(NULL, spec, "return { dtype = {'bf16'}, head_dim = {64}, causal = {false},\n"
+                            "  stab = {{ mode = 'none' }}, arch = {'sm_80'}, allow_spills = true }\n"));
+  r = tu_fa2(NULL, ARGS("build", spec, "-o", out, "--templates", tpl));
+  cr_expect_eq(r.status, 0, "%s%s", r.out, r.err);
+  cr_expect(strstr(r.out, "(allowed by the spec)"), "%s", r.out);
+  cr_expect(tu_exists(out), "written");
+  tu_run_free(&r);
+  free(spec), free(out), free(tpl), free(t);
+}
+
+Test(build, compile_errors_are_reported_and_nothing_written) {
+  char *t = tu_tmpdir(), *tpl = path_in(t, "tpl"), *out = path_in(t, "out");
+  cr_assert_eq(mkdir(tpl, 0777), 0);
+  free(tu_write(tpl, "fwd.cu.tpl", "extern \"C\" __global__ void fa2_fwd() { undeclared(); }\n"));
+  char *spec = tu_write(t, "s.lua", "return { dtype = {'bf16'}, head_dim = {64}, causal = {false},\n"
+                                    "  stab = {{ mode = 'none' }}, arch = {'sm_80'} }\n");
+  tu_run r = tu_fa2(NULL, ARGS("build", spec, "-o", out, "--templates", tpl));
+  cr_expect_eq(r.status, 1);
+  cr_expect(strstr(r.err, "NVRTC failed to compile fwd_bf16_d64_m128n64w4s2_none.cu for sm_80"),
+            "%s", r.err);
+  cr_expect(strstr(r.err, "undeclared"), "%s", r.err);
+  cr_expect(!tu_exists(out));
+  tu_run_free(&r);
+  free(spec), free(out), free(tpl), free(t);
+}
+
+/* Every variant of the shipped specs compiles for sm_80 and sm_90 without
+ * spills or stack frames, through the library's parallel build. */
+static void full_check(const char *spec_path) {
+  if (getenv("FA2_TEST_QUICK") && !strcmp(getenv("FA2_TEST_QUICK"), "1"))
+    cr_skip_test("FA2_TEST_QUICK=1: NVRTC check of %s skipped (the plain `make test` run does it)",
+                 spec_path);
+  gen_state *g = tu_open(NULL);
+  gen_spec s;
+  gen_rendered r;
+  gen_build b;
+  gen_err err;
+  cr_assert_eq(gen_spec_load(g, spec_path, &s, &err), GEN_OK, "%s", err.msg);
+  cr_assert_eq(gen_render_all(g, &s, &r, &err), GEN_OK, "%s", err.msg);
+  const char *arch[] = {"sm_80", "sm_90"};
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  cr_assert_eq(gen_build_run(&s, &r, arch, 2, ncpu > 0 ? (int)ncpu : 2, NULL, NULL, &b, &err), GEN_OK,
+               "%s", err.msg);
+  cr_expect_eq(b.n_items, 2 * s.n_variants);
+  for (int i = 0; i < b.n_items; i++) {
+    const gen_build_item *it = &b.items[i];
+    const char *name = s.variants[it->variant].name, *a = b.arch[it->arch];
+    cr_expect(it->ok, "%s %s: %s", name, a, it->err);
+    cr_expect(it->ok && it->registers > 0, "%s %s: no register count", name, a);
+    cr_expect_eq(it->spill_store_bytes + it->spill_load_bytes, 0, "%s %s spills %d/%d bytes", name, a,
+                 it->spill_store_bytes, it->spill_load_bytes);
+    cr_expect_eq(it->stack_bytes, 0, "%s %s has a %d-byte stack frame", name, a, it->stack_bytes);
+  }
+  cr_expect_eq(b.failed, 0);
+  cr_expect_eq(b.spilling, 0);
+  cr_log_info("%s: %d compiles in %.1f s", spec_path, b.n_items, b.wall_ms / 1e3);
+  gen_build_free(&b);
+  gen_rendered_free(&r);
+  gen_spec_free(&s);
+  gen_close(g);
+}
+
+Test(build, default_spec_compiles_without_spills) { full_check("specs/default.lua"); }
+Test(build, full_spec_compiles_without_spills) { full_check("specs/full.lua"); }

@@ -1,0 +1,167 @@
+/* Spec files: defaults, the cartesian product, exclude, and every class of
+ * error (code 2, message naming file, key path, bad value, what is allowed).
+ * test_gen_cli.c checks the same errors through `fa2` (exit 2, nothing written). */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+#include "gen_spec_cases.h"
+#include "gen_test_util.h"
+
+static gen_state *g;
+static char *dir;
+static void setup(void) {
+  g = tu_open(NULL);
+  dir = tu_tmpdir();
+}
+static void teardown(void) { gen_close(g); }
+TestSuite(spec, .init = setup, .fini = teardown);
+
+static int load(const char *text, gen_spec *s, gen_err *err, char **path) {
+  *path = tu_write(dir, "s.lua", text);
+  return gen_spec_load(g, *path, s, err);
+}
+
+Test(spec, minimal_spec_gets_the_defaults) {
+  gen_spec s;
+  gen_err err;
+  char *path;
+  cr_assert_eq(load("return { dtype = {\"bf16\"}, head_dim = {64} }", &s, &err, &path), GEN_OK, "%s",
+               err.msg);
+  cr_expect_str_eq(s.path, path);
+  cr_assert_eq(s.n_variants, 6); /* causal {false, true} x 3 stab modes */
+  cr_assert_eq(s.n_arch, 2);
+  cr_expect_str_eq(s.arch[0], "sm_80");
+  cr_expect_str_eq(s.arch[1], "sm_90");
+  cr_expect_eq(s.allow_spills, 0);
+  const char *names[] = {"fwd_bf16_d64_m128n64w4s2_none",
+                         "fwd_bf16_d64_m128n64w4s2_paper_b2_e1em3",
+                         "fwd_bf16_d64_m128n64w4s2_robust_b2_e1em3",
+                         "fwd_bf16_d64_causal_m128n64w4s2_none",
+                         "fwd_bf16_d64_causal_m128n64w4s2_paper_b2_e1em3",
+                         "fwd_bf16_d64_causal_m128n64w4s2_robust_b2_e1em3"};
+  for (int i = 0; i < 6; i++) cr_expect_str_eq(s.variants[i].name, names[i]);
+  gen_spec_free(&s);
+  free(path);
+}
+
+Test(spec, product_order_exclude_and_dedup) {
+  gen_spec s;
+  gen_err err;
+  char *path;
+  const char *text =
+      "local dims = { 128, 64, 64 }  -- a duplicate is dropped\n"
+      "return {\n"
+      "  dtype = { 'fp16', 'bf16' }, head_dim = dims, causal = { true },\n"
+      "  tiles = { 'auto', { block_m = 64, block_n = 32, warps = 2, stages = 1 } },\n"
+      "  stab = { { mode = 'paper' }, { mode = 'paper', beta = 2, eps = 1e-3 } },\n"
+      "  arch = { 'sm_90', 'sm_90' }, allow_spills = true,\n"
+      "  exclude = function(v) return v.dtype == 'fp16' and v.head_dim == 64 end,\n"
+      "}\n";
+  cr_assert_eq(load(text, &s, &err, &path), GEN_OK, "%s", err.msg);
+  const char *names[] = {"fwd_fp16_d128_causal_m128n64w4s2_paper_b2_e1em3",
+                         "fwd_fp16_d128_causal_m64n32w2s1_paper_b2_e1em3",
+                         "fwd_bf16_d128_causal_m128n64w4s2_paper_b2_e1em3",
+                         "fwd_bf16_d128_causal_m64n32w2s1_paper_b2_e1em3",
+                         "fwd_bf16_d64_causal_m128n64w4s2_paper_b2_e1em3",
+                         "fwd_bf16_d64_causal_m64n32w2s1_paper_b2_e1em3"};
+  cr_assert_eq(s.n_variants, 6);
+  for (int i = 0; i < 6; i++) cr_expect_str_eq(s.variants[i].name, names[i]);
+  cr_expect_eq(s.n_arch, 1);
+  cr_expect_eq(s.allow_spills, 1);
+  gen_spec_free(&s);
+  free(path);
+}
+
+Test(spec, exclude_sees_every_field) {
+  gen_spec s;
+  gen_err err;
+  char *path;
+  const char *text =
+      "return { dtype = {'bf16'}, head_dim = {64}, causal = {false},\n"
+      "  stab = {{ mode = 'robust', beta = 3, eps = 0.01 }},\n"
+      "  exclude = function(v)\n"
+      "    assert(v.pass == 'fwd' and v.dtype == 'bf16' and v.head_dim == 64 and v.causal == false)\n"
+      "    assert(v.block_m == 128 and v.block_n == 64 and v.warps == 4 and v.stages == 2)\n"
+      "    assert(v.stab == 'robust' and v.beta == 3 and v.eps == 0.01 and v.threads == 128)\n"
+      "    assert(v.smem_bytes == 55296 and v.name == 'fwd_bf16_d64_m128n64w4s2_robust_b3_e1em2')\n"
+      "    return false\n"
+      "  end }\n";
+  cr_assert_eq(load(text, &s, &err, &path), GEN_OK, "%s", err.msg);
+  cr_expect_eq(s.n_variants, 1);
+  gen_spec_free(&s);
+  free(path);
+}
+
+Test(spec, the_shipped_specs_load) {
+  gen_spec s;
+  gen_err err;
+  cr_assert_eq(gen_spec_load(g, "specs/default.lua", &s, &err), GEN_OK, "%s", err.msg);
+  cr_expect_eq(s.n_variants, 12);
+  gen_spec_free(&s);
+  cr_assert_eq(gen_spec_load(g, NULL, &s, &err), GEN_OK, "%s", err.msg); /* embedded */
+  cr_expect_eq(s.n_variants, 12);
+  cr_expect_str_eq(s.path, "specs/default.lua");
+  gen_spec_free(&s);
+  cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
+  cr_expect_eq(s.n_variants, 8 * 2 * 2 * 3);
+  int fp16 = 0, causal = 0, robust = 0;
+  for (int i = 0; i < s.n_variants; i++) {
+    fp16 += s.variants[i].dtype == GEN_DTYPE_FP16;
+    causal += s.variants[i].causal;
+    robust += s.variants[i].stab == GEN_STAB_ROBUST;
+    cr_expect_eq(s.variants[i].pass, GEN_PASS_FWD);
+  }
+  cr_expect_eq(fp16, 48);
+  cr_expect_eq(causal, 48);
+  cr_expect_eq(robust, 32);
+  gen_spec_free(&s);
+}
+
+Test(spec, every_error_class) {
+  for (size_t i = 0; i < N_SPEC_CASES; i++) {
+    gen_spec s;
+    gen_err err;
+    char *path;
+    int rc = load(spec_cases[i].text, &s, &err, &path);
+    cr_expect_eq(rc, GEN_ESPEC, "case %zu (%s): rc %d, %s", i, spec_cases[i].text, rc,
+                 rc ? err.msg : "loaded");
+    if (rc != GEN_ESPEC) continue;
+    cr_expect(!strncmp(err.msg, path, strlen(path)), "case %zu: message does not start with %s: %s",
+              i, path, err.msg);
+    for (int k = 0; k < 3 && spec_cases[i].want[k]; k++)
+      cr_expect(strstr(err.msg, spec_cases[i].want[k]), "case %zu: '%s' not in: %s", i,
+                spec_cases[i].want[k], err.msg);
+    free(path);
+  }
+}
+
+Test(spec, missing_file_is_an_io_error) {
+  gen_spec s;
+  gen_err err;
+  cr_expect_eq(gen_spec_load(g, "/nonexistent/spec.lua", &s, &err), GEN_EIO);
+  cr_expect(strstr(err.msg, "/nonexistent/spec.lua"), "%s", err.msg);
+  cr_expect_eq(gen_spec_load(g, "/tmp", &s, &err), GEN_EIO);
+}
+
+/* pass "bwd" is refused while templates/bwd.cu.tpl does not exist; with the
+ * template present the error says what is still missing. */
+Test(spec, backward_pass_needs_its_template) {
+  gen_spec s;
+  gen_err err;
+  char *path;
+  const char *text = "return { dtype = {'bf16'}, head_dim = {64}, pass = {'fwd', 'bwd'} }";
+  cr_assert_eq(load(text, &s, &err, &path), GEN_ESPEC);
+  cr_expect(strstr(err.msg, "pass[2] = \"bwd\": the backward template is not available yet"), "%s",
+            err.msg);
+  char *tdir = tu_tmpdir();
+  free(tu_write(tdir, "bwd.cu.tpl", "// bwd\n"));
+  free(tu_write(tdir, "fwd.cu.tpl", "// fwd\n"));
+  gen_state *g2 = tu_open(tdir);
+  cr_assert_eq(gen_spec_load(g2, path, &s, &err), GEN_ESPEC);
+  cr_expect(strstr(err.msg, "pass[2] = \"bwd\": gen/variant.lua has no entries"), "%s", err.msg);
+  gen_close(g2);
+  free(tdir);
+  free(path);
+}

@@ -1,0 +1,221 @@
+/* Variants: completion, "auto" tiles, the shared-memory formula, canonical
+ * names and their parsing. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "gen.h"
+#include "gen_test_util.h"
+
+static gen_state *g;
+static void setup(void) { g = tu_open(NULL); }
+static void teardown(void) { gen_close(g); }
+TestSuite(variant, .init = setup, .fini = teardown);
+
+static gen_variant base(int head_dim, int causal, int stab, double beta, double eps) {
+  gen_variant v;
+  memset(&v, 0, sizeof v);
+  v.pass = GEN_PASS_FWD;
+  v.dtype = GEN_DTYPE_BF16;
+  v.head_dim = head_dim;
+  v.causal = causal;
+  v.stab = stab;
+  v.beta = beta;
+  v.eps = eps;
+  return v;
+}
+
+static void tiles(gen_variant *v, int m, int n, int w, int s) {
+  v->block_m = m;
+  v->block_n = n;
+  v->warps = w;
+  v->stages = s;
+}
+
+Test(variant, completes_auto_tiles_and_derived_fields) {
+  gen_variant v = base(128, 1, GEN_STAB_ROBUST, 2, 1e-3);
+  gen_err err;
+  cr_assert_eq(gen_variant_complete(g, &v, NULL, &err), GEN_OK, "%s", err.msg);
+  cr_expect_str_eq(v.name, "fwd_bf16_d128_causal_m128n64w4s2_robust_b2_e1em3");
+  cr_expect_eq(v.block_m, 128);
+  cr_expect_eq(v.block_n, 64);
+  cr_expect_eq(v.warps, 4);
+  cr_expect_eq(v.stages, 2);
+  cr_expect_eq(v.threads, 128);
+  cr_expect_eq(v.smem_bytes, 104448);
+  cr_expect_eq(v.n_entries, 1);
+  cr_expect_str_eq(v.entries[0], "fa2_fwd");
+  cr_expect_eq(v.beta, 2.0);
+  cr_expect_eq(v.eps, 1e-3);
+}
+
+Test(variant, none_mode_drops_beta_and_eps) {
+  gen_variant v = base(64, 0, GEN_STAB_NONE, 5, 0.5);
+  gen_err err;
+  cr_assert_eq(gen_variant_complete(g, &v, "sm_80", &err), GEN_OK, "%s", err.msg);
+  cr_expect_str_eq(v.name, "fwd_bf16_d64_m128n64w4s2_none");
+  cr_expect_eq(v.beta, 0.0);
+  cr_expect_eq(v.eps, 0.0);
+}
+
+/* 2 * (head_dim + 8) * (block_m + 2 * stages * block_n) */
+Test(variant, shared_memory_formula) {
+  struct {
+    int d, m, n, w, s, bytes;
+  } cases[] = {
+      {32, 0, 0, 0, 0, 30720},    {64, 0, 0, 0, 0, 55296},     {96, 0, 0, 0, 0, 79872},
+      {128, 0, 0, 0, 0, 104448},  {160, 0, 0, 0, 0, 86016},    {192, 0, 0, 0, 0, 102400},
+      {224, 0, 0, 0, 0, 89088},   {256, 0, 0, 0, 0, 101376},   {64, 64, 64, 4, 1, 27648},
+      {128, 64, 128, 4, 3, 226304}, {256, 16, 16, 1, 1, 25344}, {32, 512, 256, 8, 4, 204800},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    gen_variant v = base(cases[i].d, 0, GEN_STAB_NONE, 0, 0);
+    tiles(&v, cases[i].m, cases[i].n, cases[i].w, cases[i].s);
+    gen_err err;
+    cr_assert_eq(gen_variant_complete(g, &v, NULL, &err), GEN_OK, "case %zu: %s", i, err.msg);
+    cr_expect_eq(v.smem_bytes, cases[i].bytes, "d%d m%d n%d s%d: %d bytes, expected %d", cases[i].d,
+                 v.block_m, v.block_n, v.stages, v.smem_bytes, cases[i].bytes);
+  }
+}
+
+Test(variant, shared_memory_checked_per_arch) {
+  gen_variant v = base(128, 0, GEN_STAB_NONE, 0, 0);
+  tiles(&v, 64, 128, 4, 3); /* 226304 bytes */
+  gen_variant w = v;
+  gen_err err;
+  cr_expect_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_OK, "%s", err.msg);
+  w = v;
+  cr_assert_eq(gen_variant_complete(g, &w, "sm_80", &err), GEN_ESPEC);
+  cr_expect(strstr(err.msg, "226304") && strstr(err.msg, "166912") && strstr(err.msg, "sm_80"),
+            "%s", err.msg);
+  w = v;
+  tiles(&w, 0, 0, 0, 0); /* auto d128: 104448 > sm_86's 101376 */
+  cr_assert_eq(gen_variant_complete(g, &w, "sm_86", &err), GEN_ESPEC);
+  cr_expect(strstr(err.msg, "104448") && strstr(err.msg, "101376"), "%s", err.msg);
+  w = v;
+  cr_assert_eq(gen_variant_complete(g, &w, "sm_70", &err), GEN_ESPEC);
+  cr_expect(strstr(err.msg, "arch = \"sm_70\"") && strstr(err.msg, "sm_80, sm_86"), "%s", err.msg);
+}
+
+/* The defaults must fit sm_80 and sm_90 for every supported head dim. */
+Test(variant, default_tiles_fit_sm80_and_sm90) {
+  for (int d = 32; d <= 256; d += 32)
+    for (int a = 0; a < 2; a++) {
+      gen_variant v = base(d, 1, GEN_STAB_PAPER, 2, 1e-3);
+      gen_err err;
+      cr_expect_eq(gen_variant_complete(g, &v, a ? "sm_90" : "sm_80", &err), GEN_OK, "d%d: %s", d,
+                   err.msg);
+    }
+}
+
+Test(variant, bad_fields_name_field_and_value) {
+  struct {
+    gen_variant v;
+    const char *want[3];
+  } cases[] = {
+      {base(100, 0, GEN_STAB_NONE, 0, 0), {"head_dim = 100", "32, 64, 96"}},
+      {base(64, 0, GEN_STAB_PAPER, 1, 1e-3), {"stab.beta = 1", "beta > 1"}},
+      {base(64, 0, GEN_STAB_ROBUST, 2, 0), {"stab.eps = 0", "eps > 0"}},
+      {base(64, 0, GEN_STAB_ROBUST, 2, -1), {"stab.eps = -1", "eps > 0"}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    gen_err err;
+    cr_assert_eq(gen_variant_complete(g, &cases[i].v, NULL, &err), GEN_ESPEC, "case %zu", i);
+    for (int k = 0; k < 3 && cases[i].want[k]; k++)
+      cr_expect(strstr(err.msg, cases[i].want[k]), "case %zu: '%s' not in: %s", i,
+                cases[i].want[k], err.msg);
+  }
+  gen_variant v = base(64, 0, GEN_STAB_NONE, 0, 0);
+  tiles(&v, 48, 64, 4, 2);
+  gen_err err;
+  cr_assert_eq(gen_variant_complete(g, &v, NULL, &err), GEN_ESPEC);
+  cr_expect(strstr(err.msg, "tiles.block_m = 48") && strstr(err.msg, "64, 128 or 256"), "%s", err.msg);
+  v = base(64, 0, GEN_STAB_NONE, 0, 0);
+  v.dtype = 7;
+  cr_assert_eq(gen_variant_complete(g, &v, NULL, &err), GEN_ESPEC);
+  cr_expect(strstr(err.msg, "dtype") && strstr(err.msg, "bf16, fp16"), "%s", err.msg);
+}
+
+/* Number spelling in names: p for the point, em/ep for the exponent. */
+Test(variant, names_spell_numbers) {
+  struct {
+    double beta, eps;
+    const char *name;
+  } cases[] = {
+      {2, 1e-3, "fwd_bf16_d64_m128n64w4s2_paper_b2_e1em3"},
+      {1.5, 2.5e-4, "fwd_bf16_d64_m128n64w4s2_paper_b1p5_e2p5em4"},
+      {8, 0.5, "fwd_bf16_d64_m128n64w4s2_paper_b8_e5em1"},
+      {12.5, 1e-10, "fwd_bf16_d64_m128n64w4s2_paper_b12p5_e1em10"},
+      {1e6, 0.1, "fwd_bf16_d64_m128n64w4s2_paper_b1ep6_e1em1"},
+      {100000, 3e-3, "fwd_bf16_d64_m128n64w4s2_paper_b100000_e3em3"},
+      {1.0000001, 1e-3, "fwd_bf16_d64_m128n64w4s2_paper_b1p0000001_e1em3"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    gen_variant v = base(64, 0, GEN_STAB_PAPER, cases[i].beta, cases[i].eps), back;
+    gen_err err;
+    cr_assert_eq(gen_variant_complete(g, &v, NULL, &err), GEN_OK, "%s", err.msg);
+    cr_expect_str_eq(v.name, cases[i].name);
+    cr_assert_eq(gen_variant_from_name(g, cases[i].name, &back, &err), GEN_OK, "%s", err.msg);
+    cr_expect_eq(back.beta, cases[i].beta, "%s: beta %.17g", cases[i].name, back.beta);
+    cr_expect_eq(back.eps, cases[i].eps, "%s: eps %.17g", cases[i].name, back.eps);
+    cr_expect(!memcmp(&back, &v, sizeof v), "%s: parsed variant differs", cases[i].name);
+  }
+}
+
+Test(variant, name_parses_back_to_every_field) {
+  gen_variant v;
+  gen_err err;
+  cr_assert_eq(gen_variant_from_name(g, "fwd_fp16_d96_causal_m64n32w2s3_robust_b4_e2em3", &v, &err),
+               GEN_OK, "%s", err.msg);
+  cr_expect_eq(v.pass, GEN_PASS_FWD);
+  cr_expect_eq(v.dtype, GEN_DTYPE_FP16);
+  cr_expect_eq(v.head_dim, 96);
+  cr_expect_eq(v.causal, 1);
+  cr_expect_eq(v.block_m, 64);
+  cr_expect_eq(v.block_n, 32);
+  cr_expect_eq(v.warps, 2);
+  cr_expect_eq(v.stages, 3);
+  cr_expect_eq(v.stab, GEN_STAB_ROBUST);
+  cr_expect_eq(v.beta, 4.0);
+  cr_expect_eq(v.eps, 2e-3);
+  cr_expect_eq(v.threads, 64);
+  cr_expect_eq(v.smem_bytes, 2 * 104 * (64 + 2 * 3 * 32));
+}
+
+Test(variant, every_full_spec_name_round_trips) {
+  gen_spec s;
+  gen_err err;
+  cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
+  cr_assert_eq(s.n_variants, 96);
+  for (int i = 0; i < s.n_variants; i++) {
+    gen_variant v;
+    cr_assert_eq(gen_variant_from_name(g, s.variants[i].name, &v, &err), GEN_OK, "%s", err.msg);
+    cr_expect(!memcmp(&v, &s.variants[i], sizeof v), "%s does not round-trip", s.variants[i].name);
+  }
+  gen_spec_free(&s);
+}
+
+Test(variant, bad_and_non_canonical_names) {
+  struct {
+    const char *name, *want;
+  } cases[] = {
+      {"fwd_bf16_d128_m128n64w4s2_robust_b2p0_e1em3", "canonical"},
+      {"fwd_bf16_d0128_m128n64w4s2_none", "canonical"},
+      {"fwd_bf16_d128_m128n64w4s2_robust_b2_e0p001", "fwd_bf16_d128_m128n64w4s2_robust_b2_e1em3"},
+      {"fwd_bf16_d100_m128n64w4s2_none", "head_dim = 100"},
+      {"fwd_bf16_d128_m128n64w4s2_none_b2_e1em3", "wrong number of parts"},
+      {"fwd_bf16_d128_m128n64w4s2_paper", "_b<beta>_e<eps>"},
+      {"fwd_bf16_d128_m128n64w4s2_paper_b1_e1em3", "stab.beta = 1"},
+      {"fwd_bf16_d128_causal_none", "m<block_m>n<block_n>"},
+      {"bwd_bf16_d128_m128n64w4s2_none", "backward template is not available"},
+      {"hello", "d<head_dim>"},
+      {"", "d<head_dim>"},
+      {"fwd_bf16_d128_m99999999999999999999n64w4s2_none", "out of range"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    gen_variant v;
+    gen_err err;
+    cr_expect_eq(gen_variant_from_name(g, cases[i].name, &v, &err), GEN_ESPEC, "%s", cases[i].name);
+    cr_expect(strstr(err.msg, cases[i].want), "%s: '%s' not in: %s", cases[i].name, cases[i].want,
+              err.msg);
+  }
+}
