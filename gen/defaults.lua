@@ -7,14 +7,14 @@ local M = {}
 -- Forward tiles per head dim: rows of queries (block_m), keys per tile
 -- (block_n), warps per block, K/V pipeline stages.
 M.TILES = {
-  [32]  = { block_m = 128, block_n = 64, warps = 4, stages = 2 },
-  [64]  = { block_m = 128, block_n = 64, warps = 4, stages = 2 },
-  [96]  = { block_m = 128, block_n = 64, warps = 4, stages = 2 },
-  [128] = { block_m = 128, block_n = 64, warps = 4, stages = 2 },
-  [160] = { block_m = 128, block_n = 32, warps = 4, stages = 2 },
-  [192] = { block_m = 128, block_n = 32, warps = 4, stages = 2 },
-  [224] = { block_m = 64,  block_n = 32, warps = 4, stages = 2 },
-  [256] = { block_m = 64,  block_n = 32, warps = 4, stages = 2 },
+  [32]  = { block_m = 128, block_n = 64, warps = 4, stages = 1 },
+  [64]  = { block_m = 128, block_n = 64, warps = 4, stages = 1 },
+  [96]  = { block_m = 128, block_n = 48, warps = 4, stages = 2 },
+  [128] = { block_m = 128, block_n = 48, warps = 4, stages = 1 },
+  [160] = { block_m = 128, block_n = 64, warps = 8, stages = 2 },
+  [192] = { block_m = 128, block_n = 64, warps = 8, stages = 2 },
+  [224] = { block_m = 128, block_n = 64, warps = 8, stages = 1 },
+  [256] = { block_m = 128, block_n = 64, warps = 8, stages = 1 },
 }
 
 -- Stabilization parameters when a stab entry leaves them out (DESIGN.md:

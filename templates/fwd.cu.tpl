@@ -54,6 +54,19 @@ __device__ __forceinline__ int ge_mask(float x, float y) {
 __device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
 __device__ __forceinline__ float pos_inf() { return __int_as_float(0x7f800000); }
 
+// Max of one thread's scores in row half h of an m16 tile, as a tree: a
+// serial chain of kNTiles*2 dependent max operations stalls the warp.
+__device__ __forceinline__ float row_max_of(const float (&s)[kNTiles][4], int h) {
+  float m[kNTiles];
+#pragma unroll
+  for (int nt = 0; nt < kNTiles; ++nt) m[nt] = fmaxf(s[nt][2 * h], s[nt][2 * h + 1]);
+#pragma unroll
+  for (int w = 1; w < kNTiles; w *= 2)
+#pragma unroll
+    for (int nt = 0; nt + w < kNTiles; nt += 2 * w) m[nt] = fmaxf(m[nt], m[nt + w]);
+  return m[0];
+}
+
 // Rows [row0, row0 + kRows) of one head into a padded smem tile; rows at or
 // past `rows` are zero-filled (their address is clamped to row 0). When the
 // threads cover whole rows, each walks one pointer down the tile: one 64-bit
@@ -262,12 +275,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
       for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          float rm = neg_inf();
-#pragma unroll
-          for (int nt = 0; nt < kNTiles; ++nt)
-            rm = fmaxf(rm, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
           const int row = m0 + warp * kWarpRows + mt * 16 + h * 8 + g;
-          tau_raw[mt][h] = robust_shift(quad_max(rm), row,
+          tau_raw[mt][h] = robust_shift(quad_max(row_max_of(s[mt], h)), row,
                                         kCausal ? min(p.seqlen_k, row + diag + 1) : p.seqlen_k, p.scale);
         }
     }
@@ -277,11 +286,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        float rm = neg_inf();
-#pragma unroll
-        for (int nt = 0; nt < kNTiles; ++nt)
-          rm = fmaxf(rm, fmaxf(s[mt][nt][2 * h], s[mt][nt][2 * h + 1]));
-        rm = quad_max(rm);
+        const float rm = quad_max(row_max_of(s[mt], h));
         const float m_old = row_m[mt][h];
 {% if stab == "none" %}
         const float m_new = fmaxf(m_old, rm);
@@ -313,16 +318,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
         const float mc = m_use * c;
         const float r = exp2_approx(m_old * c - mc);
         row_m[mt][h] = m_new;
-        float sum = 0.f;
+        float sum[2] = {0.f, 0.f}; // two chains: half the dependent adds
 #pragma unroll
         for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             const float pe = exp2_approx(fmaf(s[mt][nt][2 * h + e], c, -mc));
             s[mt][nt][2 * h + e] = pe;
-            sum += pe;
+            sum[e] += pe;
           }
-        row_l[mt][h] = row_l[mt][h] * r + sum;
+        row_l[mt][h] = row_l[mt][h] * r + (sum[0] + sum[1]);
         // Rescale O only when a row of this warp moved its reference: after the
         // first tiles the max rarely changes, and this is 2*kDTiles FMULs.
         if (__any_sync(0xffffffffu, m_new != m_old)) {

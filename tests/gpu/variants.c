@@ -27,10 +27,11 @@ static int parse_name(const char *name, fwd_variant *v) {
   return v->head_dim && v->threads ? 0 : -1;
 }
 
-static int load_variant(gpu *g, const char *dir, const char *file, fwd_variant *v) {
-  char name[160], path[1024];
+static int load_variant(gpu *g, const char *dir, const char *src_dir, const char *file,
+                        fwd_variant *v) {
+  char name[160], path[2100];
   snprintf(name, sizeof name, "%.*s", (int)(strlen(file) - 3), file);
-  snprintf(path, sizeof path, "%s/%s", dir, file);
+  snprintf(path, sizeof path, "%s/%s", src_dir, file);
   if (parse_name(name, v) != 0) return -1;
   /* A cubin compiled ahead of time for this device (same name) saves the
    * NVRTC time; otherwise compile the source here. */
@@ -60,7 +61,15 @@ static int cmp_str(const void *a, const void *b) {
 
 int gpu_load_variants(gpu *g, const char *dir, fwd_variant **out) {
   *out = NULL;
-  DIR *d = opendir(dir);
+  /* An out/ tree of `fa2 build` keeps sources in src/ and cubins in <arch>/. */
+  char src_dir[1100];
+  snprintf(src_dir, sizeof src_dir, "%s/src", dir);
+  DIR *d = opendir(src_dir);
+  if (d)
+    closedir(d);
+  else
+    snprintf(src_dir, sizeof src_dir, "%s", dir);
+  d = opendir(src_dir);
   if (!d) {
     fprintf(stderr, "cannot open %s\n", dir);
     return -1;
@@ -74,7 +83,7 @@ int gpu_load_variants(gpu *g, const char *dir, fwd_variant **out) {
   fwd_variant *vars = calloc((size_t)n_files + 1, sizeof *vars);
   int n = 0;
   for (int i = 0; i < n_files; i++) {
-    if (vars && load_variant(g, dir, files[i], &vars[n]) == 0)
+    if (vars && load_variant(g, dir, src_dir, files[i], &vars[n]) == 0)
       n++;
     else
       fprintf(stderr, "cannot load %s/%s\n", dir, files[i]);
