@@ -17,6 +17,16 @@ M.TILES = {
   [256] = { block_m = 128, block_n = 64, warps = 8, stages = 1 },
 }
 
+-- Backward tiles per head dim: queries per step (block_m), keys per block
+-- (block_n, 16 or 32 per warp), warps, Q/dO buffers (stages, 2 or 3). The
+-- backward keeps dK and dV in registers, which limits it to head_dim <= 128.
+M.BWD_TILES = {
+  [32]  = { block_m = 64, block_n = 64, warps = 4, stages = 2 },
+  [64]  = { block_m = 64, block_n = 64, warps = 4, stages = 2 },
+  [96]  = { block_m = 64, block_n = 64, warps = 4, stages = 2 },
+  [128] = { block_m = 64, block_n = 64, warps = 4, stages = 2 },
+}
+
 -- Stabilization parameters when a stab entry leaves them out (DESIGN.md:
 -- the paper uses beta 2..8, eps about 1e-3).
 M.BETA = 2

@@ -109,11 +109,11 @@ local function excluded(exclude, v, where)
   local ok, r = pcall(exclude, copy)
   if not ok then
     U.raise(2, string.format("%s (in exclude, for variant %s)", type(r) == "string" and r or
-      where .. ": exclude raised " .. U.show(r), v.name))
+      where .. ": exclude raised " .. U.show(r), v.name or U.show(copy)))
   end
   if r ~= nil and type(r) ~= "boolean" then
     U.raise(2, string.format("%s: exclude returned %s for variant %s; allowed: true (drop it), "
-      .. "false or nil (keep it)", where, U.show(r), v.name))
+      .. "false or nil (keep it)", where, U.show(r), v.name or U.show(copy)))
   end
   return r == true
 end
@@ -148,8 +148,20 @@ function M.load(text, path)
               if not tile.auto then
                 v.block_m, v.block_n, v.warps, v.stages = tile.block_m, tile.block_n, tile.warps, tile.stages
               end
-              local c = V.complete(v)
-              if not (spec.exclude and excluded(spec.exclude, c, path)) and not seen[c.name] then
+              -- A combination that cannot be a variant (say the backward at a head
+              -- dim it does not support) is an error unless exclude drops it.
+              local okc, c = pcall(V.complete, v)
+              if not okc then
+                if not (spec.exclude and excluded(spec.exclude, v, path)) then
+                  if type(c) ~= "table" or c.code ~= 2 then error(c, 0) end
+                  -- name the spec file, and the tiles entry rather than "tiles"
+                  local msg = c.msg
+                  if not tile.auto and msg:sub(1, 6) == "tiles." then msg = tile.path .. msg:sub(6) end
+                  U.raise(2, path .. ": " .. msg)
+                end
+                c = nil
+              end
+              if c and not (spec.exclude and excluded(spec.exclude, c, path)) and not seen[c.name] then
                 for _, arch in ipairs(ax.arch) do
                   local problem = V.smem_problem(c, arch)
                   if problem then

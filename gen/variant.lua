@@ -19,6 +19,7 @@ M.ARCH_SMEM = {
 M.WARPS = { 1, 2, 4, 8 }
 M.ROWS_PER_WARP = { 16, 32, 64 }
 M.MAX_STAGES = 4
+M.BWD_MAX_HEAD_DIM = 128
 
 -- Per pass: template, kernel entries in launch order, dynamic shared memory.
 M.PASSES = {
@@ -29,8 +30,30 @@ M.PASSES = {
     -- elements against bank conflicts; 2-byte elements.
     smem = function(v) return 2 * (v.head_dim + 8) * (v.block_m + 2 * v.stages * v.block_n) end,
   },
-  -- The backward kernel (its own issue) fills in entries and smem.
-  bwd = { template = "bwd.cu.tpl" },
+  bwd = {
+    template = "bwd.cu.tpl",
+    entries = { "fa2_bwd_pre", "fa2_bwd", "fa2_bwd_dq" },
+    -- K and V tiles (block_n rows), `stages` Q and dO tiles (block_m rows),
+    -- `stages` LSE and delta rows (fp32), and dS^T (block_n x block_m, rows
+    -- padded by 8); 2-byte elements.
+    smem = function(v)
+      return 2 * (v.head_dim + 8) * (2 * v.block_n + 2 * v.stages * v.block_m)
+        + 8 * v.stages * v.block_m + 2 * v.block_n * (v.block_m + 8)
+    end,
+    -- Each warp owns 16 or 32 keys (its rows of dK and dV), and the Q/dO tiles
+    -- are double-buffered at least.
+    check = function(t, path)
+      local keys = t.block_n // t.warps
+      if (keys ~= 16 and keys ~= 32) or t.block_n % t.warps ~= 0 then
+        U.fail(path .. ".block_n", t.block_n,
+          string.format("%d warps cannot split %d keys into 16 or 32 per warp (backward)", t.warps, t.block_n),
+          string.format("%d or %d with warps = %d", 16 * t.warps, 32 * t.warps, t.warps))
+      end
+      if t.stages < 2 or t.stages > 3 then
+        U.fail(path .. ".stages", t.stages, "the backward double-buffers Q and dO", "2 or 3")
+      end
+    end,
+  },
 }
 M.PASS_NAMES = { "fwd", "bwd" }
 
@@ -185,15 +208,26 @@ function M.complete(v, arch)
   c.head_dim = M.check_head_dim(v.head_dim, "head_dim")
   c.causal = M.check_causal(v.causal, "causal")
   local tile
+  local pass = M.PASSES[c.pass]
+  if c.pass == "bwd" and c.head_dim > M.BWD_MAX_HEAD_DIM then
+    U.fail("head_dim", c.head_dim, "the backward keeps dK and dV in registers and supports "
+      .. "head dims up to " .. M.BWD_MAX_HEAD_DIM .. " for now", "32, 64, 96, 128")
+  end
   if v.block_m == 0 or v.block_m == nil then
-    tile = M.check_tile(D.TILES[c.head_dim], "gen/defaults.lua TILES[" .. c.head_dim .. "]")
+    local table_name = c.pass == "bwd" and "BWD_TILES" or "TILES"
+    local where = "gen/defaults.lua " .. table_name .. "[" .. c.head_dim .. "]"
+    tile = M.check_tile(D[table_name][c.head_dim], where)
+    if pass.check then pass.check(tile, where) end
   else
     tile = M.check_tile({ block_m = v.block_m, block_n = v.block_n, warps = v.warps,
       stages = v.stages }, "tiles")
+    if pass.check then pass.check(tile, "tiles") end
   end
   c.block_m, c.block_n, c.warps, c.stages = tile.block_m, tile.block_n, tile.warps, tile.stages
   local s
-  if v.stab == "none" then
+  -- The backward does not depend on the forward's stabilization (LSE carries
+  -- it): every mode maps to the one backward variant, named "none".
+  if v.stab == "none" or c.pass == "bwd" then
     s = M.check_stab({ mode = "none" }, "stab")
   else
     s = M.check_stab({ mode = v.stab, beta = v.beta, eps = v.eps }, "stab")

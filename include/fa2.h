@@ -122,6 +122,9 @@ typedef struct fa2_fwd_args {
   int causal;            /* bottom-right aligned, as FlashAttention >= 2.1 */
   fa2_stab stab;
   double beta, eps;      /* paper/robust; 0: FA2_DEFAULT_BETA / FA2_DEFAULT_EPS */
+  float *o_fp32;         /* optional, written when non-NULL: O in fp32, contiguous
+                            (batch, seqlen_q, heads_q, head_dim), for the backward's
+                            FA2_DELTA_FP32 */
 } fa2_fwd_args;
 
 /* Checks args as fa2_forward does, without a context or a GPU. */
@@ -160,6 +163,11 @@ typedef struct fa2_bwd_args {
 } fa2_bwd_args;
 
 FA2_API fa2_status fa2_backward(fa2_context *ctx, const fa2_bwd_args *args, void *stream);
+/* Bytes of device workspace fa2_backward needs for these sizes (fp32 dQ
+ * accumulator and delta); pass at least that much as args->workspace, or
+ * NULL to let the context keep a growing buffer (then do not run backward
+ * passes of one context on several streams at once). */
+FA2_API size_t fa2_backward_workspace_size(const fa2_bwd_args *args);
 
 /* One kernel to prepare: a canonical variant name (as `fa2 list` prints it),
  * or, with name NULL, the fields a fa2_forward call would select from. */

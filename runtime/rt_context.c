@@ -129,6 +129,7 @@ fa2_status fa2_create(fa2_context **out, const fa2_options *options) {
   rt_source_init(&ctx->source);
   ctx->source_ready = 1;
   pthread_mutex_init(&ctx->lock, NULL);
+  pthread_mutex_init(&ctx->ws_lock, NULL);
   ctx->lock_ready = 1;
   int rc = open_device(ctx);
   if (rc == FA2_OK) {
@@ -154,11 +155,15 @@ void fa2_destroy(fa2_context *ctx) {
   if (!ctx) return;
   if (ctx->primary_retained) {
     rt_kernels_free(ctx);
+    if (ctx->ws) ctx->cu->cuMemFree(ctx->ws);
     ctx->cu->cuDevicePrimaryCtxRelease(ctx->dev);
   }
   if (ctx->mc_ready) rt_mc_free(&ctx->mc);
   if (ctx->source_ready) rt_source_free(&ctx->source);
-  if (ctx->lock_ready) pthread_mutex_destroy(&ctx->lock);
+  if (ctx->lock_ready) {
+    pthread_mutex_destroy(&ctx->lock);
+    pthread_mutex_destroy(&ctx->ws_lock);
+  }
   rt_aot_free(ctx->aot);
   rt_tuning_free(ctx->tuning);
   free(ctx->nvrtc_buf);

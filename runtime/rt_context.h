@@ -18,7 +18,7 @@
 /* A loaded variant: immutable once in the memory cache. */
 typedef struct rt_kernel {
   char name[160];
-  int block_m, threads, smem_bytes, n_fn;
+  int block_m, block_n, threads, smem_bytes, n_fn;
   CUmodule module;
   CUfunction fn[GEN_MAX_ENTRIES];
   struct rt_kernel *next; /* ctx->kernels, for fa2_destroy */
@@ -53,6 +53,10 @@ struct fa2_context {
   rt_kernel *kernels;
   double compile_ms, load_ms;
   atomic_ullong memory_hits, aot_hits, disk_hits, misses, launches;
+
+  pthread_mutex_t ws_lock; /* the backward's workspace when the caller gives none */
+  CUdeviceptr ws;
+  size_t ws_bytes;
 };
 
 /* Makes ctx's primary context current for the calling thread; *saved is

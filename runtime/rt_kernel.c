@@ -25,12 +25,13 @@ static int load_module(fa2_context *ctx, const gen_variant *v, const rt_blob *cu
     if ((r = cu->cuModuleGetFunction(&k->fn[i], k->module, v->entries[i])) != RT_CUDA_SUCCESS)
       rc = rt_cuda_fail(r, "cuModuleGetFunction(%s, \"%s\")", v->name, v->entries[i]);
   }
-  /* The main entry takes smem_bytes of dynamic shared memory. */
-  if (rc == FA2_OK && v->smem_bytes > RT_SMEM_DEFAULT_LIMIT &&
-      (r = cu->cuFuncSetAttribute(k->fn[0], RT_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                  v->smem_bytes)) != RT_CUDA_SUCCESS)
-    rc = rt_cuda_fail(r, "cuFuncSetAttribute(%s, max dynamic shared memory %d)", v->name,
-                      v->smem_bytes);
+  /* Entries are launched with smem_bytes of dynamic shared memory or none;
+   * allowing it on each is harmless and keeps one rule for every pass. */
+  for (int i = 0; rc == FA2_OK && v->smem_bytes > RT_SMEM_DEFAULT_LIMIT && i < v->n_entries; i++)
+    if ((r = cu->cuFuncSetAttribute(k->fn[i], RT_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                    v->smem_bytes)) != RT_CUDA_SUCCESS)
+      rc = rt_cuda_fail(r, "cuFuncSetAttribute(%s, max dynamic shared memory %d)", v->name,
+                        v->smem_bytes);
   if (rc != FA2_OK && k->module) {
     cu->cuModuleUnload(k->module);
     k->module = NULL;
@@ -80,6 +81,7 @@ int rt_kernel_for_variant(fa2_context *ctx, const gen_variant *v, rt_kernel **ou
   }
   snprintf(k->name, sizeof k->name, "%s", v->name);
   k->block_m = v->block_m;
+  k->block_n = v->block_n;
   k->threads = v->threads;
   k->smem_bytes = v->smem_bytes;
   k->n_fn = v->n_entries;

@@ -36,6 +36,7 @@ static void fill_params(const fa2_fwd_args *a, fa2_fwd_params *p) {
   p->heads_q = a->heads_q;
   p->heads_kv = a->heads_kv;
   p->scale = a->scale != 0 ? a->scale : 1.0f / sqrtf((float)a->head_dim);
+  p->o_f32 = a->o_fp32;
 }
 
 fa2_status fa2_forward(fa2_context *ctx, const fa2_fwd_args *a, void *stream) {
@@ -71,11 +72,109 @@ fa2_status fa2_forward(fa2_context *ctx, const fa2_fwd_args *a, void *stream) {
   return FA2_OK;
 }
 
-fa2_status fa2_backward(fa2_context *ctx, const fa2_bwd_args *args, void *stream) {
+static void set_strides(const fa2_tensor *t, long long *batch, long long *row, long long *head) {
+  *batch = t->batch_stride;
+  *row = t->seq_stride;
+  *head = t->head_stride;
+}
+
+static void fill_bwd_params(const fa2_bwd_args *a, void *ws, fa2_bwd_params *p) {
+  memset(p, 0, sizeof *p);
+  p->q = a->q.data, p->k = a->k.data, p->v = a->v.data, p->o = a->o.data;
+  p->dout = a->dout.data, p->dq = a->dq.data, p->dk = a->dk.data, p->dv = a->dv.data;
+  p->lse = a->lse;
+  p->o_f32 = a->delta == FA2_DELTA_FP32 ? a->o_fp32 : NULL;
+  const size_t rows = (size_t)a->batch * (size_t)a->seqlen_q * (size_t)a->heads_q;
+  p->dq_accum = (float *)ws;
+  p->delta = (float *)((char *)ws + (rows * (size_t)a->head_dim * 4 + 255) / 256 * 256);
+  set_strides(&a->q, &p->q_batch_stride, &p->q_row_stride, &p->q_head_stride);
+  set_strides(&a->k, &p->k_batch_stride, &p->k_row_stride, &p->k_head_stride);
+  set_strides(&a->v, &p->v_batch_stride, &p->v_row_stride, &p->v_head_stride);
+  set_strides(&a->o, &p->o_batch_stride, &p->o_row_stride, &p->o_head_stride);
+  set_strides(&a->dout, &p->do_batch_stride, &p->do_row_stride, &p->do_head_stride);
+  set_strides(&a->dq, &p->dq_batch_stride, &p->dq_row_stride, &p->dq_head_stride);
+  set_strides(&a->dk, &p->dk_batch_stride, &p->dk_row_stride, &p->dk_head_stride);
+  set_strides(&a->dv, &p->dv_batch_stride, &p->dv_row_stride, &p->dv_head_stride);
+  p->batch = a->batch, p->seqlen_q = a->seqlen_q, p->seqlen_k = a->seqlen_k;
+  p->heads_q = a->heads_q, p->heads_kv = a->heads_kv;
+  p->scale = a->scale != 0 ? a->scale : 1.0f / sqrtf((float)a->head_dim);
+}
+
+/* The caller's workspace, or the context's (grown under ws_lock; the old
+ * buffer is freed only after the device is idle). */
+static int bwd_workspace(fa2_context *ctx, const fa2_bwd_args *a, void **ws) {
+  if (a->workspace) {
+    *ws = a->workspace;
+    return FA2_OK;
+  }
+  size_t need = fa2_backward_workspace_size(a);
+  pthread_mutex_lock(&ctx->ws_lock);
+  int rc = FA2_OK;
+  if (ctx->ws_bytes < need) {
+    CUcontext saved;
+    if ((rc = rt_ctx_enter(ctx, &saved)) == FA2_OK) {
+      CUresult r = RT_CUDA_SUCCESS;
+      if (ctx->ws) {
+        r = ctx->cu->cuCtxSynchronize(); /* in-flight backward passes may still use it */
+        if (r == RT_CUDA_SUCCESS) r = ctx->cu->cuMemFree(ctx->ws);
+        ctx->ws = 0, ctx->ws_bytes = 0;
+      }
+      if (r == RT_CUDA_SUCCESS) r = ctx->cu->cuMemAlloc(&ctx->ws, need);
+      if (r == RT_CUDA_SUCCESS)
+        ctx->ws_bytes = need;
+      else
+        rc = rt_cuda_fail(r, "cuMemAlloc(%zu bytes of backward workspace)", need);
+      rt_ctx_leave(ctx, saved);
+    }
+  }
+  *ws = (void *)ctx->ws;
+  pthread_mutex_unlock(&ctx->ws_lock);
+  return rc;
+}
+
+fa2_status fa2_backward(fa2_context *ctx, const fa2_bwd_args *a, void *stream) {
   if (!ctx) return (fa2_status)rt_set_error(FA2_ERR_INVALID_ARGUMENT, "ctx is NULL");
-  if (!args) return (fa2_status)rt_set_error(FA2_ERR_INVALID_ARGUMENT, "args is NULL");
-  return (fa2_status)rt_set_error(FA2_ERR_NOT_AVAILABLE,
-                                  "fa2_backward is not available yet: this fa2gen (%s) has "
-                                  "forward kernels only; the backward kernels are issue 6",
-                                  fa2_version());
+  int rc = rt_validate_bwd(a);
+  if (rc != FA2_OK) return (fa2_status)rc;
+  if (rt_bwd_is_noop(a)) return FA2_OK;
+
+  rt_request req;
+  rt_request_bwd(a, &req);
+  rt_kernel *k = rt_mc_get(&ctx->mc, &req, sizeof req);
+  if (k)
+    atomic_fetch_add_explicit(&ctx->memory_hits, 1, memory_order_relaxed);
+  else if ((rc = rt_kernel_for_request(ctx, &req, &k)) != FA2_OK)
+    return (fa2_status)rc;
+  void *ws = NULL;
+  if (a->seqlen_q > 0 && (rc = bwd_workspace(ctx, a, &ws)) != FA2_OK) return (fa2_status)rc;
+
+  fa2_bwd_params p;
+  fill_bwd_params(a, ws, &p);
+  void *params[] = {&p};
+  const unsigned warps = (unsigned)k->threads / 32;
+  const unsigned rows_x = (unsigned)((a->seqlen_q + warps - 1) / warps);
+  const unsigned keys_x = (unsigned)((a->seqlen_k + k->block_n - 1) / k->block_n);
+  /* pre (delta, zeroed accumulator), main (dK, dV, dQ atomics), dq (convert);
+   * a grid with no rows or keys is skipped: its kernel would have no work. */
+  const struct { int fn; unsigned gx, gy; unsigned smem; } steps[3] = {
+      {0, rows_x, (unsigned)a->heads_q, 0},
+      {1, keys_x, (unsigned)a->heads_kv, (unsigned)k->smem_bytes},
+      {2, rows_x, (unsigned)a->heads_q, 0},
+  };
+  CUcontext saved;
+  if ((rc = rt_ctx_enter(ctx, &saved)) != FA2_OK) return (fa2_status)rc;
+  for (int i = 0; i < 3; i++) {
+    if (steps[i].gx == 0) continue;
+    CUresult r = ctx->cu->cuLaunchKernel(k->fn[steps[i].fn], steps[i].gx, steps[i].gy,
+                                         (unsigned)a->batch, (unsigned)k->threads, 1, 1,
+                                         steps[i].smem, (CUstream)stream, params, NULL);
+    if (r != RT_CUDA_SUCCESS) {
+      rt_ctx_leave(ctx, saved);
+      return (fa2_status)rt_cuda_fail(r, "cuLaunchKernel(%s entry %d, grid %u x %u x %d)", k->name,
+                                      steps[i].fn, steps[i].gx, steps[i].gy, a->batch);
+    }
+  }
+  rt_ctx_leave(ctx, saved);
+  atomic_fetch_add_explicit(&ctx->launches, 1, memory_order_relaxed);
+  return FA2_OK;
 }

@@ -25,6 +25,14 @@ void rt_request_fwd(const fa2_fwd_args *a, rt_request *r) {
   normalize(r, (int)a->stab, a->beta, a->eps);
 }
 
+void rt_request_bwd(const fa2_bwd_args *a, rt_request *r) {
+  memset(r, 0, sizeof *r);
+  r->pass = GEN_PASS_BWD; /* one backward per shape: it does not depend on the mode */
+  r->dtype = (int)a->q.dtype;
+  r->head_dim = a->head_dim;
+  r->causal = a->causal != 0;
+}
+
 void rt_request_desc(const fa2_kernel_desc *d, rt_request *r) {
   memset(r, 0, sizeof *r);
   r->pass = GEN_PASS_FWD;

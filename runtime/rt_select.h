@@ -21,6 +21,7 @@ typedef struct rt_request {
 
 /* Zero-padded and normalized, so equal selections give equal bytes. */
 void rt_request_fwd(const fa2_fwd_args *a, rt_request *r);
+void rt_request_bwd(const fa2_bwd_args *a, rt_request *r);
 void rt_request_desc(const fa2_kernel_desc *d, rt_request *r);
 
 /* "fwd_bf16_d128_causal": the tuning database's key of a request. */

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "rt_error.h"
 
@@ -152,3 +153,64 @@ int rt_validate_fwd(const fa2_fwd_args *a) {
 }
 
 fa2_status fa2_check_forward(const fa2_fwd_args *args) { return (fa2_status)rt_validate_fwd(args); }
+
+int rt_bwd_is_noop(const fa2_bwd_args *a) { return a->batch == 0; }
+
+/* The backward's checks: the forward's on q, k, v, o and the sizes, plus the
+ * gradients, dO, LSE and the delta mode. */
+int rt_validate_bwd(const fa2_bwd_args *a) {
+  int rc;
+  if (!a) return rt_set_error(FA2_ERR_INVALID_ARGUMENT, "args is NULL");
+  fa2_fwd_args f;
+  memset(&f, 0, sizeof f);
+  f.q = a->q, f.k = a->k, f.v = a->v, f.o = a->o, f.lse = (float *)a->lse;
+  f.batch = a->batch, f.seqlen_q = a->seqlen_q, f.seqlen_k = a->seqlen_k;
+  f.heads_q = a->heads_q, f.heads_kv = a->heads_kv, f.head_dim = a->head_dim;
+  f.scale = a->scale, f.causal = a->causal, f.stab = a->stab, f.beta = a->beta, f.eps = a->eps;
+  if ((rc = rt_validate_fwd(&f))) return rc;
+  if (a->head_dim > 128)
+    return rt_set_error(FA2_ERR_UNSUPPORTED,
+                        "head_dim %d: the backward supports head dims 32, 64, 96 and 128 for now "
+                        "(it keeps dK and dV in registers)",
+                        a->head_dim);
+  if ((rc = check_tensor_dtype("dout", &a->dout, a->q.dtype)) ||
+      (rc = check_tensor_dtype("dq", &a->dq, a->q.dtype)) ||
+      (rc = check_tensor_dtype("dk", &a->dk, a->q.dtype)) ||
+      (rc = check_tensor_dtype("dv", &a->dv, a->q.dtype)))
+    return rc;
+  if ((int)a->delta != FA2_DELTA_LOWP && (int)a->delta != FA2_DELTA_FP32)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "delta is %d: allowed FA2_DELTA_LOWP (0) or FA2_DELTA_FP32 (1)",
+                        (int)a->delta);
+  if (a->deterministic)
+    return rt_set_error(FA2_ERR_NOT_AVAILABLE,
+                        "deterministic is 1: this fa2gen adds dQ with fp32 atomics only; "
+                        "pass deterministic = 0");
+  if (rt_bwd_is_noop(a)) return FA2_OK;
+  if (a->seqlen_q > 0 && ((rc = check_tensor("dout", &a->dout, a->batch, a->seqlen_q, a->heads_q, 0)) ||
+                          (rc = check_tensor("dq", &a->dq, a->batch, a->seqlen_q, a->heads_q, 1))))
+    return rc;
+  if (a->seqlen_k > 0 && ((rc = check_tensor("dk", &a->dk, a->batch, a->seqlen_k, a->heads_kv, 1)) ||
+                          (rc = check_tensor("dv", &a->dv, a->batch, a->seqlen_k, a->heads_kv, 1))))
+    return rc;
+  if (a->delta == FA2_DELTA_FP32 && a->seqlen_q > 0 &&
+      (rc = check_pointer("o_fp32", "", a->o_fp32, 8,
+                          "FA2_DELTA_FP32 reads O in fp32 (the forward writes it when "
+                          "fa2_fwd_args.o_fp32 is set)")))
+    return rc;
+  if (a->workspace && a->workspace_bytes < fa2_backward_workspace_size(a))
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "workspace_bytes %zu is too small: these sizes need %zu "
+                        "(fa2_backward_workspace_size)",
+                        a->workspace_bytes, fa2_backward_workspace_size(a));
+  if (a->workspace && (rc = check_pointer("workspace", "", a->workspace, 16, "")))
+    return rc;
+  return FA2_OK;
+}
+
+size_t fa2_backward_workspace_size(const fa2_bwd_args *a) {
+  if (!a || a->batch <= 0 || a->seqlen_q <= 0 || a->heads_q <= 0 || a->head_dim <= 0) return 0;
+  const size_t rows = (size_t)a->batch * (size_t)a->seqlen_q * (size_t)a->heads_q;
+  const size_t accum = (rows * (size_t)a->head_dim * 4 + 255) / 256 * 256;
+  return accum + (rows * 4 + 255) / 256 * 256;
+}

@@ -15,6 +15,10 @@ int rt_validate_fwd(const fa2_fwd_args *a);
 /* 1 when fa2_forward has nothing to compute. */
 int rt_fwd_is_noop(const fa2_fwd_args *a);
 
+/* The same for the backward (seqlen_q == 0 still writes zero dK, dV). */
+int rt_validate_bwd(const fa2_bwd_args *a);
+int rt_bwd_is_noop(const fa2_bwd_args *a);
+
 int rt_head_dim_supported(int head_dim);
 const char *rt_dtype_name(int dtype); /* "bf16", "fp16", "?" */
 

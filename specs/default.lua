@@ -10,6 +10,6 @@ return {
     { mode = "robust", beta = 2, eps = 1e-3 },
   },
   tiles    = "auto",
-  pass     = { "fwd" },
+  pass     = { "fwd", "bwd" },
   arch     = { "sm_80", "sm_90" },
 }

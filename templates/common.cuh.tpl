@@ -21,6 +21,39 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
+// Rows [row0, row0 + kRows) of one head (kChunks 16-byte chunks per row) into
+// a smem tile with rows of kStride elements; rows at or
+// past `rows` are zero-filled (their address is clamped to row 0). When the
+// threads cover whole rows, each walks one pointer down the tile: one 64-bit
+// address per thread instead of one per 16-byte chunk kept in registers.
+template <int kRows, int kThreads, int kChunks, int kStride>
+__device__ __forceinline__ void load_rows(unsigned dst, const elem_t *src, long long row_stride,
+                                          int row0, int rows, int tid) {
+  if constexpr (kThreads % kChunks == 0 && kRows % (kThreads / kChunks) == 0) {
+    constexpr int kRowsPerPass = kThreads / kChunks;
+    const int r = tid / kChunks, ch = tid % kChunks;
+    const elem_t *g = src + (row0 + r) * row_stride + ch * 8;
+    const long long step = kRowsPerPass * row_stride;
+#pragma unroll
+    for (int i = 0; i < kRows / kRowsPerPass; ++i, g += step) {
+      const bool valid = row0 + r + i * kRowsPerPass < rows;
+      cp_async16(dst + ((r + i * kRowsPerPass) * kStride + ch * 8) * 2, valid ? g : src, valid);
+    }
+  } else {
+    constexpr int kTotal = kRows * kChunks;
+#pragma unroll
+    for (int i = 0; i < (kTotal + kThreads - 1) / kThreads; ++i) {
+      const int c = tid + i * kThreads;
+      if (kTotal % kThreads == 0 || c < kTotal) {
+        const int r = c / kChunks, ch = c % kChunks;
+        const bool valid = row0 + r < rows;
+        const elem_t *g = src + (valid ? row0 + r : 0) * row_stride + ch * 8;
+        cp_async16(dst + (r * kStride + ch * 8) * 2, g, valid);
+      }
+    }
+  }
+}
+
 // Four 8x8 16-bit matrices; lane i gives the row address of matrix i/8, row i%8.
 __device__ __forceinline__ void ldmatrix_x4(unsigned addr, unsigned &r0, unsigned &r1,
                                             unsigned &r2, unsigned &r3) {

@@ -25,6 +25,33 @@ typedef struct fa2_fwd_params {
   int batch, seqlen_q, seqlen_k;
   int heads_q, heads_kv; /* heads_q % heads_kv == 0 (GQA/MQA) */
   float scale;           /* softmax scale alpha: S = alpha * Q K^T */
+  float *o_f32;          /* optional (NULL: not written): O in fp32, contiguous
+                            (batch, seqlen_q, heads_q, head_dim), for the backward's
+                            higher-precision delta */
 } fa2_fwd_params;
+
+/* The backward pass: three kernels, launched in this order with this block.
+ *   fa2_bwd_pre  delta = rowsum(dO * O) (from o_f32 when given), dq_accum = 0
+ *   fa2_bwd      dK, dV per key block; dQ added to dq_accum (fp32 atomics)
+ *   fa2_bwd_dq   dQ = dtype(scale * dq_accum) */
+typedef struct fa2_bwd_params {
+  const void *q, *k, *v, *o, *dout; /* as in the forward; dout like o */
+  void *dq, *dk, *dv;               /* written: like q, k, v (dk, dv reduced over GQA groups) */
+  const float *lse;                 /* (batch, heads_q, seqlen_q) from the forward */
+  const float *o_f32;               /* optional fp32 O (see fa2_fwd_params); NULL: use o */
+  float *dq_accum;                  /* workspace: (batch, seqlen_q, heads_q, head_dim) fp32 */
+  float *delta;                     /* workspace: (batch, heads_q, seqlen_q) fp32 */
+  long long q_batch_stride, q_row_stride, q_head_stride; /* in elements */
+  long long k_batch_stride, k_row_stride, k_head_stride;
+  long long v_batch_stride, v_row_stride, v_head_stride;
+  long long o_batch_stride, o_row_stride, o_head_stride;
+  long long do_batch_stride, do_row_stride, do_head_stride;
+  long long dq_batch_stride, dq_row_stride, dq_head_stride;
+  long long dk_batch_stride, dk_row_stride, dk_head_stride;
+  long long dv_batch_stride, dv_row_stride, dv_head_stride;
+  int batch, seqlen_q, seqlen_k;
+  int heads_q, heads_kv;
+  float scale;
+} fa2_bwd_params;
 
 #endif

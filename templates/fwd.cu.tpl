@@ -67,36 +67,10 @@ __device__ __forceinline__ float row_max_of(const float (&s)[kNTiles][4], int h)
   return m[0];
 }
 
-// Rows [row0, row0 + kRows) of one head into a padded smem tile; rows at or
-// past `rows` are zero-filled (their address is clamped to row 0). When the
-// threads cover whole rows, each walks one pointer down the tile: one 64-bit
-// address per thread instead of one per 16-byte chunk kept in registers.
 template <int kRows>
 __device__ __forceinline__ void load_tile(unsigned dst, const elem_t *src, long long row_stride,
                                           int row0, int rows, int tid) {
-  if constexpr (kThreads % kChunks == 0 && kRows % (kThreads / kChunks) == 0) {
-    constexpr int kRowsPerPass = kThreads / kChunks;
-    const int r = tid / kChunks, ch = tid % kChunks;
-    const elem_t *g = src + (row0 + r) * row_stride + ch * 8;
-    const long long step = kRowsPerPass * row_stride;
-#pragma unroll
-    for (int i = 0; i < kRows / kRowsPerPass; ++i, g += step) {
-      const bool valid = row0 + r + i * kRowsPerPass < rows;
-      cp_async16(dst + ((r + i * kRowsPerPass) * kStride + ch * 8) * 2, valid ? g : src, valid);
-    }
-  } else {
-    constexpr int kTotal = kRows * kChunks;
-#pragma unroll
-    for (int i = 0; i < (kTotal + kThreads - 1) / kThreads; ++i) {
-      const int c = tid + i * kThreads;
-      if (kTotal % kThreads == 0 || c < kTotal) {
-        const int r = c / kChunks, ch = c % kChunks;
-        const bool valid = row0 + r < rows;
-        const elem_t *g = src + (valid ? row0 + r : 0) * row_stride + ch * 8;
-        cp_async16(dst + (r * kStride + ch * 8) * 2, g, valid);
-      }
-    }
-  }
+  load_rows<kRows, kThreads, kChunks, kStride>(dst, src, row_stride, row0, rows, tid);
 }
 
 {% if stab == "robust" %}
@@ -392,6 +366,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
       for (int dt = 0; dt < kDTiles; ++dt)
         *(unsigned *)(smem + (r * kStride + dt * 8 + 2 * qd) * 2) =
             pack2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv);
+      if (p.o_f32 && m0 + r < p.seqlen_q) { // fp32 O for the backward's precise delta
+        float *of = p.o_f32 + (((long long)batch * p.seqlen_q + m0 + r) * p.heads_q + head) * kHeadDim;
+#pragma unroll
+        for (int dt = 0; dt < kDTiles; ++dt)
+          *(float2 *)(of + dt * 8 + 2 * qd) = make_float2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv);
+      }
       const float m = row_m[mt][h] == neg_inf() ? 0.f : row_m[mt][h];
       if (qd == 0 && m0 + r < p.seqlen_q)
         lse[m0 + r] = l > 0.f ? (m * c + log2f(l)) * 0.69314718f : pos_inf();

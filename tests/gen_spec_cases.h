@@ -42,8 +42,10 @@ static const spec_case spec_cases[] = {
      {"stab[1].beta = 2", "not used with mode \"none\""}},
     {"return { " OK_AXES ", stab = {{ mode = 'paper', gamma = 2 }} }",
      {"stab[1].gamma = 2", "unknown stab key", "mode, beta, eps"}},
-    {"return { " OK_AXES ", pass = {'bwd'} }",
-     {"pass[1] = \"bwd\"", "backward template is not available yet", "allowed: fwd"}},
+    {"return { dtype = {'bf16'}, head_dim = {256}, pass = {'bwd'} }",
+     {"head_dim = 256", "supports head dims up to 128", "allowed: 32, 64, 96, 128"}},
+    {"return { " OK_AXES ", pass = {'bwd'}, tiles = {{block_m=64, block_n=64, warps=4, stages=1}} }",
+     {"tiles[1].stages = 1", "double-buffers", "allowed: 2 or 3"}},
     {"return { " OK_AXES ", pass = {'both'} }", {"pass[1] = \"both\"", "allowed: fwd, bwd"}},
     /* tiles */
     {"return { " OK_AXES ", tiles = {{ block_m = 48, block_n = 64, warps = 4, stages = 2 }} }",
@@ -67,8 +69,8 @@ static const spec_case spec_cases[] = {
      "  tiles = {{ block_m = 128, block_n = 128, warps = 4, stages = 2 }} }",
      {"tiles[1] = {block_m=128, block_n=128, stages=2, warps=4}", "need 337920 bytes",
       "sm_80 allows 166912"}},
-    {"return { dtype = {'bf16'}, head_dim = {128}, arch = {'sm_86'} }",
-     {"tiles = \"auto\"", "104448 bytes", "sm_86 allows 101376"}},
+    {"return { dtype = {'bf16'}, head_dim = {160}, arch = {'sm_86'} }",
+     {"tiles = \"auto\"", "129024 bytes", "sm_86 allows 101376"}},
     /* types and list shapes */
     {"return { dtype = 'bf16', head_dim = {64} }", {"dtype = \"bf16\"", "expected a list"}},
     {"return { dtype = {'bf16'}, head_dim = {} }", {"head_dim = {}", "non-empty list"}},

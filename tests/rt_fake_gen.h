@@ -18,8 +18,9 @@ static const char *const fg_opts[] = {"-std=c++17", NULL};
 
 static void fg_name(gen_variant *v) {
   static const char *const modes[] = {"none", "paper", "robust"};
-  int n = snprintf(v->name, sizeof v->name, "fwd_%s_d%d%s_m%dn%dw%ds%d_%s",
-                   v->dtype ? "fp16" : "bf16", v->head_dim, v->causal ? "_causal" : "",
+  int n = snprintf(v->name, sizeof v->name, "%s_%s_d%d%s_m%dn%dw%ds%d_%s",
+                   v->pass == GEN_PASS_BWD ? "bwd" : "fwd", v->dtype ? "fp16" : "bf16",
+                   v->head_dim, v->causal ? "_causal" : "",
                    v->block_m, v->block_n, v->warps, v->stages, modes[v->stab]);
   if (v->stab != GEN_STAB_NONE)
     snprintf(v->name + n, sizeof v->name - (size_t)n, "_b%g_e%g", v->beta, v->eps);
@@ -36,11 +37,21 @@ static int fg_complete(gen_variant *v, const char *arch, char *err, size_t n) {
     v->warps = 4;
     v->stages = 2;
   }
-  fg_name(v);
   v->threads = 32 * v->warps;
-  v->smem_bytes = 2 * (v->head_dim + 8) * (v->block_m + 2 * v->stages * v->block_n);
-  v->n_entries = 1;
-  snprintf(v->entries[0], sizeof v->entries[0], "fa2_fwd");
+  if (v->pass == GEN_PASS_BWD) { /* mode-independent; three entries (gen/variant.lua) */
+    v->stab = GEN_STAB_NONE, v->beta = v->eps = 0;
+    const int d8 = v->head_dim + 8, bm = v->block_m, bn = v->block_n, s = v->stages;
+    v->smem_bytes = 2 * d8 * (2 * bn + 2 * s * bm) + 8 * s * bm + 2 * bn * (bm + 8);
+    v->n_entries = 3;
+    snprintf(v->entries[0], sizeof v->entries[0], "fa2_bwd_pre");
+    snprintf(v->entries[1], sizeof v->entries[1], "fa2_bwd");
+    snprintf(v->entries[2], sizeof v->entries[2], "fa2_bwd_dq");
+  } else {
+    v->smem_bytes = 2 * (v->head_dim + 8) * (v->block_m + 2 * v->stages * v->block_n);
+    v->n_entries = 1;
+    snprintf(v->entries[0], sizeof v->entries[0], "fa2_fwd");
+  }
+  fg_name(v);
   return 0;
 }
 

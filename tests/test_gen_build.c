@@ -25,7 +25,7 @@ static char *path_in(const char *dir, const char *rel) {
 #define SMALL_SPEC                                                                         \
   "return { dtype = {'bf16'}, head_dim = {64}, causal = {true}, arch = {'sm_80', 'sm_90'},\n" \
   "  stab = {{ mode = 'robust' }} }\n"
-#define SMALL_NAME "fwd_bf16_d64_causal_m128n64w4s2_robust_b2_e1em3"
+#define SMALL_NAME "fwd_bf16_d64_causal_m128n64w4s1_robust_b2_e1em3"
 
 Test(build, cli_writes_cubins_and_build_json) {
   char *t = tu_tmpdir(), *spec = tu_write(t, "s.lua", SMALL_SPEC), *out = path_in(t, "out");
@@ -33,7 +33,7 @@ Test(build, cli_writes_cubins_and_build_json) {
   cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
   cr_expect(strstr(r.out, SMALL_NAME "  sm_80"), "%s", r.out);
   cr_expect(strstr(r.out, SMALL_NAME "  sm_90"), "%s", r.out);
-  cr_expect(strstr(r.out, "55296+0"), "smem column: %s", r.out);
+  cr_expect(strstr(r.out, "36864+0"), "smem column: %s", r.out);
   cr_expect(strstr(r.out, "0 failed, 0 with spills"), "%s", r.out);
   cr_expect(strstr(r.out, "wrote") && strstr(r.out, "manifest.json"), "sources written: %s", r.out);
   tu_expect_dir(out, "manifest.json sm_80 sm_90 src");
@@ -73,7 +73,7 @@ Test(build, cli_writes_cubins_and_build_json) {
     cr_expect_gt(json_integer_value(json_object_get(k, "registers")), 0);
     cr_expect_eq(json_integer_value(json_object_get(k, "spill_store_bytes")), 0);
     cr_expect_eq(json_integer_value(json_object_get(k, "stack_bytes")), 0);
-    cr_expect_eq(json_integer_value(json_object_get(k, "smem_bytes")), 55296);
+    cr_expect_eq(json_integer_value(json_object_get(k, "smem_bytes")), 36864);
     cr_expect_eq(json_integer_value(json_object_get(k, "threads")), 128);
     cr_expect_not_null(json_object_get(json_object_get(k, "entries"), "fa2_fwd"));
     json_decref(b);
@@ -135,7 +135,7 @@ Test(build, compile_errors_are_reported_and_nothing_written) {
                                     "  stab = {{ mode = 'none' }}, arch = {'sm_80'} }\n");
   tu_run r = tu_fa2(NULL, ARGS("build", spec, "-o", out, "--templates", tpl));
   cr_expect_eq(r.status, 1);
-  cr_expect(strstr(r.err, "NVRTC failed to compile fwd_bf16_d64_m128n64w4s2_none.cu for sm_80"),
+  cr_expect(strstr(r.err, "NVRTC failed to compile fwd_bf16_d64_m128n64w4s1_none.cu for sm_80"),
             "%s", r.err);
   cr_expect(strstr(r.err, "undeclared"), "%s", r.err);
   cr_expect(!tu_exists(out));

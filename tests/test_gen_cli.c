@@ -65,11 +65,11 @@ Test(cli, gen_writes_sources_and_exact_manifest) {
   cr_expect_str_eq(json_string_value(json_array_get(arch, 1)), "sm_90");
   cr_expect(json_is_false(json_object_get(m, "allow_spills")));
   json_t *vs = json_object_get(m, "variants");
-  cr_assert_eq(json_array_size(vs), 12);
+  cr_assert_eq(json_array_size(vs), 16);
 
   /* One variant, every field. */
   json_t *v = json_array_get(vs, 11);
-  const char *name = "fwd_bf16_d128_causal_m128n64w4s2_robust_b2_e1em3";
+  const char *name = "fwd_bf16_d128_causal_m128n48w4s1_robust_b2_e1em3";
   cr_expect_str_eq(json_string_value(json_object_get(v, "name")), name);
   cr_expect_str_eq(json_string_value(json_object_get(v, "pass")), "fwd");
   cr_assert_eq(json_array_size(json_object_get(v, "entries")), 1);
@@ -78,16 +78,16 @@ Test(cli, gen_writes_sources_and_exact_manifest) {
   cr_expect_eq(json_integer_value(json_object_get(v, "head_dim")), 128);
   cr_expect(json_is_true(json_object_get(v, "causal")));
   cr_expect_eq(json_integer_value(json_object_get(v, "block_m")), 128);
-  cr_expect_eq(json_integer_value(json_object_get(v, "block_n")), 64);
+  cr_expect_eq(json_integer_value(json_object_get(v, "block_n")), 48);
   cr_expect_eq(json_integer_value(json_object_get(v, "warps")), 4);
-  cr_expect_eq(json_integer_value(json_object_get(v, "stages")), 2);
+  cr_expect_eq(json_integer_value(json_object_get(v, "stages")), 1);
   cr_expect_str_eq(json_string_value(json_object_get(v, "stab")), "robust");
   cr_expect_eq(json_real_value(json_object_get(v, "beta")), 2.0);
   cr_expect_eq(json_real_value(json_object_get(v, "eps")), 1e-3);
   cr_expect_eq(json_integer_value(json_object_get(v, "threads")), 128);
-  cr_expect_eq(json_integer_value(json_object_get(v, "smem_bytes")), 104448);
+  cr_expect_eq(json_integer_value(json_object_get(v, "smem_bytes")), 60928);
   cr_expect_str_eq(json_string_value(json_object_get(v, "source")),
-                   "src/fwd_bf16_d128_causal_m128n64w4s2_robust_b2_e1em3.cu");
+                   "src/fwd_bf16_d128_causal_m128n48w4s1_robust_b2_e1em3.cu");
   cr_expect_eq(json_object_size(v), 17, "no fields beyond the documented ones");
 
   /* Every source exists and hashes to its manifest entry and to what the
@@ -121,7 +121,7 @@ Test(cli, gen_without_spec_uses_the_embedded_default) {
   char *t = tu_tmpdir();
   tu_run r = tu_fa2(t, ARGS("gen"));
   cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_expect(strstr(r.out, "12 variants of specs/default.lua -> out/"), "%s", r.out);
+  cr_expect(strstr(r.out, "16 variants of specs/default.lua -> out/"), "%s", r.out);
   char *m = path_in(t, "out/manifest.json");
   cr_expect(tu_exists(m));
   tu_run_free(&r), free(m), free(t);
@@ -168,6 +168,7 @@ Test(cli, failed_gen_leaves_the_previous_output) {
   char *before = tu_tree_digest(out);
   cr_assert_eq(mkdir(tpl, 0777), 0);
   free(tu_write(tpl, "fwd.cu.tpl", "ok\n{% if stab == 'robust' %}\n{{ nosuch }}\n{% end %}\n"));
+  free(tu_write(tpl, "bwd.cu.tpl", "// the default spec has backward variants too\n"));
   tu_run r = tu_fa2(NULL, ARGS("gen", "specs/default.lua", "-o", out, "--templates", tpl));
   cr_expect_eq(r.status, 1, "%s", r.err);
   cr_expect(strstr(r.err, "fwd.cu.tpl:3: 'nosuch' is not available in templates"), "%s", r.err);
@@ -197,19 +198,19 @@ Test(cli, gen_refuses_to_replace_a_folder_that_is_not_an_output) {
 Test(cli, list_prints_the_table_and_names) {
   tu_run r = tu_fa2(NULL, ARGS("list", "specs/default.lua"));
   cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_expect(strstr(r.out, "specs/default.lua: 12 variants; arch sm_80, sm_90; spills not allowed"),
+  cr_expect(strstr(r.out, "specs/default.lua: 16 variants; arch sm_80, sm_90; spills not allowed"),
             "%s", r.out);
   cr_expect(strstr(r.out, "VARIANT"));
-  const char *row = "fwd_bf16_d128_causal_m128n64w4s2_paper_b2_e1em3    128  yes         128       64"
-                    "      4       2  paper   2       0.001         128  104448";
+  const char *row = "fwd_bf16_d128_causal_m128n48w4s1_paper_b2_e1em3    128  yes         128       48"
+                    "      4       1  paper   2       0.001         128   60928";
   cr_expect(strstr(r.out, row), "row not found in:\n%s", r.out);
   tu_run_free(&r);
   r = tu_fa2(NULL, ARGS("list", "--names", "specs/full.lua"));
   cr_assert_eq(r.status, 0, "%s", r.err);
   int lines = 0;
   for (const char *p = r.out; (p = strchr(p, '\n')); p++) lines++;
-  cr_expect_eq(lines, 96);
-  cr_expect(!strncmp(r.out, "fwd_bf16_d32_m128n64w4s2_none\n", 30), "%s", r.out);
+  cr_expect_eq(lines, 112);
+  cr_expect(!strncmp(r.out, "fwd_bf16_d32_m128n64w4s1_none\n", 30), "%s", r.out);
   tu_run_free(&r);
 }
 

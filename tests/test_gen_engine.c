@@ -155,7 +155,7 @@ Test(engine, embedded_forward_template) {
     size_t len;
     cr_assert_eq(gen_variant_from_name(g, names[i], &v, &err), GEN_OK, "%s", err.msg);
     cr_assert_eq(gen_render(g, &v, &src, &len, &err), GEN_OK, "%s", err.msg);
-    cr_expect(strstr(src, "extern \"C\" __global__") && strstr(src, "fa2_fwd(fa2_fwd_params p)"));
+    cr_expect(strstr(src, "extern \"C\" __global__") && strstr(src, "fa2_fwd(const fa2_fwd_params p)"));
     cr_expect(strstr(src, "typedef struct fa2_fwd_params {"), "params struct pasted in");
     cr_expect(strstr(src, "static_assert"), "smem static_assert");
     cr_expect(!has_include_directive(src), "no #include");

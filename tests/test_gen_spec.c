@@ -35,12 +35,12 @@ Test(spec, minimal_spec_gets_the_defaults) {
   cr_expect_str_eq(s.arch[0], "sm_80");
   cr_expect_str_eq(s.arch[1], "sm_90");
   cr_expect_eq(s.allow_spills, 0);
-  const char *names[] = {"fwd_bf16_d64_m128n64w4s2_none",
-                         "fwd_bf16_d64_m128n64w4s2_paper_b2_e1em3",
-                         "fwd_bf16_d64_m128n64w4s2_robust_b2_e1em3",
-                         "fwd_bf16_d64_causal_m128n64w4s2_none",
-                         "fwd_bf16_d64_causal_m128n64w4s2_paper_b2_e1em3",
-                         "fwd_bf16_d64_causal_m128n64w4s2_robust_b2_e1em3"};
+  const char *names[] = {"fwd_bf16_d64_m128n64w4s1_none",
+                         "fwd_bf16_d64_m128n64w4s1_paper_b2_e1em3",
+                         "fwd_bf16_d64_m128n64w4s1_robust_b2_e1em3",
+                         "fwd_bf16_d64_causal_m128n64w4s1_none",
+                         "fwd_bf16_d64_causal_m128n64w4s1_paper_b2_e1em3",
+                         "fwd_bf16_d64_causal_m128n64w4s1_robust_b2_e1em3"};
   for (int i = 0; i < 6; i++) cr_expect_str_eq(s.variants[i].name, names[i]);
   gen_spec_free(&s);
   free(path);
@@ -60,11 +60,11 @@ Test(spec, product_order_exclude_and_dedup) {
       "  exclude = function(v) return v.dtype == 'fp16' and v.head_dim == 64 end,\n"
       "}\n";
   cr_assert_eq(load(text, &s, &err, &path), GEN_OK, "%s", err.msg);
-  const char *names[] = {"fwd_fp16_d128_causal_m128n64w4s2_paper_b2_e1em3",
+  const char *names[] = {"fwd_fp16_d128_causal_m128n48w4s1_paper_b2_e1em3",
                          "fwd_fp16_d128_causal_m64n32w2s1_paper_b2_e1em3",
-                         "fwd_bf16_d128_causal_m128n64w4s2_paper_b2_e1em3",
+                         "fwd_bf16_d128_causal_m128n48w4s1_paper_b2_e1em3",
                          "fwd_bf16_d128_causal_m64n32w2s1_paper_b2_e1em3",
-                         "fwd_bf16_d64_causal_m128n64w4s2_paper_b2_e1em3",
+                         "fwd_bf16_d64_causal_m128n64w4s1_paper_b2_e1em3",
                          "fwd_bf16_d64_causal_m64n32w2s1_paper_b2_e1em3"};
   cr_assert_eq(s.n_variants, 6);
   for (int i = 0; i < 6; i++) cr_expect_str_eq(s.variants[i].name, names[i]);
@@ -83,9 +83,9 @@ Test(spec, exclude_sees_every_field) {
       "  stab = {{ mode = 'robust', beta = 3, eps = 0.01 }},\n"
       "  exclude = function(v)\n"
       "    assert(v.pass == 'fwd' and v.dtype == 'bf16' and v.head_dim == 64 and v.causal == false)\n"
-      "    assert(v.block_m == 128 and v.block_n == 64 and v.warps == 4 and v.stages == 2)\n"
+      "    assert(v.block_m == 128 and v.block_n == 64 and v.warps == 4 and v.stages == 1)\n"
       "    assert(v.stab == 'robust' and v.beta == 3 and v.eps == 0.01 and v.threads == 128)\n"
-      "    assert(v.smem_bytes == 55296 and v.name == 'fwd_bf16_d64_m128n64w4s2_robust_b3_e1em2')\n"
+      "    assert(v.smem_bytes == 36864 and v.name == 'fwd_bf16_d64_m128n64w4s1_robust_b3_e1em2')\n"
       "    return false\n"
       "  end }\n";
   cr_assert_eq(load(text, &s, &err, &path), GEN_OK, "%s", err.msg);
@@ -97,22 +97,31 @@ Test(spec, exclude_sees_every_field) {
 Test(spec, the_shipped_specs_load) {
   gen_spec s;
   gen_err err;
+  /* default: 2 head dims x 2 causal x 3 modes forward, 2 x 2 backward */
   cr_assert_eq(gen_spec_load(g, "specs/default.lua", &s, &err), GEN_OK, "%s", err.msg);
-  cr_expect_eq(s.n_variants, 12);
+  cr_expect_eq(s.n_variants, 16);
   gen_spec_free(&s);
   cr_assert_eq(gen_spec_load(g, NULL, &s, &err), GEN_OK, "%s", err.msg); /* embedded */
-  cr_expect_eq(s.n_variants, 12);
+  cr_expect_eq(s.n_variants, 16);
   cr_expect_str_eq(s.path, "specs/default.lua");
   gen_spec_free(&s);
+  /* full: 8 head dims x 2 dtypes x 2 causal x 3 modes forward; the backward
+   * (mode-independent) for the 4 head dims up to 128 x 2 dtypes x 2 causal */
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
-  cr_expect_eq(s.n_variants, 8 * 2 * 2 * 3);
-  int fp16 = 0, causal = 0, robust = 0;
+  cr_expect_eq(s.n_variants, 8 * 2 * 2 * 3 + 4 * 2 * 2);
+  int fp16 = 0, causal = 0, robust = 0, bwd = 0;
   for (int i = 0; i < s.n_variants; i++) {
+    if (s.variants[i].pass == GEN_PASS_BWD) {
+      bwd++;
+      cr_expect_eq(s.variants[i].stab, GEN_STAB_NONE, "%s", s.variants[i].name);
+      cr_expect(s.variants[i].head_dim <= 128, "%s", s.variants[i].name);
+      continue;
+    }
     fp16 += s.variants[i].dtype == GEN_DTYPE_FP16;
     causal += s.variants[i].causal;
     robust += s.variants[i].stab == GEN_STAB_ROBUST;
-    cr_expect_eq(s.variants[i].pass, GEN_PASS_FWD);
   }
+  cr_expect_eq(bwd, 16);
   cr_expect_eq(fp16, 48);
   cr_expect_eq(causal, 48);
   cr_expect_eq(robust, 32);
@@ -145,22 +154,31 @@ Test(spec, missing_file_is_an_io_error) {
   cr_expect_eq(gen_spec_load(g, "/tmp", &s, &err), GEN_EIO);
 }
 
-/* pass "bwd" is refused while templates/bwd.cu.tpl does not exist; with the
- * template present the error says what is still missing. */
-Test(spec, backward_pass_needs_its_template) {
+/* The backward does not depend on the stabilization mode: every mode of a
+ * spec maps to one backward variant per shape, named "none". With a
+ * templates folder that lacks bwd.cu.tpl, pass "bwd" is refused. */
+Test(spec, backward_pass_is_one_variant_per_shape) {
   gen_spec s;
   gen_err err;
   char *path;
   const char *text = "return { dtype = {'bf16'}, head_dim = {64}, pass = {'fwd', 'bwd'} }";
-  cr_assert_eq(load(text, &s, &err, &path), GEN_ESPEC);
-  cr_expect(strstr(err.msg, "pass[2] = \"bwd\": the backward template is not available yet"), "%s",
-            err.msg);
+  cr_assert_eq(load(text, &s, &err, &path), GEN_OK, "%s", err.msg);
+  cr_assert_eq(s.n_variants, 8); /* 2 causal x 3 modes forward + 2 causal backward */
+  cr_expect_str_eq(s.variants[6].name, "bwd_bf16_d64_m64n64w4s2_none");
+  cr_expect_str_eq(s.variants[7].name, "bwd_bf16_d64_causal_m64n64w4s2_none");
+  cr_expect_eq(s.variants[6].n_entries, 3);
+  cr_expect_str_eq(s.variants[6].entries[0], "fa2_bwd_pre");
+  cr_expect_str_eq(s.variants[6].entries[1], "fa2_bwd");
+  cr_expect_str_eq(s.variants[6].entries[2], "fa2_bwd_dq");
+  /* 2 (d+8)(2 block_n + 2 stages block_m) + 8 stages block_m + 2 block_n (block_m + 8) */
+  cr_expect_eq(s.variants[6].smem_bytes, 2 * 72 * (128 + 256) + 8 * 2 * 64 + 2 * 64 * 72);
+  gen_spec_free(&s);
   char *tdir = tu_tmpdir();
-  free(tu_write(tdir, "bwd.cu.tpl", "// bwd\n"));
   free(tu_write(tdir, "fwd.cu.tpl", "// fwd\n"));
   gen_state *g2 = tu_open(tdir);
   cr_assert_eq(gen_spec_load(g2, path, &s, &err), GEN_ESPEC);
-  cr_expect(strstr(err.msg, "pass[2] = \"bwd\": gen/variant.lua has no entries"), "%s", err.msg);
+  cr_expect(strstr(err.msg, "pass[2] = \"bwd\": the backward template is not available yet"), "%s",
+            err.msg);
   gen_close(g2);
   free(tdir);
   free(path);

@@ -35,13 +35,13 @@ Test(variant, completes_auto_tiles_and_derived_fields) {
   gen_variant v = base(128, 1, GEN_STAB_ROBUST, 2, 1e-3);
   gen_err err;
   cr_assert_eq(gen_variant_complete(g, &v, NULL, &err), GEN_OK, "%s", err.msg);
-  cr_expect_str_eq(v.name, "fwd_bf16_d128_causal_m128n64w4s2_robust_b2_e1em3");
+  cr_expect_str_eq(v.name, "fwd_bf16_d128_causal_m128n48w4s1_robust_b2_e1em3");
   cr_expect_eq(v.block_m, 128);
-  cr_expect_eq(v.block_n, 64);
+  cr_expect_eq(v.block_n, 48);
   cr_expect_eq(v.warps, 4);
-  cr_expect_eq(v.stages, 2);
+  cr_expect_eq(v.stages, 1);
   cr_expect_eq(v.threads, 128);
-  cr_expect_eq(v.smem_bytes, 104448);
+  cr_expect_eq(v.smem_bytes, 60928);
   cr_expect_eq(v.n_entries, 1);
   cr_expect_str_eq(v.entries[0], "fa2_fwd");
   cr_expect_eq(v.beta, 2.0);
@@ -52,7 +52,7 @@ Test(variant, none_mode_drops_beta_and_eps) {
   gen_variant v = base(64, 0, GEN_STAB_NONE, 5, 0.5);
   gen_err err;
   cr_assert_eq(gen_variant_complete(g, &v, "sm_80", &err), GEN_OK, "%s", err.msg);
-  cr_expect_str_eq(v.name, "fwd_bf16_d64_m128n64w4s2_none");
+  cr_expect_str_eq(v.name, "fwd_bf16_d64_m128n64w4s1_none");
   cr_expect_eq(v.beta, 0.0);
   cr_expect_eq(v.eps, 0.0);
 }
@@ -62,9 +62,9 @@ Test(variant, shared_memory_formula) {
   struct {
     int d, m, n, w, s, bytes;
   } cases[] = {
-      {32, 0, 0, 0, 0, 30720},    {64, 0, 0, 0, 0, 55296},     {96, 0, 0, 0, 0, 79872},
-      {128, 0, 0, 0, 0, 104448},  {160, 0, 0, 0, 0, 86016},    {192, 0, 0, 0, 0, 102400},
-      {224, 0, 0, 0, 0, 89088},   {256, 0, 0, 0, 0, 101376},   {64, 64, 64, 4, 1, 27648},
+      {32, 0, 0, 0, 0, 20480},    {64, 0, 0, 0, 0, 36864},     {96, 0, 0, 0, 0, 66560},
+      {128, 0, 0, 0, 0, 60928},   {160, 0, 0, 0, 0, 129024},   {192, 0, 0, 0, 0, 153600},
+      {224, 0, 0, 0, 0, 118784},  {256, 0, 0, 0, 0, 135168},   {64, 64, 64, 4, 1, 27648},
       {128, 64, 128, 4, 3, 226304}, {256, 16, 16, 1, 1, 25344}, {32, 512, 256, 8, 4, 204800},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -88,9 +88,10 @@ Test(variant, shared_memory_checked_per_arch) {
   cr_expect(strstr(err.msg, "226304") && strstr(err.msg, "166912") && strstr(err.msg, "sm_80"),
             "%s", err.msg);
   w = v;
-  tiles(&w, 0, 0, 0, 0); /* auto d128: 104448 > sm_86's 101376 */
+  w.head_dim = 160;
+  tiles(&w, 0, 0, 0, 0); /* auto d160: 129024 > sm_86's 101376 */
   cr_assert_eq(gen_variant_complete(g, &w, "sm_86", &err), GEN_ESPEC);
-  cr_expect(strstr(err.msg, "104448") && strstr(err.msg, "101376"), "%s", err.msg);
+  cr_expect(strstr(err.msg, "129024") && strstr(err.msg, "101376"), "%s", err.msg);
   w = v;
   cr_assert_eq(gen_variant_complete(g, &w, "sm_70", &err), GEN_ESPEC);
   cr_expect(strstr(err.msg, "arch = \"sm_70\"") && strstr(err.msg, "sm_80, sm_86"), "%s", err.msg);
@@ -141,13 +142,13 @@ Test(variant, names_spell_numbers) {
     double beta, eps;
     const char *name;
   } cases[] = {
-      {2, 1e-3, "fwd_bf16_d64_m128n64w4s2_paper_b2_e1em3"},
-      {1.5, 2.5e-4, "fwd_bf16_d64_m128n64w4s2_paper_b1p5_e2p5em4"},
-      {8, 0.5, "fwd_bf16_d64_m128n64w4s2_paper_b8_e5em1"},
-      {12.5, 1e-10, "fwd_bf16_d64_m128n64w4s2_paper_b12p5_e1em10"},
-      {1e6, 0.1, "fwd_bf16_d64_m128n64w4s2_paper_b1ep6_e1em1"},
-      {100000, 3e-3, "fwd_bf16_d64_m128n64w4s2_paper_b100000_e3em3"},
-      {1.0000001, 1e-3, "fwd_bf16_d64_m128n64w4s2_paper_b1p0000001_e1em3"},
+      {2, 1e-3, "fwd_bf16_d64_m128n64w4s1_paper_b2_e1em3"},
+      {1.5, 2.5e-4, "fwd_bf16_d64_m128n64w4s1_paper_b1p5_e2p5em4"},
+      {8, 0.5, "fwd_bf16_d64_m128n64w4s1_paper_b8_e5em1"},
+      {12.5, 1e-10, "fwd_bf16_d64_m128n64w4s1_paper_b12p5_e1em10"},
+      {1e6, 0.1, "fwd_bf16_d64_m128n64w4s1_paper_b1ep6_e1em1"},
+      {100000, 3e-3, "fwd_bf16_d64_m128n64w4s1_paper_b100000_e3em3"},
+      {1.0000001, 1e-3, "fwd_bf16_d64_m128n64w4s1_paper_b1p0000001_e1em3"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     gen_variant v = base(64, 0, GEN_STAB_PAPER, cases[i].beta, cases[i].eps), back;
@@ -185,7 +186,7 @@ Test(variant, every_full_spec_name_round_trips) {
   gen_spec s;
   gen_err err;
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
-  cr_assert_eq(s.n_variants, 96);
+  cr_assert_eq(s.n_variants, 112); /* 96 forward, 16 backward */
   for (int i = 0; i < s.n_variants; i++) {
     gen_variant v;
     cr_assert_eq(gen_variant_from_name(g, s.variants[i].name, &v, &err), GEN_OK, "%s", err.msg);
@@ -206,7 +207,9 @@ Test(variant, bad_and_non_canonical_names) {
       {"fwd_bf16_d128_m128n64w4s2_paper", "_b<beta>_e<eps>"},
       {"fwd_bf16_d128_m128n64w4s2_paper_b1_e1em3", "stab.beta = 1"},
       {"fwd_bf16_d128_causal_none", "m<block_m>n<block_n>"},
-      {"bwd_bf16_d128_m128n64w4s2_none", "backward template is not available"},
+      {"bwd_bf16_d256_m64n64w4s2_none", "supports head dims up to 128"},
+      {"bwd_bf16_d128_m64n64w4s1_none", "double-buffers"},
+      {"bwd_bf16_d128_m64n256w4s2_none", "16 or 32 per warp"},
       {"hello", "d<head_dim>"},
       {"", "d<head_dim>"},
       {"fwd_bf16_d128_m99999999999999999999n64w4s2_none", "out of range"},

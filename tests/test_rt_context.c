@@ -338,13 +338,97 @@ Test(rt_context, seqlen_zero_is_a_noop) {
   fa2_destroy(ctx);
 }
 
-Test(rt_context, backward_is_not_available_yet) {
+static fa2_bwd_args bwd_args(int b, int n, int h, int hkv, int d) {
+  fa2_fwd_args f = args(b, n, h, hkv, d);
+  fa2_bwd_args a = {0};
+  a.q = f.q, a.k = f.k, a.v = f.v, a.o = f.o, a.lse = f.lse;
+  a.dout = (fa2_tensor){(void *)0x600000, FA2_BF16, f.o.batch_stride, f.o.seq_stride, d};
+  a.dq = (fa2_tensor){(void *)0x700000, FA2_BF16, f.q.batch_stride, f.q.seq_stride, d};
+  a.dk = (fa2_tensor){(void *)0x800000, FA2_BF16, f.k.batch_stride, f.k.seq_stride, d};
+  a.dv = (fa2_tensor){(void *)0x900000, FA2_BF16, f.v.batch_stride, f.v.seq_stride, d};
+  a.batch = b, a.seqlen_q = a.seqlen_k = n, a.heads_q = h, a.heads_kv = hkv, a.head_dim = d;
+  a.workspace = (void *)0xa000000;
+  a.workspace_bytes = fa2_backward_workspace_size(&a);
+  a.stab = FA2_STAB_ROBUST; /* the backward does not depend on it */
+  return a;
+}
+
+/* Three launches in order: delta (one warp per row), dK/dV per key block,
+ * dQ conversion; the workspace holds the fp32 dQ accumulator then delta. */
+Test(rt_context, backward_launches_and_arguments) {
   fa2_context *ctx = make_ctx(cache_dir(), 0);
-  fa2_bwd_args b = {0};
-  cr_expect_eq(fa2_backward(ctx, &b, NULL), FA2_ERR_NOT_AVAILABLE);
-  cr_expect(strstr(fa2_last_error(), "fa2_backward is not available yet") == fa2_last_error(),
-            "%s", fa2_last_error());
-  cr_expect_eq(fa2_backward(NULL, &b, NULL), FA2_ERR_INVALID_ARGUMENT);
+  fa2_bwd_args a = bwd_args(3, 200, 12, 4, 128);
+  const size_t accum = 3 * 200 * 12 * 128 * 4; /* a multiple of 256 */
+  cr_expect_eq(fa2_backward_workspace_size(&a), accum + (3 * 200 * 12 * 4 + 255) / 256 * 256);
+  fake->n_log = 0;
+  cr_assert_eq(fa2_backward(ctx, &a, (void *)0xabc), FA2_OK, "%s", fa2_last_error());
+  cr_assert_eq(fake->n_log, 3);
+  const char *names[] = {"fa2_bwd_pre", "fa2_bwd", "fa2_bwd_dq"};
+  const unsigned gx[] = {50, 4, 50}, gy[] = {12, 4, 12}; /* ceil(200/4 warps), ceil(200/64) */
+  const unsigned smem[] = {0, 2 * 136 * (128 + 256) + 8 * 2 * 64 + 2 * 64 * 72, 0};
+  for (int i = 0; i < 3; i++) {
+    fake_launch *l = &fake->log[i];
+    cr_expect_str_eq(l->fn_name, names[i]);
+    cr_expect_eq(l->grid[0], gx[i], "%s grid x %u", names[i], l->grid[0]);
+    cr_expect_eq(l->grid[1], gy[i]);
+    cr_expect_eq(l->grid[2], 3);
+    cr_expect_eq(l->block[0], 128);
+    cr_expect_eq(l->smem, smem[i], "%s smem %u", names[i], l->smem);
+    cr_expect_eq(l->stream, (void *)0xabc);
+    cr_expect_eq(l->bwd.dq_accum, (float *)0xa000000);
+    cr_expect_eq(l->bwd.delta, (float *)(0xa000000 + accum));
+    cr_expect_eq(l->bwd.dout, a.dout.data);
+    cr_expect_eq(l->bwd.dk, a.dk.data);
+    cr_expect_eq(l->bwd.o_f32, NULL);
+    cr_expect_eq(l->bwd.dv_row_stride, 4 * 128);
+    cr_expect_eq(l->bwd.heads_kv, 4);
+    cr_expect_float_eq(l->bwd.scale, 1.0f / sqrtf(128.f), 1e-7);
+  }
+  cr_expect_str_eq(fake->last_image_head, "CUBIN:// bwd_bf16_d128_m64n64w4s2_none");
+  /* the precise delta reads the fp32 O */
+  a.delta = FA2_DELTA_FP32;
+  a.o_fp32 = (const float *)0xb000000;
+  cr_assert_eq(fa2_backward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(fake->last.bwd.o_f32, (const float *)0xb000000);
+  /* no query rows: only the dK/dV kernel runs (it writes zeros) */
+  fake->n_log = 0;
+  a.seqlen_q = 0;
+  cr_assert_eq(fa2_backward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(fake->n_log, 1);
+  cr_expect_str_eq(fake->log[0].fn_name, "fa2_bwd");
+  fa2_destroy(ctx);
+}
+
+Test(rt_context, backward_validation) {
+  fa2_context *ctx = make_ctx(cache_dir(), 0);
+  fa2_bwd_args a = bwd_args(1, 64, 2, 2, 64);
+  a.deterministic = 1;
+  cr_expect_eq(fa2_backward(ctx, &a, NULL), FA2_ERR_NOT_AVAILABLE);
+  cr_expect_str_eq(fa2_last_error(), "deterministic is 1: this fa2gen adds dQ with fp32 atomics "
+                                     "only; pass deterministic = 0");
+  a = bwd_args(1, 64, 2, 2, 256);
+  cr_expect_eq(fa2_backward(ctx, &a, NULL), FA2_ERR_UNSUPPORTED);
+  cr_expect(strstr(fa2_last_error(), "head_dim 256: the backward supports head dims 32, 64, 96 and "
+                                     "128"), "%s", fa2_last_error());
+  a = bwd_args(1, 64, 2, 2, 64);
+  a.delta = FA2_DELTA_FP32;
+  cr_expect_eq(fa2_backward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect(strstr(fa2_last_error(), "o_fp32 is NULL: FA2_DELTA_FP32 reads O in fp32"), "%s",
+            fa2_last_error());
+  a = bwd_args(1, 64, 2, 2, 64);
+  a.workspace_bytes -= 1;
+  cr_expect_eq(fa2_backward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect(strstr(fa2_last_error(), "is too small: these sizes need"), "%s", fa2_last_error());
+  a = bwd_args(1, 64, 2, 2, 64);
+  a.dq.dtype = FA2_FP16;
+  cr_expect_eq(fa2_backward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect(strstr(fa2_last_error(), "dq.dtype is 1 (FA2_FP16)"), "%s", fa2_last_error());
+  a = bwd_args(1, 64, 2, 2, 64);
+  a.dk.seq_stride = 0;
+  cr_expect_eq(fa2_backward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect(strstr(fa2_last_error(), "dk.seq_stride is 0"), "%s", fa2_last_error());
+  cr_expect_eq(fa2_backward(NULL, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect_eq(fa2_backward(ctx, NULL, NULL), FA2_ERR_INVALID_ARGUMENT);
   fa2_destroy(ctx);
 }
 

@@ -92,8 +92,15 @@ API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
   if (current != &primary_ctx_storage) return 201;
   if (st.launch_result) return st.launch_result;
   st.launches++;
-  st.last = (fake_launch){fn, ((fn_rec *)fn)->name, {gx, gy, gz}, {bx, by, bz}, smem, stream,
-                          current, *(fa2_fwd_params *)params[0]};
+  const char *name = ((fn_rec *)fn)->name;
+  st.last = (fake_launch){fn, name, {gx, gy, gz}, {bx, by, bz}, smem, stream, current};
+  /* copy the argument block the entry really takes (reading more would
+   * run past the caller's struct) */
+  if (!strncmp(name, "fa2_bwd", 7))
+    st.last.bwd = *(fa2_bwd_params *)params[0];
+  else
+    st.last.params = *(fa2_fwd_params *)params[0];
+  if (st.n_log < 8) st.log[st.n_log++] = st.last;
   return 0;
 }
 API CUresult cuMemAlloc_v2(unsigned long long *p, size_t n) { return 2; }

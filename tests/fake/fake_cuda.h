@@ -11,7 +11,8 @@ typedef struct fake_launch {
   unsigned grid[3], block[3], smem;
   void *stream;
   void *current_ctx; /* context current on the launching thread */
-  fa2_fwd_params params;
+  fa2_fwd_params params; /* the argument block of a forward entry */
+  fa2_bwd_params bwd;    /* ... of a backward entry (fa2_bwd*) */
 } fake_launch;
 
 typedef struct fake_cuda_state {
@@ -23,6 +24,8 @@ typedef struct fake_cuda_state {
   int module_loads, module_unloads, live_modules;
   int launches;
   fake_launch last;
+  fake_launch log[8]; /* the first 8 launches since the last reset of n_log */
+  int n_log;
   int attr_sets, last_attr, last_attr_value;
   char last_image_head[64]; /* first bytes of the last module image */
 } fake_cuda_state;

@@ -26,7 +26,7 @@ typedef struct ref_params {
 } ref_params;
 
 /* The reference module for one (head_dim, dtype), compiled on first use. */
-static CUmodule ref_module(gpu *g, int head_dim, int bf16) {
+CUmodule gpu_ref_module(gpu *g, int head_dim, int bf16) {
   static CUmodule cache[2][9];
   CUmodule *slot = &cache[bf16][head_dim / 32];
   if (*slot) return *slot;
@@ -57,7 +57,7 @@ static int launch_ref(gpu *g, CUmodule mod, const char *entry, ref_params *rp) {
 
 int gpu_fill_uniform(gpu *g, int head_dim, int bf16, CUdeviceptr x, long long n, unsigned seed,
                      float lo, float hi) {
-  CUmodule mod = ref_module(g, head_dim, bf16);
+  CUmodule mod = gpu_ref_module(g, head_dim, bf16);
   CUfunction fn;
   if (!mod) return -1;
   if (!GPU_OK(g, g->cu->cuModuleGetFunction(&fn, mod, "fill_uniform"))) return -1;
@@ -98,7 +98,7 @@ static int case_setup(gpu *g, const fwd_shape *s, int head_dim, int bf16, int ca
                       case_data *c) {
   memset(c, 0, sizeof *c);
   const rt_cuda_api *cu = g->cu;
-  CUmodule mod = ref_module(g, head_dim, bf16);
+  CUmodule mod = gpu_ref_module(g, head_dim, bf16);
   if (!mod) return -1;
   const long long d = head_dim, B = s->batch, Hq = s->heads_q, Hk = s->heads_kv;
   const long long nq = s->seqlen_q, nk = s->seqlen_k;

@@ -36,6 +36,10 @@ int gpu_load_variants(gpu *g, const char *dir, fwd_variant **out);
  * embedded generator; returns how many loaded, or -1. */
 int gpu_render_variants(gpu *g, const char *spec_path, fwd_variant **out);
 
+/* The module of tests/gpu/ref_attention.cu for (head_dim, dtype), compiled on
+ * first use (run from the repository root). */
+CUmodule gpu_ref_module(gpu *g, int head_dim, int bf16);
+
 /* Fills n 16-bit values of x with a reproducible pattern in [lo, hi). */
 int gpu_fill_uniform(gpu *g, int head_dim, int bf16, CUdeviceptr x, long long n, unsigned seed,
                      float lo, float hi);

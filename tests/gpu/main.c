@@ -9,11 +9,14 @@
  * 2. Kernel check: every forward variant of --spec (default
  *    specs/default.lua), or the sources DIR/fwd_*.cu named by canonical name
  *    (--src), against float64 references computed on the GPU over the shapes
- *    below (tests/gpu/fwd_check.c). Run from the repository root. */
+ *    below (tests/gpu/fwd_check.c); then every backward variant of the spec
+ *    against float64 reference gradients (tests/gpu/bwd_check.c). Run from
+ *    the repository root. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bwd_check.h"
 #include "fwd_check.h"
 #include "gen.h"
 #include "rt_smoke.h"
@@ -25,6 +28,14 @@ static const fwd_shape shapes[] = {
     {1, 1, 1, 17, 128, 0},       {1, 1, 1, 128, 17, 0},     {3, 12, 12, 1, 4097, 0},
     {1, 12, 12, 4097, 4097, 1},
 };
+
+static void report_bwd(void *ctx, const bwd_variant *v, const fwd_shape *s, const bwd_result *r) {
+  printf("%-40s b%d h%d/%d q%-5d k%-5d%s  dq %.2e/%.2e  dk %.2e/%.2e  dv %.2e/%.2e  %s%s\n",
+         v->name, s->batch, s->heads_q, s->heads_kv, s->seqlen_q, s->seqlen_k,
+         r->fp32_delta ? " fp32-delta" : "", r->err[0], r->plain[0], r->err[1], r->plain[1],
+         r->err[2], r->plain[2], r->pass ? "ok" : "FAIL", r->bad_values ? " (NaN/unwritten)" : "");
+  fflush(stdout);
+}
 
 static void report(void *ctx, const fwd_variant *v, const fwd_shape *s, const fwd_result *r) {
   printf("%-52s b%d h%d/%d q%-5d k%-5d%s  err %.3e  plain %.3e  lse %.1e  %s%s\n", v->name,
@@ -77,6 +88,19 @@ int main(int argc, char **argv) {
   printf("fa2_gpu_tests: kernel check: %d variant(s) x %d shape(s): %d failure(s)\n", n_vars,
          n_shapes, kf);
   failures += kf;
+  if (!src_dir) {
+    bwd_variant *bv;
+    int n_bwd = gpu_render_bwd_variants(&g, spec, &bv);
+    if (n_bwd < 0) return 1;
+    int bf = n_bwd ? bwd_check(&g, bv, n_bwd, shapes, n_shapes, report_bwd, NULL) : 0;
+    if (bf < 0) {
+      printf("fa2_gpu_tests: CUDA failure (see above)\n");
+      return 1;
+    }
+    printf("fa2_gpu_tests: backward check: %d variant(s) x %d shape(s): %d failure(s)\n", n_bwd,
+           n_shapes, bf);
+    failures += bf;
+  }
   printf("fa2_gpu_tests: %d failure(s)\n", failures);
   return failures ? 1 : 0;
 }

@@ -141,3 +141,214 @@ extern "C" __global__ void fill_uniform(elem_t *x, long long n, unsigned seed, f
     x[i] = from_f32(lo + (hi - lo) * (h >> 8) * (1.f / 16777216.f));
   }
 }
+
+// ---- backward references -------------------------------------------------------
+// Inputs: q, k, v and dout (strided like the forward's q, k, v; dout like q),
+// the float64 forward (o64, lse64). Contiguous (batch, seqlen, heads, d) outputs.
+//   ref_bwd_rows_f64 (one warp per query row): delta64 = rowsum(dO * O64), dq64.
+//   ref_bwd_cols_f64 (one warp per key row): dk64, dv64, summed over the GQA group.
+//   ref_bwd_rows_plain / _cols_plain: PyTorch autograd through the plain
+//   same-precision attention (ref_plain): q' = dtype(q*scale), S = dtype(q'.k),
+//   P = dtype(softmax(S)), dP = dtype(dO.v), dS = dtype(P (dP - sum_j P dP)),
+//   dq = dtype(dtype(dS K) * scale), dk = dtype(dS^T q'), dv = dtype(P^T dO).
+struct ref_bwd_params {
+  const elem_t *q, *k, *v, *dout;
+  const double *o64, *lse64;
+  double *delta64, *dq64, *dk64, *dv64;
+  float *row_m, *row_l, *row_pdp; // plain softmax statistics per query row
+  elem_t *dq_plain, *dk_plain, *dv_plain;
+  long long q_batch_stride, q_row_stride, q_head_stride;
+  long long k_batch_stride, k_row_stride, k_head_stride;
+  long long v_batch_stride, v_row_stride, v_head_stride;
+  int batch, seqlen_q, seqlen_k, heads_q, heads_kv, causal;
+  float scale;
+};
+
+__device__ bool bwd_row(const ref_bwd_params &p, long long w, int &b, int &h, int &i) {
+  if (w >= (long long)p.batch * p.heads_q * p.seqlen_q) return false;
+  i = w % p.seqlen_q, h = (w / p.seqlen_q) % p.heads_q, b = w / ((long long)p.seqlen_q * p.heads_q);
+  return true;
+}
+__device__ int first_hidden(const ref_bwd_params &p, int i) {
+  const int limit = p.causal ? i + p.seqlen_k - p.seqlen_q + 1 : p.seqlen_k;
+  return limit < 0 ? 0 : (limit > p.seqlen_k ? p.seqlen_k : limit);
+}
+#define QROW(b, i, h) (p.q + (b) * p.q_batch_stride + (long long)(i) * p.q_row_stride + (h) * p.q_head_stride)
+#define DOROW(b, i, h) (p.dout + (b) * p.q_batch_stride + (long long)(i) * p.q_row_stride + (h) * p.q_head_stride)
+#define KROW(b, j, h) (p.k + (b) * p.k_batch_stride + (long long)(j) * p.k_row_stride + (h) * p.k_head_stride)
+#define VROW(b, j, h) (p.v + (b) * p.v_batch_stride + (long long)(j) * p.v_row_stride + (h) * p.v_head_stride)
+#define FLAT(b, i, h, H) ((((long long)(b) * (H == p.heads_q ? p.seqlen_q : p.seqlen_k) + (i)) * (H) + (h)) * HEAD_DIM)
+
+extern "C" __global__ void ref_bwd_rows_f64(ref_bwd_params p) {
+  int b, h, i;
+  const long long w = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32;
+  if (!bwd_row(p, w, b, h, i)) return;
+  const int lane = threadIdx.x % 32, hk = h / (p.heads_q / p.heads_kv);
+  const elem_t *q = QROW(b, i, h), *dout = DOROW(b, i, h);
+  const long long flat = FLAT(b, i, h, p.heads_q);
+  const double lse = p.lse64[((long long)b * p.heads_q + h) * p.seqlen_q + i];
+  double qd[kPerLane], dod[kPerLane], dq[kPerLane], delta = 0.0;
+  for (int e = 0; e < kPerLane; ++e) {
+    qd[e] = to_f32(q[lane + 32 * e]);
+    dod[e] = to_f32(dout[lane + 32 * e]);
+    delta += dod[e] * p.o64[flat + lane + 32 * e];
+    dq[e] = 0.0;
+  }
+  delta = warp_sum(delta);
+  const int n = first_hidden(p, i);
+  for (int j = 0; j < n; ++j) {
+    const elem_t *kj = KROW(b, j, hk), *vj = VROW(b, j, hk);
+    double s = 0.0, dp = 0.0;
+    for (int e = 0; e < kPerLane; ++e) {
+      s += qd[e] * (double)to_f32(kj[lane + 32 * e]);
+      dp += dod[e] * (double)to_f32(vj[lane + 32 * e]);
+    }
+    s = warp_sum(s) * (double)p.scale;
+    dp = warp_sum(dp);
+    const double ds = exp(s - lse) * (dp - delta);
+    for (int e = 0; e < kPerLane; ++e) dq[e] += ds * (double)to_f32(kj[lane + 32 * e]);
+  }
+  for (int e = 0; e < kPerLane; ++e) p.dq64[flat + lane + 32 * e] = dq[e] * (double)p.scale;
+  if (lane == 0) p.delta64[((long long)b * p.heads_q + h) * p.seqlen_q + i] = delta;
+}
+
+extern "C" __global__ void ref_bwd_cols_f64(ref_bwd_params p) {
+  const long long w = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32;
+  if (w >= (long long)p.batch * p.heads_kv * p.seqlen_k) return;
+  const int j = w % p.seqlen_k, hk = (w / p.seqlen_k) % p.heads_kv;
+  const int b = w / ((long long)p.seqlen_k * p.heads_kv), lane = threadIdx.x % 32;
+  const int group = p.heads_q / p.heads_kv;
+  const elem_t *kj = KROW(b, j, hk), *vj = VROW(b, j, hk);
+  double kd[kPerLane], vd[kPerLane], dk[kPerLane], dv[kPerLane];
+  for (int e = 0; e < kPerLane; ++e) {
+    kd[e] = to_f32(kj[lane + 32 * e]);
+    vd[e] = to_f32(vj[lane + 32 * e]);
+    dk[e] = dv[e] = 0.0;
+  }
+  const int i0 = p.causal ? j - (p.seqlen_k - p.seqlen_q) : 0; // first query that sees key j
+  for (int h = hk * group; h < (hk + 1) * group; ++h)
+    for (int i = i0 < 0 ? 0 : i0; i < p.seqlen_q; ++i) {
+      const elem_t *q = QROW(b, i, h), *dout = DOROW(b, i, h);
+      const long long r = ((long long)b * p.heads_q + h) * p.seqlen_q + i;
+      double s = 0.0, dp = 0.0;
+      for (int e = 0; e < kPerLane; ++e) {
+        s += kd[e] * (double)to_f32(q[lane + 32 * e]);
+        dp += vd[e] * (double)to_f32(dout[lane + 32 * e]);
+      }
+      s = warp_sum(s) * (double)p.scale;
+      dp = warp_sum(dp);
+      const double pr = exp(s - p.lse64[r]), ds = pr * (dp - p.delta64[r]);
+      for (int e = 0; e < kPerLane; ++e) {
+        dv[e] += pr * (double)to_f32(dout[lane + 32 * e]);
+        dk[e] += ds * (double)to_f32(q[lane + 32 * e]);
+      }
+    }
+  const long long flat = FLAT(b, j, hk, p.heads_kv);
+  for (int e = 0; e < kPerLane; ++e) {
+    p.dk64[flat + lane + 32 * e] = dk[e] * (double)p.scale;
+    p.dv64[flat + lane + 32 * e] = dv[e];
+  }
+}
+
+__device__ float rnd(float x) { return to_f32(from_f32(x)); }
+
+extern "C" __global__ void ref_bwd_rows_plain(ref_bwd_params p) {
+  int b, h, i;
+  const long long w = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32;
+  if (!bwd_row(p, w, b, h, i)) return;
+  const int lane = threadIdx.x % 32, hk = h / (p.heads_q / p.heads_kv);
+  const elem_t *q = QROW(b, i, h), *dout = DOROW(b, i, h);
+  float qs[kPerLane], dof[kPerLane], dq[kPerLane];
+  for (int e = 0; e < kPerLane; ++e) {
+    qs[e] = rnd(to_f32(q[lane + 32 * e]) * p.scale);
+    dof[e] = to_f32(dout[lane + 32 * e]);
+    dq[e] = 0.f;
+  }
+  const int n = first_hidden(p, i);
+  float m = -1.f / 0.f, l = 0.f;
+  for (int j = 0; j < n; ++j) {
+    const elem_t *kj = KROW(b, j, hk);
+    float s = 0.f;
+    for (int e = 0; e < kPerLane; ++e) s += qs[e] * to_f32(kj[lane + 32 * e]);
+    s = rnd(warp_sum(s));
+    if (s > m) {
+      l *= expf(m - s);
+      m = s;
+    }
+    l += expf(s - m);
+  }
+  float pdp = 0.f; // sum_j P dP, the softmax backward's row term
+  for (int j = 0; j < n; ++j) {
+    const elem_t *kj = KROW(b, j, hk), *vj = VROW(b, j, hk);
+    float s = 0.f, dp = 0.f;
+    for (int e = 0; e < kPerLane; ++e) {
+      s += qs[e] * to_f32(kj[lane + 32 * e]);
+      dp += dof[e] * to_f32(vj[lane + 32 * e]);
+    }
+    pdp += rnd(expf(rnd(warp_sum(s)) - m) / l) * rnd(warp_sum(dp));
+  }
+  for (int j = 0; j < n; ++j) {
+    const elem_t *kj = KROW(b, j, hk), *vj = VROW(b, j, hk);
+    float s = 0.f, dp = 0.f;
+    for (int e = 0; e < kPerLane; ++e) {
+      s += qs[e] * to_f32(kj[lane + 32 * e]);
+      dp += dof[e] * to_f32(vj[lane + 32 * e]);
+    }
+    const float pr = rnd(expf(rnd(warp_sum(s)) - m) / l);
+    const float ds = rnd(pr * (rnd(warp_sum(dp)) - pdp));
+    for (int e = 0; e < kPerLane; ++e) dq[e] += ds * to_f32(kj[lane + 32 * e]);
+  }
+  const long long flat = FLAT(b, i, h, p.heads_q);
+  for (int e = 0; e < kPerLane; ++e) p.dq_plain[flat + lane + 32 * e] = from_f32(rnd(dq[e]) * p.scale);
+  if (lane == 0) {
+    const long long r = ((long long)b * p.heads_q + h) * p.seqlen_q + i;
+    p.row_m[r] = m, p.row_l[r] = l, p.row_pdp[r] = pdp;
+  }
+}
+
+extern "C" __global__ void ref_bwd_cols_plain(ref_bwd_params p) {
+  const long long w = (blockIdx.x * (long long)blockDim.x + threadIdx.x) / 32;
+  if (w >= (long long)p.batch * p.heads_kv * p.seqlen_k) return;
+  const int j = w % p.seqlen_k, hk = (w / p.seqlen_k) % p.heads_kv;
+  const int b = w / ((long long)p.seqlen_k * p.heads_kv), lane = threadIdx.x % 32;
+  const int group = p.heads_q / p.heads_kv;
+  const elem_t *kj = KROW(b, j, hk), *vj = VROW(b, j, hk);
+  float kf[kPerLane], vf[kPerLane], dk[kPerLane], dv[kPerLane];
+  for (int e = 0; e < kPerLane; ++e) {
+    kf[e] = to_f32(kj[lane + 32 * e]);
+    vf[e] = to_f32(vj[lane + 32 * e]);
+    dk[e] = dv[e] = 0.f;
+  }
+  const int i0 = p.causal ? j - (p.seqlen_k - p.seqlen_q) : 0;
+  for (int h = hk * group; h < (hk + 1) * group; ++h)
+    for (int i = i0 < 0 ? 0 : i0; i < p.seqlen_q; ++i) {
+      const elem_t *q = QROW(b, i, h), *dout = DOROW(b, i, h);
+      const long long r = ((long long)b * p.heads_q + h) * p.seqlen_q + i;
+      float s = 0.f, dp = 0.f, qs[kPerLane];
+      for (int e = 0; e < kPerLane; ++e) {
+        qs[e] = rnd(to_f32(q[lane + 32 * e]) * p.scale);
+        s += kf[e] * qs[e];
+        dp += vf[e] * to_f32(dout[lane + 32 * e]);
+      }
+      const float pr = rnd(expf(rnd(warp_sum(s)) - p.row_m[r]) / p.row_l[r]);
+      const float ds = rnd(pr * (rnd(warp_sum(dp)) - p.row_pdp[r]));
+      for (int e = 0; e < kPerLane; ++e) {
+        dv[e] += pr * to_f32(dout[lane + 32 * e]);
+        dk[e] += ds * qs[e];
+      }
+    }
+  const long long flat = FLAT(b, j, hk, p.heads_kv);
+  for (int e = 0; e < kPerLane; ++e) {
+    p.dk_plain[flat + lane + 32 * e] = from_f32(dk[e]);
+    p.dv_plain[flat + lane + 32 * e] = from_f32(dv[e]);
+  }
+}
+
+// dtype(x) for a float64 array (the O and LSE handed to the kernel under test).
+extern "C" __global__ void round_f64(const double *x, elem_t *y, float *yf, long long n) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
+    if (y) y[i] = from_f32((float)x[i]);
+    if (yf) yf[i] = (float)x[i];
+  }
+}

@@ -1,6 +1,7 @@
 /* Loading generated forward variants for the GPU programs (tests, bench). */
 #include "fwd_check.h"
 #include "gen.h"
+#include "bwd_check.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -140,6 +141,58 @@ int gpu_render_variants(gpu *g, const char *spec_path, fwd_variant **out) {
   for (int i = 0; vars && i < spec.n_variants; i++) {
     if (spec.variants[i].pass != GEN_PASS_FWD) continue;
     if (load_generated(g, gs, &spec.variants[i], &vars[n]) == 0)
+      n++;
+    else
+      fprintf(stderr, "cannot load %s\n", spec.variants[i].name);
+  }
+  gen_spec_free(&spec);
+  gen_close(gs);
+  *out = vars;
+  return n;
+}
+
+static int load_bwd(gpu *g, gen_state *gs, const gen_variant *gv, bwd_variant *v) {
+  char *src = NULL;
+  size_t len = 0;
+  gen_err e;
+  if (gen_render(gs, gv, &src, &len, &e) != GEN_OK) {
+    fprintf(stderr, "%s\n", e.msg);
+    return -1;
+  }
+  memset(v, 0, sizeof *v);
+  snprintf(v->name, sizeof v->name, "%s", gv->name);
+  v->bf16 = gv->dtype == GEN_DTYPE_BF16;
+  v->head_dim = gv->head_dim;
+  v->causal = gv->causal;
+  v->block_n = gv->block_n;
+  v->threads = gv->threads;
+  v->smem_bytes = gv->smem_bytes;
+  CUmodule mod;
+  int rc = gpu_module(g, src, gv->name, gen_nvrtc_options(), &mod);
+  free(src);
+  if (rc != 0 || !GPU_OK(g, g->cu->cuModuleGetFunction(&v->pre, mod, "fa2_bwd_pre")) ||
+      !GPU_OK(g, g->cu->cuModuleGetFunction(&v->main, mod, "fa2_bwd")) ||
+      !GPU_OK(g, g->cu->cuModuleGetFunction(&v->dq, mod, "fa2_bwd_dq")) ||
+      !GPU_OK(g, g->cu->cuFuncSetAttribute(v->main, RT_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                           v->smem_bytes)))
+    return -1;
+  return 0;
+}
+
+int gpu_render_bwd_variants(gpu *g, const char *spec_path, bwd_variant **out) {
+  *out = NULL;
+  gen_state *gs;
+  gen_err e;
+  gen_spec spec;
+  if (gen_open(&gs, NULL, &e) != GEN_OK || gen_spec_load(gs, spec_path, &spec, &e) != GEN_OK) {
+    fprintf(stderr, "%s\n", e.msg);
+    return -1;
+  }
+  bwd_variant *vars = calloc((size_t)spec.n_variants + 1, sizeof *vars);
+  int n = 0;
+  for (int i = 0; vars && i < spec.n_variants; i++) {
+    if (spec.variants[i].pass != GEN_PASS_BWD) continue;
+    if (load_bwd(g, gs, &spec.variants[i], &vars[n]) == 0)
       n++;
     else
       fprintf(stderr, "cannot load %s\n", spec.variants[i].name);

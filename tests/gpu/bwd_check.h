@@ -1,0 +1,30 @@
+/* Backward-kernel correctness on the GPU against float64 reference gradients. */
+#ifndef BWD_CHECK_H
+#define BWD_CHECK_H
+#include "fwd_check.h"
+
+typedef struct bwd_variant {
+  char name[160];
+  int bf16, head_dim, causal, block_n, threads, smem_bytes;
+  CUfunction pre, main, dq; /* loaded; dynamic smem limit of main already raised */
+} bwd_variant;
+
+typedef struct bwd_result {
+  double err[3], plain[3]; /* dQ, dK, dV: max error of the kernel and of the plain baseline */
+  long long bad_values;
+  int fp32_delta; /* delta from the fp32 O */
+  int pass;
+} bwd_result;
+
+typedef void (*bwd_report_fn)(void *ctx, const bwd_variant *v, const fwd_shape *s,
+                              const bwd_result *r);
+
+/* Runs every variant on every shape (and the precise-delta option on the
+ * last shape); returns the number of failed checks, or -1 on a CUDA failure. */
+int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shapes, int n_shapes,
+              bwd_report_fn report, void *ctx);
+
+/* Renders, compiles and loads every backward variant of a spec file. */
+int gpu_render_bwd_variants(gpu *g, const char *spec_path, bwd_variant **out);
+
+#endif
