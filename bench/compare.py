@@ -2,7 +2,7 @@
 """Side-by-side forward table: fa2gen variants (fa2_bench --json) against
 PyTorch SDPA flash and cuDNN (sdpa_bench.py --json).
 
-    python3 bench/compare.py FA2.json SDPA.json [--markdown]
+    python3 bench/compare.py FA2.json SDPA.json [--markdown] [--backward]
 
 For each head dim, causal flag and N: TFLOP/s of every fa2gen stabilization
 mode (best tile per mode when several were timed), SDPA flash and cuDNN, and
@@ -20,9 +20,13 @@ def main():
     ours = json.load(open(sys.argv[1]))
     sdpa = json.load(open(sys.argv[2]))
     md = "--markdown" in sys.argv
-    ref = {(r["backend"], r["head_dim"], r["causal"], r["seqlen"]): r["tflops"] for r in sdpa["rows"]}
+    which = "bwd" if "--backward" in sys.argv else "fwd"
+    ref = {(r["backend"], r["head_dim"], r["causal"], r["seqlen"]): r["tflops"] for r in sdpa["rows"]
+           if r.get("pass_", "fwd") == which}
     best = {}
     for r in ours:
+        if r.get("pass", "fwd") != which:
+            continue
         key = (mode_of(r["variant"]), r["head_dim"], r["causal"], r["seqlen"])
         if r["tflops"] > best.get(key, (0, ""))[0]:
             best[key] = (r["tflops"], r["variant"])
@@ -37,7 +41,7 @@ def main():
         fl, cu = ref.get(("flash", d, causal, n), 0), ref.get(("cudnn", d, causal, n), 0)
         cells = [str(d), "yes" if causal else "no", str(n)] + [f"{t[m]:.1f}" for m in modes] + [f"{fl:.1f}", f"{cu:.1f}"]
         cells += [f"{t[m] / fl:.2f}" if fl else "-" for m in modes]
-        cells += [f"{t['robust'] / t['none']:.3f}" if t.get("none") and "robust" in t else "-"]
+        cells += [f"{t['robust'] / t['none']:.3f}" if t.get("none") and t.get("robust") else "-"]
         cells += [f"{t['none'] / cu:.2f}" if cu and t.get("none") else "-"]
         print(("| " if md else "") + sep.join(cells) + (" |" if md else ""))
     print(f"\n(device: {sdpa.get('device')}, torch {sdpa.get('torch')})")

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""PyTorch SDPA forward TFLOP/s (flash = FlashAttention-2, and cuDNN) on the
-shape table fa2_bench uses: B*N = 16k tokens, H*d = 2048, N = 512..16k.
+"""PyTorch SDPA forward and backward TFLOP/s (flash = FlashAttention-2, and
+cuDNN) on the shape table fa2_bench uses: B*N = 16k tokens, H*d = 2048,
+N = 512..16k. The backward is timed alone (torch.autograd.grad on a kept
+graph) and counts 2.5x the forward's FLOPs.
 
     python3 bench/sdpa_bench.py --json FILE [--reps N]
 
@@ -35,6 +37,7 @@ def main():
     ap.add_argument("--json", required=True)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--head-dims", default="64,128")
+    ap.add_argument("--backward", action="store_true", help="also time the backward")
     args = ap.parse_args()
     rows = []
     for d in [int(x) for x in args.head_dims.split(",")]:
@@ -43,7 +46,7 @@ def main():
             for N in (512, 1024, 2048, 4096, 8192, 16384):
                 B = 16384 // N
                 q, k, v = (torch.empty(B, N, H, d, device="cuda", dtype=torch.bfloat16).uniform_(-2, 2)
-                           .transpose(1, 2) for _ in range(3))
+                           .transpose(1, 2).requires_grad_(args.backward) for _ in range(3))
                 flops = 4 * B * H * N * N * d / (2 if causal else 1)
                 for name, backend in BACKENDS.items():
                     try:
@@ -53,8 +56,20 @@ def main():
                         print(f"sdpa {name} d{d} N{N} causal={causal}: {e}", file=sys.stderr)
                         continue
                     tf = flops / (ms * 1e-3) / 1e12
-                    rows.append(dict(backend=name, head_dim=d, causal=causal, seqlen=N, batch=B, heads=H,
-                                     ms=round(ms, 5), tflops=round(tf, 2)))
+                    rows.append(dict(backend=name, pass_="fwd", head_dim=d, causal=causal, seqlen=N, batch=B,
+                                     heads=H, ms=round(ms, 5), tflops=round(tf, 2)))
+                    if args.backward:
+                        with sdpa_kernel([backend]):
+                            out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                            dout = torch.empty_like(out).uniform_(-1, 1)
+                            bms = time_one(lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True),
+                                           args.reps)
+                        del out, dout
+                        btf = 2.5 * flops / (bms * 1e-3) / 1e12
+                        rows.append(dict(backend=name, pass_="bwd", head_dim=d, causal=causal, seqlen=N,
+                                         batch=B, heads=H, ms=round(bms, 5), tflops=round(btf, 2)))
+                        print(f"sdpa-{name:5s} bwd d{d:<3d} {'causal' if causal else 'full  '} N{N:<6d} "
+                              f"{bms:8.3f} ms {btf:7.1f} TFLOP/s", flush=True)
                     print(f"sdpa-{name:5s} d{d:<3d} {'causal' if causal else 'full  '} N{N:<6d} {ms:8.3f} ms {tf:7.1f} TFLOP/s",
                           flush=True)
                 del q, k, v

@@ -168,6 +168,8 @@ FA2_API fa2_status fa2_backward(fa2_context *ctx, const fa2_bwd_args *args, void
  * NULL to let the context keep a growing buffer (then do not run backward
  * passes of one context on several streams at once). */
 FA2_API size_t fa2_backward_workspace_size(const fa2_bwd_args *args);
+/* The argument checks of fa2_backward alone (no context, no GPU). */
+FA2_API fa2_status fa2_check_backward(const fa2_bwd_args *args);
 
 /* One kernel to prepare: a canonical variant name (as `fa2 list` prints it),
  * or, with name NULL, the fields a fa2_forward call would select from. */

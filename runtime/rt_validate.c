@@ -208,6 +208,8 @@ int rt_validate_bwd(const fa2_bwd_args *a) {
   return FA2_OK;
 }
 
+fa2_status fa2_check_backward(const fa2_bwd_args *args) { return (fa2_status)rt_validate_bwd(args); }
+
 size_t fa2_backward_workspace_size(const fa2_bwd_args *a) {
   if (!a || a->batch <= 0 || a->seqlen_q <= 0 || a->heads_q <= 0 || a->head_dim <= 0) return 0;
   const size_t rows = (size_t)a->batch * (size_t)a->seqlen_q * (size_t)a->heads_q;

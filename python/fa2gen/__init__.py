@@ -9,10 +9,11 @@ The C runtime (libfa2rt.so) is loaded on first use: see fa2gen._lib.
 """
 import threading
 
-from ._lib import (BF16, FP16, STAB, CacheStats, Fa2Error, FwdArgs, KernelDesc, Options,
-                   Tensor, bytes_or_none, check, find_nvrtc_dirs, lib)
+from ._lib import (BF16, FP16, STAB, BwdArgs, CacheStats, Fa2Error, FwdArgs, KernelDesc,
+                   Options, Tensor, bytes_or_none, check, find_nvrtc_dirs, lib)
 
-__all__ = ["attention", "Context", "Fa2Error", "check_forward", "version", "find_nvrtc_dirs"]
+__all__ = ["attention", "Context", "Fa2Error", "check_forward", "check_backward", "version",
+           "find_nvrtc_dirs"]
 
 
 def version():
@@ -58,6 +59,11 @@ class Context:
         import ctypes
         check(lib().fa2_forward(self._ptr, ctypes.byref(args), ctypes.c_void_p(stream or None)))
 
+    def backward(self, args, stream):
+        """fa2_backward with a filled BwdArgs on a CUstream handle (int)."""
+        import ctypes
+        check(lib().fa2_backward(self._ptr, ctypes.byref(args), ctypes.c_void_p(stream or None)))
+
     def prepare(self, kernels):
         """kernels: variant names (str) or dicts with dtype ("bf16"/"fp16"), head_dim,
         causal, stab, beta, eps."""
@@ -102,6 +108,12 @@ def check_forward(args):
     check(lib().fa2_check_forward(ctypes.byref(args)))
 
 
+def check_backward(args):
+    """Runs the C runtime's argument checks on a BwdArgs (no GPU needed)."""
+    import ctypes
+    check(lib().fa2_check_backward(ctypes.byref(args)))
+
+
 _contexts = {}
 _contexts_lock = threading.Lock()
 
@@ -114,13 +126,16 @@ def context(device=0):
         return _contexts[device]
 
 
-def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=None):
+def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=None,
+              delta="lowp"):
     """softmax(scale q k^T) v for CUDA tensors of shape (B, N, H, d), bf16 or fp16.
 
     k and v may have fewer heads than q (GQA/MQA). stab: "none" (classic FA2),
     "paper" (Algorithm 3 of the paper), "robust" (default) or "tuned" (the
     tuning database's choice). beta/eps/scale None: defaults (2, 1e-3,
-    1/sqrt(d)). Runs on torch.cuda.current_stream(). Differentiable once the
-    backward kernels land; until then backward raises NotImplementedError."""
+    1/sqrt(d)). Runs on torch.cuda.current_stream(). Differentiable (head
+    dims up to 128): delta="fp32" makes the forward also keep O in fp32 so the
+    backward's delta = rowsum(dO * O) is computed from it (the paper found an
+    fp32 delta alone restores stability), at 4 bytes per output element."""
     from . import _torch
-    return _torch.attention(q, k, v, causal, stab, beta, eps, scale)
+    return _torch.attention(q, k, v, causal, stab, beta, eps, scale, delta)

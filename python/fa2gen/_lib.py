@@ -41,6 +41,21 @@ class FwdArgs(ctypes.Structure):
                 ("batch", ctypes.c_int), ("seqlen_q", ctypes.c_int), ("seqlen_k", ctypes.c_int),
                 ("heads_q", ctypes.c_int), ("heads_kv", ctypes.c_int), ("head_dim", ctypes.c_int),
                 ("scale", ctypes.c_float), ("causal", ctypes.c_int), ("stab", ctypes.c_int),
+                ("beta", ctypes.c_double), ("eps", ctypes.c_double), ("o_fp32", ctypes.c_void_p)]
+
+
+DELTA = {"lowp": 0, "fp32": 1}
+
+
+class BwdArgs(ctypes.Structure):
+    _fields_ = [("q", Tensor), ("k", Tensor), ("v", Tensor), ("o", Tensor), ("dout", Tensor),
+                ("dq", Tensor), ("dk", Tensor), ("dv", Tensor),
+                ("lse", ctypes.c_void_p), ("delta", ctypes.c_int), ("o_fp32", ctypes.c_void_p),
+                ("workspace", ctypes.c_void_p), ("workspace_bytes", ctypes.c_size_t),
+                ("deterministic", ctypes.c_int),
+                ("batch", ctypes.c_int), ("seqlen_q", ctypes.c_int), ("seqlen_k", ctypes.c_int),
+                ("heads_q", ctypes.c_int), ("heads_kv", ctypes.c_int), ("head_dim", ctypes.c_int),
+                ("scale", ctypes.c_float), ("causal", ctypes.c_int), ("stab", ctypes.c_int),
                 ("beta", ctypes.c_double), ("eps", ctypes.c_double)]
 
 
@@ -120,7 +135,10 @@ def _declare(h):
     h.fa2_destroy.restype = None
     h.fa2_check_forward.argtypes = [c.POINTER(FwdArgs)]
     h.fa2_forward.argtypes = [c.c_void_p, c.POINTER(FwdArgs), c.c_void_p]
-    h.fa2_backward.argtypes = [c.c_void_p, c.c_void_p, c.c_void_p]
+    h.fa2_backward.argtypes = [c.c_void_p, c.POINTER(BwdArgs), c.c_void_p]
+    h.fa2_check_backward.argtypes = [c.POINTER(BwdArgs)]
+    h.fa2_backward_workspace_size.argtypes = [c.POINTER(BwdArgs)]
+    h.fa2_backward_workspace_size.restype = c.c_size_t
     h.fa2_prepare.argtypes = [c.c_void_p, c.POINTER(KernelDesc), c.c_int]
     h.fa2_prepare_spec.argtypes = [c.c_void_p, c.c_char_p]
     h.fa2_stats.argtypes = [c.c_void_p, c.POINTER(CacheStats)]

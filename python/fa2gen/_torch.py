@@ -1,5 +1,5 @@
 """The PyTorch side of fa2gen.attention (imported only when it is called)."""
-from ._lib import BF16, FP16, FwdArgs, Tensor
+from ._lib import BF16, DELTA, FP16, BwdArgs, FwdArgs, Tensor, lib
 
 
 def _require_torch():
@@ -59,35 +59,61 @@ def _check_inputs(q, k, v):
                          "and head_dim must match")
 
 
+def _device(t):
+    return t.device.index if t.device.index is not None else torch.cuda.current_device()
+
+
 class _Attention(torch.autograd.Function):
     @staticmethod
-    def forward(fctx, q, k, v, causal, stab, beta, eps, scale):
+    def forward(fctx, q, k, v, causal, stab, beta, eps, scale, delta):
         from . import _stab, context
         stab_code = _stab(stab)
+        if delta not in DELTA:
+            raise ValueError(f"fa2gen.attention: delta={delta!r}: allowed 'lowp', 'fp32'")
         _check_inputs(q, k, v)
         q, k, v = _aligned(q), _aligned(k), _aligned(v)
         B, N, H, d = q.shape
         o = torch.empty((B, N, H, d), dtype=q.dtype, device=q.device)
         lse = torch.empty((B, H, N), dtype=torch.float32, device=q.device)
+        o32 = (torch.empty((B, N, H, d), dtype=torch.float32, device=q.device)
+               if delta == "fp32" and torch.is_grad_enabled() else None)
         a = FwdArgs(q=_tensor(q), k=_tensor(k), v=_tensor(v), o=_tensor(o), lse=lse.data_ptr(),
                     batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
                     head_dim=d, scale=scale or 0.0, causal=int(bool(causal)), stab=stab_code,
-                    beta=beta or 0.0, eps=eps or 0.0)
-        device = q.device.index if q.device.index is not None else torch.cuda.current_device()
-        ctx = context(device)
+                    beta=beta or 0.0, eps=eps or 0.0,
+                    o_fp32=o32.data_ptr() if o32 is not None else None)
+        device = _device(q)
         with torch.cuda.device(device):
-            ctx.forward(a, torch.cuda.current_stream(device).cuda_stream)
-        fctx.save_for_backward(q, k, v, o, lse)
+            context(device).forward(a, torch.cuda.current_stream(device).cuda_stream)
+        fctx.save_for_backward(q, k, v, o, lse, o32 if o32 is not None else torch.empty(0))
+        fctx.args = (causal, stab_code, beta, eps, scale, delta)
         fctx.mark_non_differentiable(lse)
         return o, lse
 
     @staticmethod
     def backward(fctx, do, dlse):
-        raise NotImplementedError(
-            "fa2gen.attention: the backward pass is not available yet (the backward kernels "
-            "are fa2gen issue 6); use fa2gen.attention under torch.no_grad() for now")
+        from . import context
+        q, k, v, o, lse, o32 = fctx.saved_tensors
+        causal, stab_code, beta, eps, scale, delta = fctx.args
+        do = _aligned(do)
+        dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        B, N, H, d = q.shape
+        a = BwdArgs(q=_tensor(q), k=_tensor(k), v=_tensor(v), o=_tensor(o), dout=_tensor(do),
+                    dq=_tensor(dq), dk=_tensor(dk), dv=_tensor(dv), lse=lse.data_ptr(),
+                    delta=DELTA[delta], o_fp32=o32.data_ptr() if o32.numel() else None,
+                    batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
+                    head_dim=d, scale=scale or 0.0, causal=int(bool(causal)), stab=stab_code,
+                    beta=beta or 0.0, eps=eps or 0.0)
+        import ctypes
+        ws = torch.empty(lib().fa2_backward_workspace_size(ctypes.byref(a)), dtype=torch.uint8,
+                         device=q.device)
+        a.workspace, a.workspace_bytes = ws.data_ptr(), ws.numel()
+        device = _device(q)
+        with torch.cuda.device(device):
+            context(device).backward(a, torch.cuda.current_stream(device).cuda_stream)
+        return dq, dk, dv, None, None, None, None, None, None
 
 
-def attention(q, k, v, causal, stab, beta, eps, scale):
-    o, _ = _Attention.apply(q, k, v, causal, stab, beta, eps, scale)
+def attention(q, k, v, causal, stab, beta, eps, scale, delta):
+    o, _ = _Attention.apply(q, k, v, causal, stab, beta, eps, scale, delta)
     return o

@@ -177,7 +177,9 @@ __device__ int first_hidden(const ref_bwd_params &p, int i) {
 #define DOROW(b, i, h) (p.dout + (b) * p.q_batch_stride + (long long)(i) * p.q_row_stride + (h) * p.q_head_stride)
 #define KROW(b, j, h) (p.k + (b) * p.k_batch_stride + (long long)(j) * p.k_row_stride + (h) * p.k_head_stride)
 #define VROW(b, j, h) (p.v + (b) * p.v_batch_stride + (long long)(j) * p.v_row_stride + (h) * p.v_head_stride)
-#define FLAT(b, i, h, H) ((((long long)(b) * (H == p.heads_q ? p.seqlen_q : p.seqlen_k) + (i)) * (H) + (h)) * HEAD_DIM)
+// Element offset of row i, head h in a contiguous (batch, seqlen, heads, d) tensor.
+#define QFLAT(b, i, h) ((((long long)(b) * p.seqlen_q + (i)) * p.heads_q + (h)) * HEAD_DIM)
+#define KFLAT(b, j, h) ((((long long)(b) * p.seqlen_k + (j)) * p.heads_kv + (h)) * HEAD_DIM)
 
 extern "C" __global__ void ref_bwd_rows_f64(ref_bwd_params p) {
   int b, h, i;
@@ -185,7 +187,7 @@ extern "C" __global__ void ref_bwd_rows_f64(ref_bwd_params p) {
   if (!bwd_row(p, w, b, h, i)) return;
   const int lane = threadIdx.x % 32, hk = h / (p.heads_q / p.heads_kv);
   const elem_t *q = QROW(b, i, h), *dout = DOROW(b, i, h);
-  const long long flat = FLAT(b, i, h, p.heads_q);
+  const long long flat = QFLAT(b, i, h);
   const double lse = p.lse64[((long long)b * p.heads_q + h) * p.seqlen_q + i];
   double qd[kPerLane], dod[kPerLane], dq[kPerLane], delta = 0.0;
   for (int e = 0; e < kPerLane; ++e) {
@@ -243,7 +245,7 @@ extern "C" __global__ void ref_bwd_cols_f64(ref_bwd_params p) {
         dk[e] += ds * (double)to_f32(q[lane + 32 * e]);
       }
     }
-  const long long flat = FLAT(b, j, hk, p.heads_kv);
+  const long long flat = KFLAT(b, j, hk);
   for (int e = 0; e < kPerLane; ++e) {
     p.dk64[flat + lane + 32 * e] = dk[e] * (double)p.scale;
     p.dv64[flat + lane + 32 * e] = dv[e];
@@ -298,7 +300,7 @@ extern "C" __global__ void ref_bwd_rows_plain(ref_bwd_params p) {
     const float ds = rnd(pr * (rnd(warp_sum(dp)) - pdp));
     for (int e = 0; e < kPerLane; ++e) dq[e] += ds * to_f32(kj[lane + 32 * e]);
   }
-  const long long flat = FLAT(b, i, h, p.heads_q);
+  const long long flat = QFLAT(b, i, h);
   for (int e = 0; e < kPerLane; ++e) p.dq_plain[flat + lane + 32 * e] = from_f32(rnd(dq[e]) * p.scale);
   if (lane == 0) {
     const long long r = ((long long)b * p.heads_q + h) * p.seqlen_q + i;
@@ -337,7 +339,7 @@ extern "C" __global__ void ref_bwd_cols_plain(ref_bwd_params p) {
         dk[e] += ds * qs[e];
       }
     }
-  const long long flat = FLAT(b, j, hk, p.heads_kv);
+  const long long flat = KFLAT(b, j, hk);
   for (int e = 0; e < kPerLane; ++e) {
     p.dk_plain[flat + lane + 32 * e] = from_f32(dk[e]);
     p.dv_plain[flat + lane + 32 * e] = from_f32(dv[e]);

@@ -115,6 +115,60 @@ class Structures(unittest.TestCase):
         fa2gen.check_forward(a)
 
 
+def good_bwd():
+    f = good_args()
+    T = _lib.Tensor
+    return _lib.BwdArgs(q=f.q, k=f.k, v=f.v, o=f.o, dout=T(0x60000, _lib.BF16, f.o.batch_stride,
+                                                          f.o.seq_stride, 64),
+                        dq=T(0x70000, _lib.BF16, f.q.batch_stride, f.q.seq_stride, 64),
+                        dk=T(0x80000, _lib.BF16, f.k.batch_stride, f.k.seq_stride, 64),
+                        dv=T(0x90000, _lib.BF16, f.v.batch_stride, f.v.seq_stride, 64),
+                        lse=f.lse, batch=2, seqlen_q=100, seqlen_k=100, heads_q=8, heads_kv=2,
+                        head_dim=64, stab=2)
+
+
+class BackwardStructure(unittest.TestCase):
+    """Each BwdArgs field, set to a bad value, must come back named in C's message."""
+
+    def expect(self, field_path, value, message):
+        a = good_bwd()
+        obj = a
+        parts = field_path.split(".")
+        for p in parts[:-1]:
+            obj = getattr(obj, p)
+        setattr(obj, parts[-1], value)
+        with self.assertRaises(fa2gen.Fa2Error) as cm:
+            fa2gen.check_backward(a)
+        self.assertEqual(str(cm.exception).rsplit(" [", 1)[0], message)
+
+    def test_good_args_pass_and_workspace_size(self):
+        a = good_bwd()
+        fa2gen.check_backward(a)
+        self.assertEqual(_lib.lib().fa2_backward_workspace_size(ctypes.byref(a)),
+                         2 * 100 * 8 * 64 * 4 + 2 * 100 * 8 * 4)
+
+    def test_every_field_reaches_c(self):
+        self.expect("dout.dtype", 1, "dout.dtype is 1 (FA2_FP16) but q.dtype is FA2_BF16: q, k, "
+                    "v and o must have the same dtype")
+        self.expect("dq.seq_stride", 4, "dq.seq_stride 4 breaks 16-byte alignment: strides are "
+                    "in elements and must be multiples of 8 (16 bytes of bf16/fp16)")
+        self.expect("dk.data", 0x80008, "dk.data 0x80008 is not 16-byte aligned: dk.data must "
+                    "start on a 16-byte boundary")
+        self.expect("dv.head_stride", 0, "dv.head_stride is 0: rows of the output would overlap")
+        self.expect("delta", 7, "delta is 7: allowed FA2_DELTA_LOWP (0) or FA2_DELTA_FP32 (1)")
+        self.expect("delta", 1, "o_fp32 is NULL: FA2_DELTA_FP32 reads O in fp32 (the forward "
+                    "writes it when fa2_fwd_args.o_fp32 is set)")
+        self.expect("workspace", 0x100000, "workspace_bytes 0 is too small: these sizes need "
+                    "416000 (fa2_backward_workspace_size)")
+        self.expect("deterministic", 1, "deterministic is 1: this fa2gen adds dQ with fp32 "
+                    "atomics only; pass deterministic = 0")
+        self.expect("head_dim", 256, "head_dim 256: the backward supports head dims 32, 64, 96 "
+                    "and 128 for now (it keeps dK and dV in registers)")
+        self.expect("heads_kv", 3, "heads_q 8 is not a multiple of heads_kv 3 (GQA/MQA share "
+                    "each K/V head among heads_q / heads_kv query heads)")
+        self.expect("eps", -1.0, "eps is -1: must be a finite number > 0 (0 picks 0.001)")
+
+
 class FakeDriver(unittest.TestCase):
     """A Context on the stand-in driver: options and stats cross ctypes intact."""
 
