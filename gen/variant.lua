@@ -26,6 +26,16 @@ M.PASSES = {
   fwd = {
     template = "fwd.cu.tpl",
     entries = { "fa2_fwd" },
+    -- Each warp owns 16, 32 or 64 whole query rows.
+    check = function(t, path)
+      local w = t.warps
+      if t.block_m % w ~= 0 or (t.block_m // w ~= 16 and t.block_m // w ~= 32 and t.block_m // w ~= 64) then
+        U.fail(path .. ".block_m", t.block_m,
+          string.format("%d warps cannot tile %s query rows (each warp takes 16, 32 or 64 whole rows)",
+            w, U.numstr(t.block_m)),
+          string.format("%d, %d or %d with warps = %d", 16 * w, 32 * w, 64 * w, w))
+      end
+    end,
     -- Q tile, then `stages` K tiles and `stages` V tiles; rows padded by 8
     -- elements against bank conflicts; 2-byte elements.
     smem = function(v) return 2 * (v.head_dim + 8) * (v.block_m + 2 * v.stages * v.block_n) end,
@@ -51,6 +61,15 @@ M.PASSES = {
       end
       if t.stages < 2 or t.stages > 3 then
         U.fail(path .. ".stages", t.stages, "the backward double-buffers Q and dO", "2 or 3")
+      end
+      -- The dQ step deals the block_m/16 row groups of 16 queries to the warps
+      -- (several groups per warp, or several warps splitting a group's head dim).
+      local groups = t.block_m // 16
+      if t.warps % groups ~= 0 and groups % t.warps ~= 0 then
+        U.fail(path .. ".block_m", t.block_m,
+          string.format("%d warps cannot share %d row groups of 16 queries in the backward's dQ step",
+            t.warps, groups),
+          string.format("16 x a divisor or multiple of warps = %d", t.warps))
       end
     end,
   },
@@ -125,12 +144,9 @@ function M.check_tile(t, path)
   end
   local w = int(t.warps, path .. ".warps", joined(M.WARPS))
   if not member(M.WARPS, w) then U.fail(path .. ".warps", t.warps, "not a warp count", joined(M.WARPS)) end
-  local bm = int(t.block_m, path .. ".block_m")
-  if bm <= 0 or bm % w ~= 0 or not member(M.ROWS_PER_WARP, bm // w) then
-    U.fail(path .. ".block_m", t.block_m,
-      string.format("%d warps cannot tile %s query rows (each warp takes 16, 32 or 64 whole rows)",
-        w, U.numstr(t.block_m)),
-      string.format("%d, %d or %d with warps = %d", 16 * w, 32 * w, 64 * w, w))
+  local bm = int(t.block_m, path .. ".block_m", "multiples of 16")
+  if bm <= 0 or bm % 16 ~= 0 then
+    U.fail(path .. ".block_m", t.block_m, "not a row-tile size", "positive multiples of 16")
   end
   local bn = int(t.block_n, path .. ".block_n", "multiples of 16 from 16 to 256")
   if bn < 16 or bn > 256 or bn % 16 ~= 0 then

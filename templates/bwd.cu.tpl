@@ -33,11 +33,17 @@ constexpr int kKeyRows = kBlockN / kWarps;    // keys per warp (its rows of dK, 
 constexpr int kKTiles = kKeyRows / 16;
 constexpr int kQTiles = kBlockM / 8;          // n8 query tiles of S^T
 constexpr int kQSteps = kBlockM / 16;         // k16 query steps of dV, dK
-constexpr int kQRows = kBlockM / kWarps;      // queries per warp in the dQ step
-constexpr int kQMTiles = kQRows / 16;
 constexpr int kDTiles = kHeadDim / 8;
 constexpr int kKSteps = kHeadDim / 16;
 constexpr int kChunks = kHeadDim / 8;
+// The dQ step: the block's kBlockM/16 row groups of 16 queries go round the
+// warps; with more warps than row groups, kDQSplit warps share a group, each
+// taking a slice of the head dim.
+constexpr int kRowGroups = kBlockM / 16;
+constexpr int kDQSplit = kWarps > kRowGroups ? kWarps / kRowGroups : 1;
+constexpr int kQMTiles = kWarps > kRowGroups ? 1 : kRowGroups / kWarps; // m16 tiles per warp
+constexpr int kQRows = kQMTiles * 16;
+constexpr int kDQTiles = kDTiles / kDQSplit;  // n8 tiles of dQ per warp
 constexpr int kStride = kHeadDim + 8;         // smem row pitch of K, V, Q, dO (elements)
 constexpr int kStrideS = kBlockM + 8;         // smem row pitch of dS^T (elements)
 constexpr int kTileKV = kBlockN * kStride * 2; // bytes
@@ -46,7 +52,9 @@ constexpr int kVec = kBlockM * 4;
 constexpr int kTileS = kBlockN * kStrideS * 2;
 constexpr int kSmemBytes = 2 * kTileKV + 2 * kStages * kTileQ + 2 * kStages * kVec + kTileS;
 static_assert(kSmemBytes == {{ smem_bytes }}, "smem layout differs from gen/variant.lua");
-static_assert(kKeyRows % 16 == 0 && kQRows % 16 == 0 && kStages >= 2, "tile rules");
+static_assert(kKeyRows % 16 == 0 && kStages >= 2 && kBlockM % 16 == 0, "tile rules");
+static_assert(kWarps % kRowGroups == 0 || kRowGroups % kWarps == 0, "dQ rows per warp");
+static_assert(kDQTiles % 2 == 0, "dQ columns per warp: pairs of n8 tiles");
 
 __device__ __forceinline__ float pos_inf() { return __int_as_float(0x7f800000); }
 
@@ -70,6 +78,17 @@ __device__ __forceinline__ float to_float(elem_t x) {
   asm("{ .reg .f16 h; mov.b16 h, %1; cvt.f32.f16 %0, h; }" : "=f"(f) : "h"(x));
   return f;
 {% end %}
+}
+
+// dst[0] += a, dst[1] += b in global memory (dst 8-byte aligned): one vector
+// reduction on Hopper, two atomics before it.
+__device__ __forceinline__ void add2(float *dst, float a, float b) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("red.global.add.v2.f32 [%0], { %1, %2 };\n" ::"l"(dst), "f"(a), "f"(b) : "memory");
+#else
+  atomicAdd(dst, a);
+  atomicAdd(dst + 1, b);
+#endif
 }
 
 __device__ __forceinline__ elem_t from_float(float f) { return (elem_t)(pack2(f, 0.f) & 0xffffu); }
@@ -167,7 +186,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   const unsigned a_off = ((warp * kKeyRows + (mi & 1) * 8 + mr) * kStride + (mi >> 1) * 8) * 2;
   const unsigned b_off = (((mi >> 1) * 8 + mr) * kStride + (mi & 1) * 8) * 2;  // B, n rows
   const unsigned t_off = (((mi & 1) * 8 + mr) * kStride + (mi >> 1) * 8) * 2;  // B^T, k rows
-  const unsigned s_off = (((mi >> 1) * 8 + mr) * kStrideS + warp * kQRows + (mi & 1) * 8) * 2;
+  // This warp's dQ rows and first dQ column (constant 0 without a split: the
+  // compiler cannot know warp < kWarps, and the spare register matters at d=128).
+  const int dq_rows = (kDQSplit == 1 ? warp : warp % (kWarps / kDQSplit)) * kQRows;
+  const int dq_col0 = kDQSplit == 1 ? 0 : (warp / (kWarps / kDQSplit)) * kDQTiles * 8;
+  const unsigned s_off = (((mi >> 1) * 8 + mr) * kStrideS + dq_rows + (mi & 1) * 8) * 2;
 
   const float c = p.scale * 1.44269504f; // scores -> log2 units
   float dk[kKTiles][kDTiles][4], dv[kKTiles][kDTiles][4];
@@ -290,12 +313,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     }
     __syncthreads(); // dS^T complete in shared memory
 
-    // dQ rows of this warp: dS K over the block's keys, added to dq_accum.
-    float dq[kQMTiles][kDTiles][4];
+    // dQ rows (and columns) of this warp: dS K over the block's keys, added to dq_accum.
+    float dq[kQMTiles][kDQTiles][4];
 #pragma unroll
     for (int qt = 0; qt < kQMTiles; ++qt)
 #pragma unroll
-      for (int dt = 0; dt < kDTiles; ++dt)
+      for (int dt = 0; dt < kDQTiles; ++dt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) dq[qt][dt][e] = 0.f;
 #pragma unroll
@@ -305,9 +328,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
       for (int qt = 0; qt < kQMTiles; ++qt)
         ldmatrix_x4_trans(sS + s_off + (ks * 16 * kStrideS + qt * 16) * 2, a[qt][0], a[qt][1], a[qt][2], a[qt][3]);
 #pragma unroll
-      for (int dp = 0; dp < kDTiles / 2; ++dp) {
+      for (int dp = 0; dp < kDQTiles / 2; ++dp) {
         unsigned b0, b1, b2, b3;
-        ldmatrix_x4_trans(sK + t_off + (ks * 16 * kStride + dp * 16) * 2, b0, b1, b2, b3);
+        ldmatrix_x4_trans(sK + t_off + (ks * 16 * kStride + dq_col0 + dp * 16) * 2, b0, b1, b2, b3);
 #pragma unroll
         for (int qt = 0; qt < kQMTiles; ++qt) {
           mma_16816(dq[qt][2 * dp], a[qt], b0, b1);
@@ -319,14 +342,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     for (int qt = 0; qt < kQMTiles; ++qt)
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
-        const int q = m0 + warp * kQRows + qt * 16 + hh * 8 + g;
+        const int q = m0 + dq_rows + qt * 16 + hh * 8 + g;
         if (q >= p.seqlen_q) continue;
-        float *dst = p.dq_accum + (((long long)batch * p.seqlen_q + q) * p.heads_q + h) * kHeadDim + 2 * qd;
+        float *dst = p.dq_accum + (((long long)batch * p.seqlen_q + q) * p.heads_q + h) * kHeadDim +
+                     dq_col0 + 2 * qd;
 #pragma unroll
-        for (int dt = 0; dt < kDTiles; ++dt) {
-          atomicAdd(dst + dt * 8, dq[qt][dt][2 * hh]);
-          atomicAdd(dst + dt * 8 + 1, dq[qt][dt][2 * hh + 1]);
-        }
+        for (int dt = 0; dt < kDQTiles; ++dt) add2(dst + dt * 8, dq[qt][dt][2 * hh], dq[qt][dt][2 * hh + 1]);
       }
   }
 

@@ -75,8 +75,9 @@ class _Attention(torch.autograd.Function):
         B, N, H, d = q.shape
         o = torch.empty((B, N, H, d), dtype=q.dtype, device=q.device)
         lse = torch.empty((B, H, N), dtype=torch.float32, device=q.device)
+        # (grad mode is off inside Function.forward: ask which inputs need grads)
         o32 = (torch.empty((B, N, H, d), dtype=torch.float32, device=q.device)
-               if delta == "fp32" and torch.is_grad_enabled() else None)
+               if delta == "fp32" and any(fctx.needs_input_grad[:3]) else None)
         a = FwdArgs(q=_tensor(q), k=_tensor(k), v=_tensor(v), o=_tensor(o), lse=lse.data_ptr(),
                     batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
                     head_dim=d, scale=scale or 0.0, causal=int(bool(causal)), stab=stab_code,
