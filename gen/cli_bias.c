@@ -1,8 +1,360 @@
-/* fa2 bias: placeholder until its issue lands. */
+/* fa2 bias: rounding bias of the forward pass on the tie-heavy suite, from
+ * the CPU lab's emulation of the kernels (default) or the kernels themselves
+ * (--gpu), and the paper's drift mechanism (--drift). lab/README.md says what
+ * every case and column means. */
+#include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "cli.h"
+#include "cli_bias.h"
+#include "cli_util.h"
+#include "lab.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: fa2 bias [--cpu | --gpu] [--json] [--seed N] [--beta B] [--eps E]\n"
+          "                [--seqlen N] [--heads H] [--fp16] [-j N]\n"
+          "       fa2 bias --drift [--steps N] [--json] [--seed N] [--beta B] [--eps E]\n"
+          "\n"
+          "Measures the rounding bias of the forward pass on the tie-heavy suite: per\n"
+          "case (maximal key repeated r times at random positions, inside one key tile,\n"
+          "across tiles, on the first key, V mostly positive, a random control) for\n"
+          "head dims 64 and 128, and per mode (none, paper, robust): bias ratio, the\n"
+          "bias ratio of the correctly rounded output (RN), mean/relative/max error\n"
+          "against float64, NaN/Inf count, delta bias sum_T(delta_lp - delta_hp) and\n"
+          "the tied-maximum rate. Key tiles are those of the default kernel variants.\n"
+          "\n"
+          "  --cpu         the lab's emulation of the kernels (default; no GPU needed)\n"
+          "  --gpu         the generated kernels on CUDA device 0, through libfa2rt\n"
+          "  --json        an array of objects: case, repeats, head_dim, mode, beta, eps,\n"
+          "                bias_ratio, mean_abs_err, rel_err, max_abs_err, nan_count,\n"
+          "                delta_bias, tied_rate\n"
+          "  --seed N      input seed (default 1)\n"
+          "  --beta B      beta of paper and robust (default 2; > 1)\n"
+          "  --eps E       eps of paper (default 1e-3; > 0)\n"
+          "  --seqlen N    keys and queries per head (default 256; 128 to 65536)\n"
+          "  --heads H     heads per case (default 64; 1 to 4096): rows are the samples\n"
+          "  --fp16        fp16 inputs and kernels instead of bf16\n"
+          "  -j N          CPU threads (default: CPUs)\n"
+          "  --drift       the paper's mechanism: norm of the accumulated dW_Q error over\n"
+          "                training-like steps (d=64, N=256, r=2), per mode, and its growth\n"
+          "                exponent (1 = linear drift, 0.5 = random walk)\n"
+          "  --steps N     drift steps (default 300; 10 to 100000)\n"
+          "  -h, --help    this help\n"
+          "\n"
+          "Exit status: 0 done, 1 failed (no GPU for --gpu, CUDA error), 2 bad usage.\n");
+}
+
+typedef struct options {
+  int gpu, json, drift, heads, seqlen, steps, jobs;
+  lab_dtype dtype;
+  unsigned long long seed;
+  double beta, eps;
+} options;
+
+static const lab_mode MODES[3] = {LAB_NONE, LAB_PAPER, LAB_ROBUST};
+enum { N_MODES = 3 };
+
+/* The suite: per head dim, these (case, repeats). */
+static const struct {
+  lab_case_kind kind;
+  int repeats;
+} SUITE[] = {
+    {LAB_CASE_RANDOM, 0},     {LAB_CASE_REPEAT, 1},    {LAB_CASE_REPEAT, 2},
+    {LAB_CASE_REPEAT, 4},     {LAB_CASE_REPEAT, 16},   {LAB_CASE_SAME_TILE, 2},
+    {LAB_CASE_CROSS_TILE, 2}, {LAB_CASE_SINK, 2},      {LAB_CASE_POS_V, 2},
+};
+static const int HEAD_DIMS[2] = {64, 128};
+enum { N_SUITE = (int)(sizeof SUITE / sizeof *SUITE), N_CASES = 2 * N_SUITE };
+
+/* The key tile of the default forward variant of a head dim: the lab places
+ * ties against the tiles the kernels really use. */
+static int default_block_n(int head_dim, lab_dtype t) {
+  gen_state *g;
+  gen_err e;
+  int bn = 64;
+  if (gen_open(&g, NULL, &e) != 0) return bn;
+  gen_variant v = {0};
+  v.pass = GEN_PASS_FWD;
+  v.dtype = t == LAB_FP16 ? GEN_DTYPE_FP16 : GEN_DTYPE_BF16;
+  v.head_dim = head_dim;
+  v.stab = GEN_STAB_NONE;
+  if (gen_variant_complete(g, &v, NULL, &e) == 0) bn = v.block_n;
+  gen_close(g);
+  return bn;
+}
+
+/* ---- the suite on CPU threads ---------------------------------------------- */
+typedef struct work {
+  const options *o;
+  lab_case cases[N_CASES];
+  lab_result results[N_CASES][N_MODES];
+  pthread_mutex_t lock;
+  int next, done, failed;
+} work;
+
+static void *worker(void *arg) {
+  work *w = arg;
+  for (;;) {
+    pthread_mutex_lock(&w->lock);
+    const int i = w->failed ? N_CASES : w->next++;
+    pthread_mutex_unlock(&w->lock);
+    if (i >= N_CASES) return NULL;
+    lab_inputs in;
+    int rc = lab_inputs_make(&w->cases[i], w->o->dtype, w->o->seed, &in);
+    if (rc == 0) rc = lab_run_cpu(&w->cases[i], &in, MODES, N_MODES, w->o->beta, w->o->eps, w->results[i]);
+    lab_inputs_free(&in);
+    pthread_mutex_lock(&w->lock);
+    w->done++;
+    if (rc) w->failed = 1;
+    if (isatty(2) && !rc) fprintf(stderr, "\rfa2 bias: %d/%d cases", w->done, N_CASES);
+    pthread_mutex_unlock(&w->lock);
+  }
+}
+
+static int run_cpu(work *w) {
+  const int n = w->o->jobs < N_CASES ? w->o->jobs : N_CASES;
+  pthread_t th[64];
+  int started = 0;
+  pthread_mutex_init(&w->lock, NULL);
+  for (; started < n && started < 64; started++)
+    if (pthread_create(&th[started], NULL, worker, w) != 0) break;
+  if (started == 0) worker(w);
+  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+  pthread_mutex_destroy(&w->lock);
+  if (isatty(2)) fprintf(stderr, "\r%40s\r", "");
+  if (w->failed) fprintf(stderr, "fa2 bias: out of memory, or a case that does not fit --seqlen\n");
+  return w->failed ? 1 : 0;
+}
+
+static int run_gpu(work *w) {
+  cli_bias_gpu *g;
+  char err[512];
+  const int rc = cli_bias_gpu_open(&g, err, sizeof err);
+  if (rc) {
+    fprintf(stderr, "fa2 bias --gpu: %s%s\n", rc > 0 ? "no GPU: " : "", err);
+    return 1;
+  }
+  if (!w->o->json) printf("device: %s\n", cli_bias_gpu_name(g));
+  for (int i = 0; i < N_CASES; i++) {
+    lab_inputs in;
+    if (lab_inputs_make(&w->cases[i], w->o->dtype, w->o->seed, &in) != 0) {
+      fprintf(stderr, "fa2 bias: out of memory, or a case that does not fit --seqlen\n");
+      cli_bias_gpu_close(g);
+      return 1;
+    }
+    const int r = cli_bias_gpu_run(g, &w->cases[i], &in, MODES, N_MODES, w->o->beta, w->o->eps,
+                                   w->results[i], err, sizeof err);
+    lab_inputs_free(&in);
+    if (r) {
+      fprintf(stderr, "fa2 bias --gpu: %s\n", err);
+      cli_bias_gpu_close(g);
+      return 1;
+    }
+    if (isatty(2)) fprintf(stderr, "\rfa2 bias: %d/%d cases", i + 1, N_CASES);
+  }
+  if (isatty(2)) fprintf(stderr, "\r%40s\r", "");
+  cli_bias_gpu_close(g);
+  return 0;
+}
+
+static void print_table(const work *w) {
+  const options *o = w->o;
+  printf("fa2 bias: %s, %s, seed %llu, N = %d, %d heads, beta %g, eps %g; key tiles: %d (d=64), %d (d=128)\n\n",
+         o->gpu ? "generated kernels (GPU)" : "CPU emulation of the kernels", lab_dtype_name(o->dtype),
+         o->seed, o->seqlen, o->heads, o->beta, o->eps, w->cases[0].block_n, w->cases[N_SUITE].block_n);
+  printf("%-10s %3s %4s  %-6s %8s %8s  %9s %9s %9s %4s %11s %5s\n", "CASE", "R", "D", "MODE", "BIAS",
+         "RN-BIAS", "MEAN|ERR|", "REL_ERR", "MAX_ERR", "NAN", "DELTA_BIAS", "TIED");
+  for (int i = 0; i < N_CASES; i++)
+    for (int m = 0; m < N_MODES; m++) {
+      const lab_result *r = &w->results[i][m];
+      printf("%-10s %3d %4d  %-6s %+8.4f %+8.4f  %9.3e %9.3e %9.3e %4lld %+11.3e %5.2f\n",
+             lab_case_name(r->c.kind), r->c.repeats, r->c.head_dim, lab_mode_name(r->mode),
+             r->err.bias_ratio, r->rounded.bias_ratio, r->err.mean_abs_err, r->err.rel_err,
+             r->err.max_abs_err, r->err.nan_count, r->delta_bias, r->tied_rate);
+    }
+  printf("\nBIAS = mean(O - O_ref) / mean|O - O_ref| (0 = unbiased); RN-BIAS: the same for O_ref\n"
+         "correctly rounded to %s. DELTA_BIAS = sum_T (delta_lp - delta_hp)[T]. TIED: share of\n"
+         "rows whose maximum is attained more than once.\n",
+         lab_dtype_name(o->dtype));
+}
+
+static void print_json(const work *w) {
+  json_t *a = json_array();
+  for (int i = 0; i < N_CASES; i++)
+    for (int m = 0; m < N_MODES; m++) {
+      const lab_result *r = &w->results[i][m];
+      json_array_append_new(
+          a, json_pack("{s:s, s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:f, s:f}", "case",
+                       lab_case_name(r->c.kind), "repeats", r->c.repeats, "head_dim", r->c.head_dim,
+                       "mode", lab_mode_name(r->mode), "beta", r->beta, "eps", r->eps, "bias_ratio",
+                       r->err.bias_ratio, "mean_abs_err", r->err.mean_abs_err, "rel_err",
+                       r->err.rel_err, "max_abs_err", r->err.max_abs_err, "nan_count",
+                       (json_int_t)r->err.nan_count, "delta_bias", r->delta_bias, "tied_rate",
+                       r->tied_rate));
+    }
+  char *s = json_dumps(a, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+  if (s) printf("%s\n", s);
+  free(s);
+  json_decref(a);
+}
+
+/* ---- --drift ------------------------------------------------------------------ */
+typedef struct drift_job {
+  lab_drift_config c;
+  double *norms;
+  int rc;
+} drift_job;
+
+static void *drift_worker(void *arg) {
+  drift_job *j = arg;
+  j->rc = lab_drift(&j->c, j->norms);
+  return NULL;
+}
+
+static int run_drift(const options *o) {
+  drift_job jobs[N_MODES];
+  pthread_t th[N_MODES];
+  int ok = 1;
+  for (int m = 0; m < N_MODES; m++) {
+    jobs[m].c = (lab_drift_config){o->steps, 256, 64, default_block_n(64, LAB_BF16), 2, MODES[m],
+                                   o->beta, o->eps, o->seed};
+    jobs[m].norms = malloc(sizeof(double) * o->steps);
+    jobs[m].rc = -1;
+    if (!jobs[m].norms) ok = 0;
+  }
+  int started = 0;
+  for (; ok && started < N_MODES; started++)
+    if (pthread_create(&th[started], NULL, drift_worker, &jobs[started]) != 0) break;
+  for (int m = 0; m < started; m++) pthread_join(th[m], NULL);
+  for (int m = started; ok && m < N_MODES; m++) drift_worker(&jobs[m]);
+  for (int m = 0; m < N_MODES; m++) ok &= jobs[m].rc == 0;
+  if (!ok) fprintf(stderr, "fa2 bias --drift: out of memory\n");
+  else if (o->json) {
+    json_t *root = json_object();
+    for (int m = 0; m < N_MODES; m++) {
+      json_t *norms = json_array();
+      for (int t = 0; t < o->steps; t++) json_array_append_new(norms, json_real(jobs[m].norms[t]));
+      json_object_set_new(root, lab_mode_name(MODES[m]),
+                          json_pack("{s:f, s:o}", "growth_exponent",
+                                    lab_growth_exponent(jobs[m].norms, o->steps), "norms", norms));
+    }
+    char *s = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(8));
+    if (s) printf("%s\n", s);
+    free(s);
+    json_decref(root);
+  } else {
+    printf("fa2 bias --drift: ||sum of dW_Q errors|| after each step (bf16, d=64, N=256, maximal key\n"
+           "twice per row, fresh inputs and dO = -1 + noise every step, seed %llu)\n\n%8s",
+           o->seed, "STEP");
+    for (int m = 0; m < N_MODES; m++) printf(" %12s", lab_mode_name(MODES[m]));
+    printf("\n");
+    for (int k = 1; k <= 10; k++) {
+      const int t = (int)((long long)o->steps * k / 10) - 1;
+      printf("%8d", t + 1);
+      for (int m = 0; m < N_MODES; m++) printf(" %12.4e", jobs[m].norms[t]);
+      printf("\n");
+    }
+    printf("%8s", "growth");
+    for (int m = 0; m < N_MODES; m++) printf(" %12.2f", lab_growth_exponent(jobs[m].norms, o->steps));
+    printf("\n\ngrowth: slope of log(norm) over log(step); 1 = linear drift (biased delta),\n"
+           "0.5 = random walk (unbiased).\n");
+  }
+  for (int m = 0; m < N_MODES; m++) free(jobs[m].norms);
+  return ok ? 0 : 1;
+}
+
+/* ---- options ------------------------------------------------------------------- */
+static int parse_double(const char *opt, const char *s, double lo_excl, double *out, const char *allowed) {
+  char *end;
+  const double x = strtod(s, &end);
+  if (end == s || *end || !(x > lo_excl) || x != x || x > 1e300) {
+    fprintf(stderr, "fa2 bias: %s %s: not allowed; allowed: %s\n", opt, s, allowed);
+    return -1;
+  }
+  *out = x;
+  return 0;
+}
+
+static int parse_range(const char *opt, const char *s, int lo, int hi, int *out) {
+  const int x = cli_parse_int(s);
+  if (x < lo || x > hi) {
+    fprintf(stderr, "fa2 bias: %s %s: not allowed; allowed: whole numbers from %d to %d\n", opt, s, lo, hi);
+    return -1;
+  }
+  *out = x;
+  return 0;
+}
 
 int cli_bias(int argc, char **argv) {
-  fprintf(stderr, "fa2 bias: not implemented yet\n");
-  return 1;
+  enum { O_CPU = 256, O_GPU, O_JSON, O_SEED, O_BETA, O_EPS, O_SEQLEN, O_HEADS, O_FP16, O_DRIFT, O_STEPS };
+  static const struct option opts[] = {
+      {"cpu", no_argument, NULL, O_CPU},          {"gpu", no_argument, NULL, O_GPU},
+      {"json", no_argument, NULL, O_JSON},        {"seed", required_argument, NULL, O_SEED},
+      {"beta", required_argument, NULL, O_BETA},  {"eps", required_argument, NULL, O_EPS},
+      {"seqlen", required_argument, NULL, O_SEQLEN}, {"heads", required_argument, NULL, O_HEADS},
+      {"fp16", no_argument, NULL, O_FP16},        {"drift", no_argument, NULL, O_DRIFT},
+      {"steps", required_argument, NULL, O_STEPS}, {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  options o = {0, 0, 0, 64, 256, 300, cpus > 0 ? (int)cpus : 1, LAB_BF16, 1, 2.0, 1e-3};
+  int cpu_flag = 0;
+  optind = 0;
+  for (int c; (c = cli_getopt("bias", argc, argv, ":hj:", opts)) != -1;) {
+    int bad = 0;
+    switch (c) {
+    case O_CPU: cpu_flag = 1; break;
+    case O_GPU: o.gpu = 1; break;
+    case O_JSON: o.json = 1; break;
+    case O_FP16: o.dtype = LAB_FP16; break;
+    case O_DRIFT: o.drift = 1; break;
+    case O_SEED: {
+      char *end;
+      o.seed = strtoull(optarg, &end, 10);
+      bad = end == optarg || *end || *optarg == '-';
+      if (bad) fprintf(stderr, "fa2 bias: --seed %s: not allowed; allowed: whole numbers >= 0\n", optarg);
+      break;
+    }
+    case O_BETA: bad = parse_double("--beta", optarg, 1, &o.beta, "numbers > 1 (the paper uses 2 to 8)"); break;
+    case O_EPS: bad = parse_double("--eps", optarg, 0, &o.eps, "numbers > 0 (about 1e-3)"); break;
+    case O_SEQLEN: bad = parse_range("--seqlen", optarg, 128, 65536, &o.seqlen); break;
+    case O_HEADS: bad = parse_range("--heads", optarg, 1, 4096, &o.heads); break;
+    case O_STEPS: bad = parse_range("--steps", optarg, 10, 100000, &o.steps); break;
+    case 'j': bad = parse_range("-j", optarg, 1, 64, &o.jobs); break;
+    case 'h': usage(stdout); return 0;
+    default: return 2;
+    }
+    if (bad) return 2;
+  }
+  if (optind < argc) {
+    fprintf(stderr, "fa2 bias: unexpected argument '%s' (fa2 bias --help)\n", argv[optind]);
+    return 2;
+  }
+  if (cpu_flag && o.gpu) {
+    fprintf(stderr, "fa2 bias: --cpu and --gpu together: choose one\n");
+    return 2;
+  }
+  if (o.drift && o.gpu) {
+    fprintf(stderr, "fa2 bias: --drift runs on the CPU lab only: drop --gpu\n");
+    return 2;
+  }
+  if (o.drift) return run_drift(&o);
+
+  work *w = calloc(1, sizeof *w);
+  if (!w) return fprintf(stderr, "fa2 bias: out of memory\n"), 1;
+  w->o = &o;
+  for (int di = 0; di < 2; di++) {
+    const int bn = default_block_n(HEAD_DIMS[di], o.dtype);
+    for (int i = 0; i < N_SUITE; i++)
+      w->cases[di * N_SUITE + i] = (lab_case){SUITE[i].kind, SUITE[i].repeats, HEAD_DIMS[di], o.seqlen,
+                                              o.heads, bn, 0};
+  }
+  int rc = o.gpu ? run_gpu(w) : run_cpu(w);
+  if (rc == 0) o.json ? print_json(w) : print_table(w);
+  free(w);
+  return rc;
 }

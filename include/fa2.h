@@ -38,7 +38,7 @@ typedef enum fa2_status {
   FA2_ERR_COMPILE = 5,          /* generator or NVRTC failed on a variant */
   FA2_ERR_CUDA = 6,             /* a CUDA driver call failed */
   FA2_ERR_OUT_OF_MEMORY = 7,
-  FA2_ERR_NOT_AVAILABLE = 8,    /* not implemented yet (fa2_backward) */
+  FA2_ERR_NOT_AVAILABLE = 8,    /* a feature this build does not have */
   FA2_ERR_INTERNAL = 9,
 } fa2_status;
 
@@ -141,8 +141,8 @@ typedef enum fa2_delta_mode {
   FA2_DELTA_FP32 = 1, /* delta from an fp32 O (o_fp32), as the paper recommends */
 } fa2_delta_mode;
 
-/* Backward arguments. Reserved: fa2_backward returns FA2_ERR_NOT_AVAILABLE
- * until the backward kernels land (issue 6). */
+/* Backward arguments (FlashAttention-2's Algorithm 2: delta, then dK/dV per
+ * key block with dQ accumulated in fp32, then dQ converted). */
 typedef struct fa2_bwd_args {
   fa2_tensor q, k, v, o; /* as in the forward */
   fa2_tensor dout;       /* dO: like o */

@@ -1,0 +1,139 @@
+/* fa2 bias --gpu: the same inputs through the generated kernels. The device
+ * work goes through libfa2rt (fa2_forward picks, JIT-compiles and caches the
+ * variant) and the driver table it loads; the scoring is the lab's. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_bias.h"
+#include "fa2.h"
+#include "rt_cuda.h"
+
+struct cli_bias_gpu {
+  const rt_cuda_api *cu;
+  fa2_context *ctx;
+  CUcontext cuctx;
+  char name[256];
+};
+
+#define CU_TRY(g, call)                                                                  \
+  do {                                                                                   \
+    CUresult r_ = (call);                                                                \
+    if (r_ != RT_CUDA_SUCCESS) {                                                         \
+      char b_[160];                                                                      \
+      snprintf(err, errlen, "%s: %s", #call, rt_cuda_strerror(r_, b_, sizeof b_));      \
+      goto fail;                                                                         \
+    }                                                                                    \
+  } while (0)
+
+int cli_bias_gpu_open(cli_bias_gpu **out, char *err, size_t errlen) {
+  *out = NULL;
+  cli_bias_gpu *g = calloc(1, sizeof *g);
+  if (!g) return snprintf(err, errlen, "out of memory"), -1;
+  int n = 0;
+  CUdevice dev;
+  if (!(g->cu = rt_cuda_load(err, errlen)) || g->cu->cuDeviceGetCount(&n) != RT_CUDA_SUCCESS || n == 0) {
+    if (g->cu) snprintf(err, errlen, "no CUDA device");
+    free(g);
+    return 1;
+  }
+  CU_TRY(g, g->cu->cuDeviceGet(&dev, 0));
+  CU_TRY(g, g->cu->cuDeviceGetName(g->name, sizeof g->name, dev));
+  CU_TRY(g, g->cu->cuDevicePrimaryCtxRetain(&g->cuctx, dev));
+  CU_TRY(g, g->cu->cuCtxSetCurrent(g->cuctx));
+  fa2_options opt = {0};
+  if (fa2_create(&g->ctx, &opt) != FA2_OK) {
+    snprintf(err, errlen, "%s", fa2_last_error());
+    goto fail;
+  }
+  *out = g;
+  return 0;
+fail:
+  free(g);
+  return -1;
+}
+
+void cli_bias_gpu_close(cli_bias_gpu *g) {
+  if (!g) return;
+  fa2_destroy(g->ctx);
+  free(g);
+}
+
+const char *cli_bias_gpu_name(const cli_bias_gpu *g) { return g->name; }
+
+static void to_half(const float *x, unsigned short *h, long long n, lab_dtype t) {
+  for (long long i = 0; i < n; i++) h[i] = t == LAB_FP16 ? lab_f32_to_fp16(x[i]) : lab_f32_to_bf16(x[i]);
+}
+
+int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
+                     const lab_mode *modes, int n_modes, double beta, double eps,
+                     lab_result *results, char *err, size_t errlen) {
+  const lab_shape *s = &in->shape;
+  const long long n = lab_q_elems(s), bytes = n * 2, rows = lab_rows(s);
+  const rt_cuda_api *cu = g->cu;
+  CUdeviceptr dq = 0, dk = 0, dv = 0, dout = 0, dlse = 0;
+  unsigned short *h = malloc(sizeof(unsigned short) * n);
+  float *o = malloc(sizeof(float) * n);
+  double *o_ref = malloc(sizeof(double) * n), *lse_ref = malloc(sizeof(double) * rows);
+  int rc = -1;
+  if (!h || !o || !o_ref || !lse_ref) {
+    snprintf(err, errlen, "out of memory");
+    goto fail;
+  }
+  CU_TRY(g, cu->cuCtxSetCurrent(g->cuctx));
+  CU_TRY(g, cu->cuMemAlloc(&dq, bytes));
+  CU_TRY(g, cu->cuMemAlloc(&dk, bytes));
+  CU_TRY(g, cu->cuMemAlloc(&dv, bytes));
+  CU_TRY(g, cu->cuMemAlloc(&dout, bytes));
+  CU_TRY(g, cu->cuMemAlloc(&dlse, rows * 4));
+  const float *src[3] = {in->q, in->k, in->v};
+  const CUdeviceptr dst[3] = {dq, dk, dv};
+  for (int i = 0; i < 3; i++) {
+    to_half(src[i], h, n, in->dtype);
+    CU_TRY(g, cu->cuMemcpyHtoD(dst[i], h, bytes));
+  }
+  lab_ref_forward(s, in->q, in->k, in->v, o_ref, lse_ref);
+  const double tied = lab_tied_rate(s, in->q, in->k);
+  const long long rs = (long long)s->heads_q * s->head_dim; /* row stride, elements */
+  for (int m = 0; m < n_modes; m++) {
+    const fa2_dtype dt = in->dtype == LAB_FP16 ? FA2_FP16 : FA2_BF16;
+    fa2_fwd_args a = {0};
+    a.q = (fa2_tensor){(void *)dq, dt, s->seqlen_q * rs, rs, s->head_dim};
+    a.k = (fa2_tensor){(void *)dk, dt, s->seqlen_k * rs, rs, s->head_dim};
+    a.v = (fa2_tensor){(void *)dv, dt, s->seqlen_k * rs, rs, s->head_dim};
+    a.o = (fa2_tensor){(void *)dout, dt, s->seqlen_q * rs, rs, s->head_dim};
+    a.lse = (float *)dlse;
+    a.batch = s->batch;
+    a.seqlen_q = s->seqlen_q;
+    a.seqlen_k = s->seqlen_k;
+    a.heads_q = s->heads_q;
+    a.heads_kv = s->heads_kv;
+    a.head_dim = s->head_dim;
+    a.causal = s->causal;
+    a.stab = modes[m] == LAB_PAPER ? FA2_STAB_PAPER : modes[m] == LAB_ROBUST ? FA2_STAB_ROBUST : FA2_STAB_NONE;
+    a.beta = beta;
+    a.eps = eps;
+    CU_TRY(g, cu->cuMemsetD16(dout, 0x7fc1, n)); /* poison: NaN where nothing is written */
+    if (fa2_forward(g->ctx, &a, NULL) != FA2_OK) {
+      snprintf(err, errlen, "fa2_forward: %s", fa2_last_error());
+      goto fail;
+    }
+    CU_TRY(g, cu->cuCtxSynchronize());
+    CU_TRY(g, cu->cuMemcpyDtoH(h, dout, bytes));
+    for (long long i = 0; i < n; i++) o[i] = in->dtype == LAB_FP16 ? lab_fp16_to_f32(h[i]) : lab_bf16_to_f32(h[i]);
+    lab_score(c, in, modes[m], beta, eps, o, o_ref, &results[m]);
+    results[m].tied_rate = tied;
+  }
+  rc = 0;
+fail:
+  if (dq) cu->cuMemFree(dq);
+  if (dk) cu->cuMemFree(dk);
+  if (dv) cu->cuMemFree(dv);
+  if (dout) cu->cuMemFree(dout);
+  if (dlse) cu->cuMemFree(dlse);
+  free(h);
+  free(o);
+  free(o_ref);
+  free(lse_ref);
+  return rc;
+}

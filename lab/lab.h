@@ -1,0 +1,184 @@
+/* lab: the numerics lab. CPU-only models of what the kernels compute, and the
+ * measures that say whether their rounding is biased (DESIGN.md "Numerics").
+ *
+ *   lab_round.c   float32 -> bf16 / fp16, round-to-nearest-even, bit-exact
+ *   lab_ref.c     float64 reference attention: forward (O, LSE), backward
+ *   lab_fa2.c     tiled FA2 emulation with the kernels' arithmetic and the
+ *                 none / paper / robust stabilization (ARCHITECTURE.md)
+ *   lab_bwd.c     backward emulation: delta from the low-precision or fp32 O
+ *   lab_metrics.c bias ratio, errors, tied-maximum rate, delta bias
+ *   lab_suite.c   the tie-heavy suite of `fa2 bias` (cases, inputs, rows)
+ *   lab_drift.c   the paper's mechanism: a low-rank gradient error that
+ *                 grows linearly when delta is biased (`fa2 bias --drift`)
+ *
+ * Tensors are row-major (batch, seqlen, heads, head_dim) float arrays that
+ * hold values exactly representable in the dtype; LSE is (batch, heads,
+ * seqlen_q). Causal masks align to the bottom right (query i sees key j iff
+ * j <= i + seqlen_k - seqlen_q), like the kernels. Nothing here prints,
+ * exits or keeps global state; every function is thread-safe.
+ */
+#ifndef LAB_H
+#define LAB_H
+#include <stdint.h>
+
+typedef enum lab_dtype { LAB_BF16 = 0, LAB_FP16 = 1 } lab_dtype;
+typedef enum lab_mode { LAB_NONE = 0, LAB_PAPER = 1, LAB_ROBUST = 2 } lab_mode;
+
+/* ---- lab_round.c ------------------------------------------------------------ */
+uint16_t lab_f32_to_bf16(float x); /* RNE; NaN stays NaN (quiet), overflow -> inf */
+float lab_bf16_to_f32(uint16_t h);
+uint16_t lab_f32_to_fp16(float x); /* RNE; subnormals; overflow -> inf; NaN quiet */
+float lab_fp16_to_f32(uint16_t h);
+float lab_round(float x, lab_dtype t); /* x rounded to the dtype, as a float */
+const char *lab_dtype_name(lab_dtype t);
+const char *lab_mode_name(lab_mode m);
+
+/* ---- shapes ------------------------------------------------------------------ */
+typedef struct lab_shape {
+  int batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim;
+  int causal;
+  double scale; /* softmax scale; 0 means 1/sqrt(head_dim) */
+} lab_shape;
+
+double lab_scale(const lab_shape *s);
+long long lab_q_elems(const lab_shape *s);  /* B * Nq * Hq * d (Q, O, dO, dQ) */
+long long lab_kv_elems(const lab_shape *s); /* B * Nk * Hkv * d (K, V, dK, dV) */
+long long lab_rows(const lab_shape *s);     /* B * Hq * Nq (LSE, delta) */
+/* Keys query row i sees (0 when causal hides every key). */
+int lab_visible(const lab_shape *s, int i);
+
+/* ---- lab_ref.c: float64 reference ------------------------------------------------
+ * o (q_elems), lse (rows; +inf for a row that sees no key, whose O is 0). */
+void lab_ref_forward(const lab_shape *s, const float *q, const float *k, const float *v,
+                     double *o, double *lse);
+/* Gradients of sum(dO * O) in float64: dq (q_elems), dk, dv (kv_elems; GQA
+ * heads summed over their query group). */
+void lab_ref_backward(const lab_shape *s, const float *q, const float *k, const float *v,
+                      const float *dout, double *dq, double *dk, double *dv);
+
+/* ---- lab_fa2.c: the kernels' forward, emulated --------------------------------- */
+typedef struct lab_fa2_config {
+  lab_dtype dtype;
+  lab_mode mode;
+  int block_n;      /* keys per tile, as in the kernel variant */
+  double beta, eps; /* paper / robust; eps in softmax-scaled units */
+} lab_fa2_config;
+
+/* o: output rounded to the dtype (q_elems); o32: the same before rounding
+ * (fp32, may be NULL); lse: fp32 natural-log LSE (rows). Returns 0, or -1
+ * for a bad config (block_n < 1, beta <= 1 or eps <= 0 in a stabilized mode). */
+int lab_fa2_forward(const lab_shape *s, const lab_fa2_config *c, const float *q, const float *k,
+                    const float *v, float *o, float *o32, float *lse);
+
+/* ---- lab_bwd.c: the kernels' backward, emulated ------------------------------------
+ * delta = rowsum(dO * O) in fp32 from the O given (the low-precision one, or
+ * the fp32 one for the precise option); then P from LSE, dV = P^T dO,
+ * dP = dO V^T, dS = P (dP - delta), dQ = scale dS K, dK = scale dS^T Q, with P
+ * and dS rounded to the dtype before their products, fp32 accumulation. */
+void lab_fa2_delta(const lab_shape *s, const float *o, const float *dout, float *delta);
+int lab_fa2_backward(const lab_shape *s, lab_dtype t, const float *q, const float *k,
+                     const float *v, const float *dout, const float *lse, const float *delta,
+                     float *dq, float *dk, float *dv); /* 0, or -1: out of memory */
+
+/* ---- lab_metrics.c ------------------------------------------------------------ */
+typedef struct lab_err {
+  double bias_ratio;   /* mean(x - ref) / mean|x - ref|, in [-1, 1]; 0 when x == ref */
+  double mean_abs_err; /* mean|x - ref| over finite x */
+  double rel_err;      /* ||x - ref|| / ||ref|| over finite x */
+  double max_abs_err;
+  long long nan_count; /* NaN or Inf in x */
+} lab_err;
+
+void lab_compare(const float *x, const double *ref, long long n, lab_err *e);
+/* The same for a float64 x (the correctly rounded reference, say). */
+void lab_compare_f64(const double *x, const double *ref, long long n, lab_err *e);
+/* Share of rows whose maximal score (float64, visible keys) is attained by
+ * more than one key. */
+double lab_tied_rate(const lab_shape *s, const float *q, const float *k);
+/* sum over rows T of (delta_lp - delta_hp)[T]: delta_lp = rowsum(dO * o) in
+ * float64 over the low-precision o, delta_hp the same over the float64 o_ref. */
+double lab_delta_bias(const lab_shape *s, const float *o, const double *o_ref, const float *dout);
+
+/* ---- lab_suite.c: the tie-heavy suite ---------------------------------------------- */
+typedef enum lab_case_kind {
+  LAB_CASE_RANDOM = 0, /* control: no planted ties */
+  LAB_CASE_REPEAT,     /* the maximal key at r random positions */
+  LAB_CASE_SAME_TILE,  /* ... at r positions inside one key tile */
+  LAB_CASE_CROSS_TILE, /* ... at r positions, each in its own key tile */
+  LAB_CASE_SINK,       /* ... at key 0 and r - 1 random positions */
+  LAB_CASE_POS_V,      /* LAB_CASE_REPEAT with V mostly positive (the others: negative) */
+} lab_case_kind;
+
+typedef struct lab_case {
+  lab_case_kind kind;
+  int repeats;  /* r, copies of the maximal key */
+  int head_dim;
+  int seqlen;   /* N = seqlen_q = seqlen_k */
+  int heads;    /* one batch, heads_q = heads_kv */
+  int block_n;  /* the kernel tile the ties are placed against */
+  int causal;
+} lab_case;
+
+const char *lab_case_name(lab_case_kind k);
+/* Parses "random", "repeat", ... into *k; -1 when unknown. */
+int lab_case_parse(const char *name, lab_case_kind *k);
+
+/* The inputs of one case, deterministic in (case, seed): q, k, v, dout
+ * (bf16 or fp16 values) and the shape. lab_inputs_free releases them. */
+typedef struct lab_inputs {
+  lab_shape shape;
+  lab_dtype dtype;
+  float *q, *k, *v, *dout;
+} lab_inputs;
+int lab_inputs_make(const lab_case *c, lab_dtype t, uint64_t seed, lab_inputs *in);
+void lab_inputs_free(lab_inputs *in);
+
+/* One row of `fa2 bias`: a case under one mode. */
+typedef struct lab_result {
+  lab_case c;
+  lab_mode mode;
+  double beta, eps;
+  lab_err err;        /* output vs float64 */
+  lab_err rounded;    /* correctly rounded float64 output vs float64 */
+  double delta_bias;  /* sum_T (delta_lp - delta_hp)[T] */
+  double tied_rate;
+} lab_result;
+
+/* Measures one case's inputs in every mode of modes[n_modes] (beta, eps for
+ * the stabilized ones) with the CPU emulation. results[n_modes]. The float64
+ * reference is computed once. Returns 0 or -1 (out of memory, bad config). */
+int lab_run_cpu(const lab_case *c, const lab_inputs *in, const lab_mode *modes, int n_modes,
+                double beta, double eps, lab_result *results);
+
+/* Scores the output of some other implementation (the GPU kernels) on the
+ * same inputs: o (q_elems, dtype values) against the float64 reference
+ * o_ref (computed by the caller with lab_ref_forward). */
+void lab_score(const lab_case *c, const lab_inputs *in, lab_mode mode, double beta, double eps,
+               const float *o, const double *o_ref, lab_result *r);
+
+/* ---- lab_drift.c: the paper's mechanism ---------------------------------------------
+ * Step t adds alpha * sum_T (delta_lp - delta_hp)[T] * (P K)[T]^T X[T] to a
+ * weight-gradient error (head_dim x head_dim) with fixed P, K, X and fresh
+ * dO each step; norms[t] is the Frobenius norm after step t + 1. A biased
+ * delta makes it grow like t, an unbiased one like sqrt(t). */
+typedef struct lab_drift_config {
+  int steps, seqlen, head_dim, block_n, repeats;
+  lab_mode mode;
+  double beta, eps;
+  uint64_t seed;
+} lab_drift_config;
+int lab_drift(const lab_drift_config *c, double *norms);
+/* The slope of log(norm) against log(step) over steps n/10 .. n: about 1 for
+ * a linear drift, about 0.5 for a random walk. */
+double lab_growth_exponent(const double *norms, int n);
+
+/* ---- random numbers (xoshiro256**: fixed sequences for fixed seeds) ---------- */
+typedef struct lab_rng {
+  uint64_t s[4];
+} lab_rng;
+void lab_rng_seed(lab_rng *r, uint64_t seed);
+uint64_t lab_rng_next(lab_rng *r);
+double lab_rng_uniform(lab_rng *r); /* [0, 1) */
+double lab_rng_normal(lab_rng *r);
+
+#endif

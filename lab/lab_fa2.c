@@ -1,0 +1,128 @@
+/* The forward kernel's arithmetic on the CPU (ARCHITECTURE.md "What the
+ * forward kernel computes"), one query row at a time: key tiles of block_n in
+ * ascending order, raw fp32 scores, exp2 of fp32 scores in log2 units, P
+ * rounded to the dtype before P V, fp32 accumulator and normalizer, output
+ * rounded once at the end. templates/fwd.cu.tpl is the other half of this
+ * file: a change to one is a change to both.
+ *
+ * What the emulation does not copy: the order of fp32 additions inside the
+ * tensor-core products (scores are rounded once from float64 here) and
+ * ex2.approx's last bit. Neither moves the bias measures.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lab.h"
+
+/* Raw score q . k in fp32: the products of 16-bit values are exact, and
+ * eight partial sums stand for the tensor cores' fp32 adds (their order is
+ * not documented; copies of one key score bit-identically either way). */
+static float score(const float *q, const float *k, int d) {
+  float a[8] = {0};
+  for (int i = 0; i < d; i += 8)
+    for (int j = 0; j < 8; j++) a[j] += q[i + j] * k[i + j];
+  return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+}
+
+/* The robust shift of one row in raw-score units (fwd.cu.tpl robust_shift):
+ * tau = 0.5 + (beta-1) u in softmax units, u in [0, 1) from the row's
+ * first-tile max and its index, so it varies from row to row and never
+ * reaches beta - 0.5: P stays in [e^-(beta-0.5), e^-0.5], never 1, never 0. */
+static float robust_shift(float rm, int row, int visible, float scale, float beta) {
+  if (visible < 2 || rm == -INFINITY) return 0.f;
+  const float x = fabsf(rm) * scale * 7.38905610f + (float)row * 0.618033989f;
+  return (0.5f + (beta - 1.f) * (x - floorf(x))) / scale;
+}
+
+/* The reference a tile moves the row to, in raw units. */
+static float new_reference(const lab_fa2_config *c, float m_old, const float *s, int n, float rm,
+                           float eps_raw, float tau) {
+  switch (c->mode) {
+  case LAB_NONE:
+    return fmaxf(m_old, rm);
+  case LAB_PAPER: { /* Algorithm 3, per tile */
+    const float thr = rm - eps_raw;
+    int cnt = 0;
+    for (int j = 0; j < n; j++) cnt += s[j] >= thr;
+    float m_prime = rm;
+    if (cnt > 1 && rm > 0.f && rm != INFINITY) m_prime = (float)c->beta * rm;
+    if (cnt > 1 && rm < 0.f && rm != -INFINITY) m_prime = 0.f;
+    return fmaxf(m_old, m_prime);
+  }
+  case LAB_ROBUST:
+    return fmaxf(m_old, rm + tau);
+  }
+  return m_old;
+}
+
+static void forward_row(const lab_shape *sh, const lab_fa2_config *c, const float *qrow,
+                        const float *kh, const float *vh, long long kv_row_stride, int row,
+                        float *s, float *acc, float *o, float *o32, float *lse) {
+  const int d = sh->head_dim, bn = c->block_n, visible = lab_visible(sh, row);
+  const float scale = (float)lab_scale(sh);
+  const float cl2 = scale * 1.44269504f; /* scores -> log2 units */
+  const float eps_raw = (float)c->eps / scale;
+  float m = -INFINITY, l = 0.f, tau = 0.f;
+  memset(acc, 0, sizeof(float) * d);
+  for (int j0 = 0; j0 < visible; j0 += bn) {
+    const int n = visible - j0 < bn ? visible - j0 : bn; /* keys past `visible` are masked */
+    float rm = -INFINITY;
+    for (int j = 0; j < n; j++) {
+      s[j] = score(qrow, kh + (j0 + j) * kv_row_stride, d);
+      rm = fmaxf(rm, s[j]);
+    }
+    if (c->mode == LAB_ROBUST && j0 == 0) tau = robust_shift(rm, row, visible, scale, (float)c->beta);
+    const float m_new = new_reference(c, m, s, n, rm, eps_raw, tau);
+    const float mc = (m_new == -INFINITY ? 0.f : m_new) * cl2;
+    const float r = exp2f(m * cl2 - mc);
+    m = m_new;
+    float sum = 0.f;
+    for (int i = 0; i < d; i++) acc[i] *= r;
+    for (int j = 0; j < n; j++) {
+      const float p = exp2f(fmaf(s[j], cl2, -mc));
+      sum += p;                                /* the normalizer keeps fp32 p ... */
+      const float pr = lab_round(p, c->dtype); /* ... P V uses the rounded one */
+      const float *vj = vh + (j0 + j) * kv_row_stride;
+      /* pr * v is exact in fp32 (two 8- or 11-bit significands), so this is
+       * the tensor cores' fused product-add with one rounding */
+      for (int i = 0; i < d; i++) acc[i] += pr * vj[i];
+    }
+    l = l * r + sum;
+  }
+  const float inv = l > 0.f ? 1.f / l : 0.f;
+  for (int i = 0; i < d; i++) {
+    const float x = acc[i] * inv;
+    o[i] = lab_round(x, c->dtype);
+    if (o32) o32[i] = x;
+  }
+  const float mu = m == -INFINITY ? 0.f : m;
+  *lse = l > 0.f ? (mu * cl2 + log2f(l)) * 0.69314718f : INFINITY;
+}
+
+int lab_fa2_forward(const lab_shape *sh, const lab_fa2_config *c, const float *q, const float *k,
+                    const float *v, float *o, float *o32, float *lse) {
+  if (c->block_n < 1 || sh->head_dim < 8 || sh->head_dim % 8) return -1;
+  if (c->mode != LAB_NONE && !(c->beta > 1 && c->eps > 0)) return -1;
+  const int d = sh->head_dim, group = sh->heads_q / sh->heads_kv;
+  float *s = malloc(sizeof(float) * c->block_n), *acc = malloc(sizeof(float) * d);
+  if (!s || !acc) {
+    free(s);
+    free(acc);
+    return -1;
+  }
+  const long long q_row = (long long)sh->heads_q * d, kv_row = (long long)sh->heads_kv * d;
+  for (int b = 0; b < sh->batch; b++)
+    for (int h = 0; h < sh->heads_q; h++) {
+      const float *kh = k + (long long)b * sh->seqlen_k * kv_row + (long long)(h / group) * d;
+      const float *vh = v + (long long)b * sh->seqlen_k * kv_row + (long long)(h / group) * d;
+      for (int i = 0; i < sh->seqlen_q; i++) {
+        const long long off = ((long long)b * sh->seqlen_q + i) * q_row + (long long)h * d;
+        forward_row(sh, c, q + off, kh, vh, kv_row, i, s, acc, o + off, o32 ? o32 + off : NULL,
+                    lse + ((long long)b * sh->heads_q + h) * sh->seqlen_q + i);
+      }
+    }
+  free(s);
+  free(acc);
+  return 0;
+}

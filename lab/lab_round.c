@@ -1,0 +1,70 @@
+/* float32 <-> bf16 / fp16 on the bit patterns, round-to-nearest-even: the
+ * result never depends on the compiler's _Float16 or the FPU rounding mode. */
+#include <string.h>
+
+#include "lab.h"
+
+static uint32_t f32_bits(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+static float bits_f32(uint32_t u) {
+  float x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+/* Drops the low `shift` bits of m with round-to-nearest-even. A carry out of
+ * the mantissa lands in the exponent field, which is the right answer
+ * (1.11..1 rounds up to the next power of two, the largest finite to inf). */
+static uint32_t rne_shift(uint32_t m, int shift) {
+  uint32_t q = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+  return q + (rem > half || (rem == half && (q & 1)));
+}
+
+uint16_t lab_f32_to_bf16(float x) {
+  uint32_t u = f32_bits(x);
+  uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
+  /* A NaN must not round: a low-payload NaN would carry into inf or truncate to it. */
+  if ((u & 0x7fffffff) > 0x7f800000) return sign | 0x7fc0;
+  /* bf16 is the top half of float32, so float subnormals and inf need no case. */
+  return (uint16_t)rne_shift(u, 16);
+}
+
+float lab_bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
+
+uint16_t lab_f32_to_fp16(float x) {
+  uint32_t u = f32_bits(x);
+  uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
+  uint32_t a = u & 0x7fffffff;
+  int e = (int)(a >> 23); /* biased float32 exponent */
+  if (a > 0x7f800000) return sign | 0x7e00;
+  /* 65520 = 65504 + half an ulp: the tie goes to the even neighbour, 2^16, which is inf. */
+  if (a >= 0x477ff000) return sign | 0x7c00;
+  if (e >= 113) /* fp16 normal (exponent >= -14): rebias 127 -> 15, drop 13 bits */
+    return sign | (uint16_t)rne_shift(a - (112u << 23), 13);
+  /* Below 2^-25 (half the smallest subnormal) everything is zero, float
+   * subnormals included; 2^-25 itself ties to the even 0. */
+  if (e < 102) return sign;
+  /* Subnormal: the value in units of 2^-24 is (1.m) * 2^(e - 126). Rounding
+   * up out of 0x3ff gives 0x400, the smallest normal, as it should. */
+  return sign | (uint16_t)rne_shift((a & 0x7fffff) | 0x800000, 126 - e);
+}
+
+float lab_fp16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  if (e == 0x1f) /* inf, or a NaN made quiet */
+    return bits_f32(sign | 0x7f800000 | (m ? 0x400000 | (m << 13) : 0));
+  if (e != 0) return bits_f32(sign | ((e + 112) << 23) | (m << 13));
+  if (m == 0) return bits_f32(sign);
+  /* Subnormal m * 2^-24: normalize so the leading bit becomes the implicit one. */
+  int shift = 0;
+  while (!(m & 0x400)) m <<= 1, shift++;
+  return bits_f32(sign | ((uint32_t)(113 - shift) << 23) | ((m & 0x3ff) << 13));
+}
+
+float lab_round(float x, lab_dtype t) {
+  return t == LAB_FP16 ? lab_fp16_to_f32(lab_f32_to_fp16(x)) : lab_bf16_to_f32(lab_f32_to_bf16(x));
+}

@@ -1,0 +1,225 @@
+/* The tie-heavy suite of `fa2 bias`: inputs whose score rows have repeated
+ * maxima, the way training data makes them (the paper, section 3), and the
+ * measures of every mode on them.
+ *
+ * The queries of a head fall in G groups; group g has a direction u_g,
+ * its queries are a_g*u_g plus noise, and its maximal key k*_g = b*u_g
+ * (rounded to the dtype once, then copied bit for bit) sits at `repeats`
+ * positions, so each row's maximum is attained exactly that often, about 16
+ * softmax units above the other keys: their small contributions still reach
+ * the fp32 accumulator (the sticky bits of the paper's example) but not the
+ * output's last bit. Groups give independent tie sets, so the bias measures
+ * average over many of them. V is mostly negative, as in the paper's failing
+ * head (mostly positive in pos_v, which mirrors the bias); the random control
+ * has zero-mean V and no planted key.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lab.h"
+
+/* Input scales, in units where the softmax-scaled scores are q.k / sqrt(d). */
+#define Q_ALONG_U 4.0  /* a: queries' component along their group's u ... */
+#define Q_SPREAD 0.15  /* ... varied by +-15% between groups, so margins vary */
+#define K_STAR 4.0     /* b: the maximal key's length along u: margin a*b ~ 16 */
+#define NOISE_Q 0.5    /* per-element noise of the queries */
+#define NOISE_K 1.0    /* per-element noise of the other keys */
+#define V_MEAN (-1.0)  /* V mostly negative, as in the paper's failing head */
+#define MAX_GROUPS 128 /* query groups per head, each with its own u and k* */
+#define V_SPREAD 0.5   /* per-element spread of V */
+#define DO_MEAN_OF_V 0.5 /* dO = 0.5 * mean(V) + noise: a persistent gradient, so the
+                            delta bias of a biased O has one sign */
+
+static const char *const case_names[] = {"random", "repeat", "same_tile", "cross_tile", "sink", "pos_v"};
+
+const char *lab_case_name(lab_case_kind k) {
+  return (unsigned)k < sizeof case_names / sizeof *case_names ? case_names[k] : "?";
+}
+
+int lab_case_parse(const char *name, lab_case_kind *k) {
+  for (unsigned i = 0; i < sizeof case_names / sizeof *case_names; i++)
+    if (!strcmp(name, case_names[i])) {
+      *k = (lab_case_kind)i;
+      return 0;
+    }
+  return -1;
+}
+
+void lab_inputs_free(lab_inputs *in) {
+  free(in->q);
+  free(in->k);
+  free(in->v);
+  free(in->dout);
+  memset(in, 0, sizeof *in);
+}
+
+/* Key positions for group g's copies of its maximal key, by case; `taken`
+ * keeps the groups' copies apart. Returns how many, or -1 when they do not fit. */
+static int place(const lab_case *c, int g, int groups, lab_rng *r, unsigned char *taken, int *pos) {
+  const int n = c->seqlen, bn = c->block_n, tiles = n / bn; /* whole tiles only */
+  const int want = c->kind == LAB_CASE_RANDOM ? 0 : c->repeats;
+  if ((long long)want * groups > n || tiles < 1 || (c->kind == LAB_CASE_SAME_TILE && want > bn) ||
+      (c->kind == LAB_CASE_CROSS_TILE && want > tiles))
+    return -1;
+  const int tile = (int)(lab_rng_uniform(r) * tiles);
+  for (int i = 0, tries = 0; i < want; tries++) {
+    if (tries > 100000) return -1;
+    int p;
+    switch (c->kind) {
+    case LAB_CASE_SAME_TILE: /* the group's tile (the next one when it is full) */
+      p = (tile + tries / (4 * bn)) % tiles * bn + (int)(lab_rng_uniform(r) * bn);
+      break;
+    case LAB_CASE_CROSS_TILE: /* copy i in tile tile + i*tiles/want (+1 when full) */
+      p = (int)((tile + (long long)i * tiles / want + tries / (4 * bn)) % tiles) * bn +
+          (int)(lab_rng_uniform(r) * bn);
+      break;
+    case LAB_CASE_SINK: /* the first copy at key g: the first keys are kept for them */
+      p = i == 0 ? g : groups + (int)(lab_rng_uniform(r) * (n - groups));
+      break;
+    default:
+      p = (int)(lab_rng_uniform(r) * n);
+    }
+    if (taken[p]) continue;
+    taken[p] = 1;
+    pos[i++] = p;
+  }
+  return want;
+}
+
+static double unit_normal_vector(lab_rng *r, double *u, int d) {
+  double norm = 0;
+  for (int x = 0; x < d; x++) {
+    u[x] = lab_rng_normal(r);
+    norm += u[x] * u[x];
+  }
+  norm = sqrt(norm);
+  for (int x = 0; x < d; x++) u[x] /= norm;
+  return norm;
+}
+
+int lab_inputs_make(const lab_case *c, lab_dtype t, uint64_t seed, lab_inputs *in) {
+  memset(in, 0, sizeof *in);
+  if (c->seqlen < 1 || c->heads < 1 || c->head_dim < 8 || c->head_dim % 8 || c->block_n < 1 ||
+      c->repeats < 0)
+    return -1;
+  const int n = c->seqlen, h = c->heads, d = c->head_dim;
+  in->shape = (lab_shape){1, n, n, h, h, d, c->causal, 0};
+  in->dtype = t;
+  const long long ne = lab_q_elems(&in->shape);
+  in->q = malloc(sizeof(float) * ne);
+  in->k = malloc(sizeof(float) * ne);
+  in->v = malloc(sizeof(float) * ne);
+  in->dout = malloc(sizeof(float) * ne);
+  /* Many small groups: the rows of a group share one tie set, so the groups
+   * are the independent samples of the bias measures; a quarter of the keys at
+   * most are copies. */
+  int groups = c->repeats > 0 ? n / (4 * c->repeats) : MAX_GROUPS;
+  groups = groups > MAX_GROUPS ? MAX_GROUPS : groups < 1 ? 1 : groups;
+  double *u = malloc(sizeof(double) * d * groups), *a = malloc(sizeof(double) * groups);
+  float *kstar = malloc(sizeof(float) * d);
+  int *pos = malloc(sizeof(int) * (c->repeats + 1));
+  unsigned char *taken = malloc((size_t)n);
+  if (!in->q || !in->k || !in->v || !in->dout || !u || !a || !kstar || !pos || !taken) goto fail;
+
+  lab_rng r;
+  lab_rng_seed(&r, seed ^ ((uint64_t)c->kind << 56) ^ ((uint64_t)c->repeats << 40) ^
+                       ((uint64_t)d << 24) ^ (uint64_t)c->causal << 20);
+  const double sd = pow((double)d, 0.25); /* so that scaled scores q.k/sqrt(d) are the products below */
+  const double v_mean = c->kind == LAB_CASE_RANDOM ? 0 : c->kind == LAB_CASE_POS_V ? -V_MEAN : V_MEAN;
+  const double v_spread = c->kind == LAB_CASE_RANDOM ? 1 : V_SPREAD;
+  for (int hh = 0; hh < h; hh++) {
+    for (int g = 0; g < groups; g++) {
+      unit_normal_vector(&r, u + g * d, d);
+      a[g] = Q_ALONG_U * (1 + Q_SPREAD * (2 * lab_rng_uniform(&r) - 1));
+    }
+    for (int i = 0; i < n; i++) {
+      const long long o = ((long long)i * h + hh) * d;
+      const double *ug = u + (i % groups) * d;
+      for (int x = 0; x < d; x++) {
+        in->q[o + x] = lab_round((float)(a[i % groups] * sd * ug[x] + NOISE_Q * lab_rng_normal(&r)), t);
+        in->k[o + x] = lab_round((float)(NOISE_K * lab_rng_normal(&r)), t);
+        in->v[o + x] = lab_round((float)(v_mean + v_spread * lab_rng_normal(&r)), t);
+        in->dout[o + x] = lab_round((float)(DO_MEAN_OF_V * v_mean + lab_rng_normal(&r)), t);
+      }
+    }
+    memset(taken, 0, (size_t)n);
+    for (int g = 0; g < groups; g++) {
+      for (int x = 0; x < d; x++) kstar[x] = lab_round((float)(K_STAR * sd * u[g * d + x]), t);
+      const int m = place(c, g, groups, &r, taken, pos);
+      if (m < 0) goto fail;
+      for (int i = 0; i < m; i++) memcpy(in->k + ((long long)pos[i] * h + hh) * d, kstar, sizeof(float) * d);
+    }
+  }
+  free(u);
+  free(a);
+  free(kstar);
+  free(pos);
+  free(taken);
+  return 0;
+fail:
+  free(u);
+  free(a);
+  free(kstar);
+  free(pos);
+  free(taken);
+  lab_inputs_free(in);
+  return -1;
+}
+
+/* float64 -> dtype, correctly rounded: round to fp32 by round-to-odd first
+ * (a plain double -> float -> bf16 rounds twice and can land on the wrong
+ * side of a tie), then to the dtype. */
+static float round_f64(double x, lab_dtype t) {
+  float f = (float)x;
+  if (isfinite(f) && (double)f != x) {
+    unsigned bits;
+    memcpy(&bits, &f, sizeof bits);
+    if (!(bits & 1)) f = nextafterf(f, x > (double)f ? INFINITY : -INFINITY);
+  }
+  return lab_round(f, t);
+}
+
+void lab_score(const lab_case *c, const lab_inputs *in, lab_mode mode, double beta, double eps,
+               const float *o, const double *o_ref, lab_result *r) {
+  const lab_shape *s = &in->shape;
+  const long long n = lab_q_elems(s);
+  memset(r, 0, sizeof *r);
+  r->c = *c;
+  r->mode = mode;
+  r->beta = mode == LAB_NONE ? 0 : beta;
+  r->eps = mode == LAB_NONE ? 0 : eps;
+  lab_compare(o, o_ref, n, &r->err);
+  double *rounded = malloc(sizeof(double) * n);
+  if (rounded) {
+    for (long long i = 0; i < n; i++) rounded[i] = round_f64(o_ref[i], in->dtype);
+    lab_compare_f64(rounded, o_ref, n, &r->rounded);
+    free(rounded);
+  }
+  r->delta_bias = lab_delta_bias(s, o, o_ref, in->dout);
+}
+
+int lab_run_cpu(const lab_case *c, const lab_inputs *in, const lab_mode *modes, int n_modes,
+                double beta, double eps, lab_result *results) {
+  const lab_shape *s = &in->shape;
+  const long long n = lab_q_elems(s);
+  double *o_ref = malloc(sizeof(double) * n), *lse_ref = malloc(sizeof(double) * lab_rows(s));
+  float *o = malloc(sizeof(float) * n), *lse = malloc(sizeof(float) * lab_rows(s));
+  int rc = -1;
+  if (!o_ref || !lse_ref || !o || !lse) goto out;
+  lab_ref_forward(s, in->q, in->k, in->v, o_ref, lse_ref);
+  const double tied = lab_tied_rate(s, in->q, in->k);
+  for (int i = 0; i < n_modes; i++) {
+    const lab_fa2_config cfg = {in->dtype, modes[i], c->block_n, beta, eps};
+    if (lab_fa2_forward(s, &cfg, in->q, in->k, in->v, o, NULL, lse) != 0) goto out;
+    lab_score(c, in, modes[i], beta, eps, o, o_ref, &results[i]);
+    results[i].tied_rate = tied;
+  }
+  rc = 0;
+out:
+  free(o_ref);
+  free(lse_ref);
+  free(o);
+  free(lse);
+  return rc;
+}
