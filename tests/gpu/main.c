@@ -1,7 +1,7 @@
 /* fa2_gpu_tests: the generated kernels on a real GPU. Without a CUDA device
  * it prints one "skipped" line and exits 0.
  *
- *   fa2_gpu_tests [--spec FILE | --src DIR] [--bench] [--no-smoke]
+ *   fa2_gpu_tests [--spec FILE | --src DIR] [--bench] [--no-smoke] [--odd-shapes]
  *
  * 1. Runtime smoke test: fa2_forward end to end (JIT, caches, launch) against
  *    a float64 CPU attention (tests/gpu/rt_smoke.c); --bench adds start-up
@@ -29,6 +29,13 @@ static const fwd_shape shapes[] = {
     {1, 12, 12, 4097, 4097, 1},
 };
 
+/* --odd-shapes: the few that cover every boundary (seqlen 1, 17, 4097, GQA,
+ * Nq != Nk, packed) at a size compute-sanitizer gets through in minutes. */
+static const fwd_shape odd_shapes[] = {
+    {1, 1, 1, 1, 1, 0},   {1, 2, 1, 17, 17, 1},     {2, 4, 2, 17, 128, 0},
+    {1, 1, 1, 128, 17, 0}, {1, 2, 2, 4097, 4097, 0},
+};
+
 static void report_bwd(void *ctx, const bwd_variant *v, const fwd_shape *s, const bwd_result *r) {
   printf("%-40s b%d h%d/%d q%-5d k%-5d%s  dq %.2e/%.2e  dk %.2e/%.2e  dv %.2e/%.2e  %s%s\n",
          v->name, s->batch, s->heads_q, s->heads_kv, s->seqlen_q, s->seqlen_k,
@@ -47,16 +54,17 @@ static void report(void *ctx, const fwd_variant *v, const fwd_shape *s, const fw
 
 int main(int argc, char **argv) {
   const char *src_dir = NULL, *spec = "specs/default.lua";
-  int bench = 0, smoke = 1;
+  int bench = 0, smoke = 1, odd = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--src") && i + 1 < argc) src_dir = argv[++i];
     else if (!strcmp(argv[i], "--spec") && i + 1 < argc) spec = argv[++i];
     else if (!strcmp(argv[i], "--bench")) bench = 1;
     else if (!strcmp(argv[i], "--no-smoke")) smoke = 0;
+    else if (!strcmp(argv[i], "--odd-shapes")) odd = 1;
     else {
       int help = !strcmp(argv[i], "--help");
       fprintf(help ? stdout : stderr,
-              "usage: fa2_gpu_tests [--spec FILE | --src DIR] [--bench] [--no-smoke]\n");
+              "usage: fa2_gpu_tests [--spec FILE | --src DIR] [--bench] [--no-smoke] [--odd-shapes]\n");
       return help ? 0 : 2;
     }
   }
@@ -79,8 +87,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "fa2_gpu_tests: no forward variant loaded from %s\n", src_dir ? src_dir : spec);
     return 1;
   }
-  const int n_shapes = (int)(sizeof shapes / sizeof *shapes);
-  int kf = n_vars ? fwd_check(&g, vars, n_vars, shapes, n_shapes, report, NULL) : 0;
+  const fwd_shape *sh = odd ? odd_shapes : shapes;
+  const int n_shapes = odd ? (int)(sizeof odd_shapes / sizeof *odd_shapes) : (int)(sizeof shapes / sizeof *shapes);
+  int kf = n_vars ? fwd_check(&g, vars, n_vars, sh, n_shapes, report, NULL) : 0;
   if (kf < 0) {
     printf("fa2_gpu_tests: CUDA failure (see above)\n");
     return 1;
@@ -92,7 +101,7 @@ int main(int argc, char **argv) {
     bwd_variant *bv;
     int n_bwd = gpu_render_bwd_variants(&g, spec, &bv);
     if (n_bwd < 0) return 1;
-    int bf = n_bwd ? bwd_check(&g, bv, n_bwd, shapes, n_shapes, report_bwd, NULL) : 0;
+    int bf = n_bwd ? bwd_check(&g, bv, n_bwd, sh, n_shapes, report_bwd, NULL) : 0;
     if (bf < 0) {
       printf("fa2_gpu_tests: CUDA failure (see above)\n");
       return 1;

@@ -292,6 +292,11 @@ static int default_spec_table(const rt_cuda_api *cu, fa2_context *ctx, CUstream 
   return failures;
 }
 
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 static int bench(const rt_cuda_api *cu, CUstream stream) {
   char dir[] = "/tmp/fa2bench.XXXXXX";
   if (!mkdtemp(dir)) return -1;
@@ -312,12 +317,21 @@ static int bench(const rt_cuda_api *cu, CUstream stream) {
          "in all, %.0f ms per variant (target <= 2000)\n",
          n, cold, s.compile_ms, n ? s.compile_ms / n : 0);
   fa2_destroy(ctx);
-  t0 = now_ms();
-  if (fa2_create(&ctx, &o) != FA2_OK || fa2_prepare_spec(ctx, NULL) != FA2_OK) return -1;
-  double warm = now_ms() - t0;
-  fa2_stats(ctx, &s);
-  printf("default spec, warm start (%llu from disk cache): %.1f ms (target <= 50 ms), "
-         "%.2f ms per variant\n", s.disk_hits, warm, s.disk_hits ? warm / s.disk_hits : 0);
+  /* Warm start-up, as a trainer's second run: five times, since one sample
+   * moved from 17 to 53 ms between two machines of the same kind. */
+  enum { WARM_RUNS = 5 };
+  double warm[WARM_RUNS];
+  for (int w = 0; w < WARM_RUNS; w++) {
+    t0 = now_ms();
+    if (fa2_create(&ctx, &o) != FA2_OK || fa2_prepare_spec(ctx, NULL) != FA2_OK) return -1;
+    warm[w] = now_ms() - t0;
+    fa2_stats(ctx, &s);
+    if (w < WARM_RUNS - 1) fa2_destroy(ctx);
+  }
+  qsort(warm, WARM_RUNS, sizeof *warm, cmp_double);
+  printf("default spec, warm start (%llu from disk cache), %d runs: median %.1f ms (target <= 50 ms), "
+         "min %.1f, max %.1f; %.2f ms per variant\n", s.disk_hits, WARM_RUNS, warm[WARM_RUNS / 2],
+         warm[0], warm[WARM_RUNS - 1], s.disk_hits ? warm[WARM_RUNS / 2] / s.disk_hits : 0);
   /* Launch overhead: tiny problem, many calls, host time per call. */
   CUdeviceptr buf;
   CK(cu->cuMemAlloc(&buf, 1 << 20));

@@ -1,0 +1,71 @@
+#!/bin/bash
+# One call on the GPU machine: checks, the bias suite and the timings, each
+# step's raw output under $OUT (copy them to bench/results/<date>_<device>/).
+# Build here first (make test-bins), then, through the device tool, carrying
+# bin and lib:
+#
+#   bench/gpu_run.sh [check] [bias] [perf] [sanitize]     (default: all but sanitize)
+#
+#   check     bin/fa2_gpu_tests: runtime smoke test, every forward and backward
+#             variant of specs/default.lua against float64 over odd shapes
+#   bias      fa2 bias --gpu (table and JSON) and the CPU lab on the same inputs
+#   perf      forward and backward TFLOP/s of specs/default.lua (fa2_bench) and
+#             PyTorch SDPA flash/cuDNN (sdpa_bench.py) on one shape table
+#   sanitize  compute-sanitizer memcheck and racecheck over the kernel check
+#             (tests/gpu/sanitize_spec.lua, fa2_gpu_tests --odd-shapes)
+#   sweep     backward tile candidates (bench/specs/bwd_sweep.lua), timed
+#   python    the Python binding against PyTorch (bench/py_smoke.py)
+#
+# Each step runs under a time limit and says how long it took; the summary
+# table prints last.
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/fa2_gpu_out}
+mkdir -p "$OUT"
+export FA2_CACHE_DIR=/tmp/fa2cache PYTHONUNBUFFERED=1
+steps=${*:-check bias perf}
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu \
+  --format=csv >"$OUT/device.txt" 2>&1
+python3 -c 'import torch; print("torch", torch.__version__)' >>"$OUT/device.txt" 2>&1
+date -u +%FT%TZ >>"$OUT/device.txt"
+
+summary=()
+step() { # step NAME LIMIT_S command...
+  local name=$1 limit=$2 t0=$SECONDS
+  shift 2
+  timeout "$limit" "$@" >"$OUT/$name.txt" 2>&1
+  local rc=$?
+  summary+=("$(printf '%-16s rc=%-3d %4ds  %s' "$name" "$rc" $((SECONDS - t0)) "$(tail -n 1 "$OUT/$name.txt")")")
+}
+
+for s in $steps; do
+  case $s in
+  check) step check 420 bin/fa2_gpu_tests --bench ;;
+  bias)
+    step bias_gpu 240 bin/fa2 bias --gpu
+    step bias_gpu_json 240 bin/fa2 bias --gpu --json
+    step bias_cpu 240 bin/fa2 bias -j 16
+    ;;
+  perf)
+    step fa2_bench 420 bin/fa2_bench --spec specs/default.lua --json "$OUT/fa2_bench.json" --reps 10 --rounds 3
+    step sdpa_bench 300 python3 bench/sdpa_bench.py --backward --json "$OUT/sdpa.json"
+    step compare_fwd 60 python3 bench/compare.py "$OUT/fa2_bench.json" "$OUT/sdpa.json" --markdown
+    step compare_bwd 60 python3 bench/compare.py "$OUT/fa2_bench.json" "$OUT/sdpa.json" --markdown --backward
+    ;;
+  sweep) step bwd_sweep 300 bin/fa2_bench --spec bench/specs/bwd_sweep.lua --json "$OUT/bwd_sweep.json" --reps 10 --rounds 3 ;;
+  python) step py_smoke 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 bench/py_smoke.py ;;
+  sanitize)
+    for tool in memcheck racecheck; do
+      step "sanitize_$tool" 500 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
+    done
+    ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, bias, perf, sweep, python, sanitize)" >&2; exit 2 ;;
+  esac
+done
+
+cat "$OUT/device.txt"
+for f in compare_fwd compare_bwd; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
+[ -s "$OUT/bias_gpu.txt" ] && cat "$OUT/bias_gpu.txt"
+printf '%s\n' "${summary[@]}"
