@@ -2,7 +2,7 @@
  * (B*N = 16k tokens, H*d = 2048, N = 512..16k), timed with CUDA events.
  *
  *   fa2_bench (--src DIR | --spec FILE) [--json FILE] [--reps N] [--rounds R]
- *             [--only TEXT] [--seqlen N]
+ *             [--only TEXT] [--seqlen N] [--deterministic]
  *
  * DIR holds fwd_*.cu sources named by canonical variant name, or is an out/
  * tree of `fa2 build` (src/ and <arch>/ cubins); --spec renders a spec's
@@ -60,7 +60,10 @@ static int time_variant(gpu *g, const fwd_variant *var, const bench_buffers *b, 
 }
 
 /* The same for a backward variant: its three kernels per timed launch, on
- * random Q, K, V, O, dO and a constant LSE (speed does not depend on it). */
+ * random Q, K, V, O, dO and a constant LSE (speed does not depend on it).
+ * --deterministic times the deterministic mode (fa2_bwd_dq_det for dQ). */
+static int deterministic;
+
 static int time_bwd(gpu *g, const bwd_variant *var, const bench_buffers *b, CUdeviceptr dout,
                     CUdeviceptr grads, CUdeviceptr work, int N, int reps, CUevent *ev, float *ms,
                     int *n) {
@@ -83,8 +86,10 @@ static int time_bwd(gpu *g, const bwd_variant *var, const bench_buffers *b, CUde
   p.do_head_stride = p.dq_head_stride = p.dk_head_stride = p.dv_head_stride = d;
   p.batch = B, p.seqlen_q = p.seqlen_k = N, p.heads_q = p.heads_kv = H;
   p.scale = 1.f / sqrtf((float)d);
+  p.deterministic = deterministic;
   void *args[] = {&p};
   const unsigned warps = (unsigned)var->threads / 32, rows_x = (unsigned)((N + warps - 1) / warps);
+  const unsigned det_x = (unsigned)((N + 16 * warps - 1) / (16 * warps));
   const unsigned keys_x = (unsigned)((N + var->block_n - 1) / var->block_n);
   for (int r = -1; r < reps; r++) {
     if (r >= 0 && !GPU_OK(g, cu->cuEventRecord(ev[2 * r], NULL))) return -1;
@@ -92,8 +97,12 @@ static int time_bwd(gpu *g, const bwd_variant *var, const bench_buffers *b, CUde
                                       1, 1, 0, NULL, args, NULL)) ||
         !GPU_OK(g, cu->cuLaunchKernel(var->main, keys_x, (unsigned)H, (unsigned)B, (unsigned)var->threads,
                                       1, 1, (unsigned)var->smem_bytes, NULL, args, NULL)) ||
-        !GPU_OK(g, cu->cuLaunchKernel(var->dq, rows_x, (unsigned)H, (unsigned)B, (unsigned)var->threads,
-                                      1, 1, 0, NULL, args, NULL)))
+        !GPU_OK(g, deterministic
+                       ? cu->cuLaunchKernel(var->dq_det, det_x, (unsigned)H, (unsigned)B,
+                                            (unsigned)var->threads, 1, 1, (unsigned)var->smem_bytes,
+                                            NULL, args, NULL)
+                       : cu->cuLaunchKernel(var->dq, rows_x, (unsigned)H, (unsigned)B,
+                                            (unsigned)var->threads, 1, 1, 0, NULL, args, NULL)))
       return -1;
     if (r >= 0 && !GPU_OK(g, cu->cuEventRecord(ev[2 * r + 1], NULL))) return -1;
   }
@@ -113,6 +122,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--json") && i + 1 < argc) json = argv[++i];
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--deterministic")) deterministic = 1;
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--seqlen") && i + 1 < argc) {
       seqlens[0] = atoi(argv[++i]);
@@ -120,7 +130,7 @@ int main(int argc, char **argv) {
     } else {
       int help = !strcmp(argv[i], "--help");
       fprintf(help ? stdout : stderr, "usage: fa2_bench (--src DIR | --spec FILE) [--json FILE] "
-                                      "[--reps N] [--rounds R] [--only TEXT] [--seqlen N]\n");
+                                      "[--reps N] [--rounds R] [--only TEXT] [--seqlen N] [--deterministic]\n");
       return help ? 0 : 2;
     }
   }

@@ -15,6 +15,7 @@
 #             (tests/gpu/sanitize_spec.lua, fa2_gpu_tests --odd-shapes)
 #   sweep     backward tile candidates (bench/specs/bwd_sweep.lua), timed
 #   python    the Python binding against PyTorch (bench/py_smoke.py)
+#   determ    the backward in deterministic mode, timed (after perf: compared with SDPA)
 #
 # Each step runs under a time limit and says how long it took; the summary
 # table prints last.
@@ -53,6 +54,10 @@ for s in $steps; do
     step compare_fwd 60 python3 bench/compare.py "$OUT/fa2_bench.json" "$OUT/sdpa.json" --markdown
     step compare_bwd 60 python3 bench/compare.py "$OUT/fa2_bench.json" "$OUT/sdpa.json" --markdown --backward
     ;;
+  determ)
+    step fa2_bench_det 300 bin/fa2_bench --spec specs/default.lua --only bwd --deterministic --json "$OUT/fa2_bench_det.json" --reps 10 --rounds 3
+    [ -s "$OUT/sdpa.json" ] && step compare_det 60 python3 bench/compare.py "$OUT/fa2_bench_det.json" "$OUT/sdpa.json" --markdown --backward
+    ;;
   sweep) step bwd_sweep 300 bin/fa2_bench --spec bench/specs/bwd_sweep.lua --json "$OUT/bwd_sweep.json" --reps 10 --rounds 3 ;;
   python) step py_smoke 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 bench/py_smoke.py ;;
   sanitize)
@@ -61,11 +66,11 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, bias, perf, sweep, python, sanitize)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, bias, perf, determ, sweep, python, sanitize)" >&2; exit 2 ;;
   esac
 done
 
 cat "$OUT/device.txt"
-for f in compare_fwd compare_bwd; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
+for f in compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
 [ -s "$OUT/bias_gpu.txt" ] && cat "$OUT/bias_gpu.txt"
 printf '%s\n' "${summary[@]}"

@@ -92,6 +92,21 @@ def case(dtype, B, Nq, Nk, H, Hkv, d, causal, stab, transposed=False):
     return ok
 
 
+def deterministic_case():
+    """deterministic=True: two backward passes give the same bits."""
+    g = torch.Generator(device="cuda").manual_seed(1)
+    q, k, v, do = (torch.randn((2, 1000, 8, 64), generator=g, device="cuda").to(torch.bfloat16)
+                   for _ in range(4))
+    runs = []
+    for _ in range(2):
+        leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+        fa2gen.attention(*leaves, causal=True, deterministic=True).backward(do)
+        runs.append([t.grad.clone() for t in leaves])
+    same = all(torch.equal(a, b) for a, b in zip(*runs))
+    print(f"{'ok  ' if same else 'FAIL'} deterministic=True: dq, dk, dv bit-identical over two runs")
+    return same
+
+
 def main():
     if not torch.cuda.is_available():
         print("py_smoke: skipped: no CUDA device")
@@ -107,6 +122,7 @@ def main():
     ok &= grad_case(torch.bfloat16, 1, 17, 300, 2, 1, 128, True, "paper", "fp32")
     ok &= grad_case(torch.float16, 1, 200, 77, 3, 3, 64, True, "robust", "fp32")
     ok &= grad_case(torch.bfloat16, 3, 64, 64, 2, 2, 32, False, "robust", "lowp")
+    ok &= deterministic_case()
     x = torch.rand(1, 64, 2, 64, device="cuda").to(torch.bfloat16)
     fa2gen.attention(x, x, x)
     torch.cuda.synchronize()

@@ -42,13 +42,16 @@ M.PASSES = {
   },
   bwd = {
     template = "bwd.cu.tpl",
-    entries = { "fa2_bwd_pre", "fa2_bwd", "fa2_bwd_dq" },
-    -- K and V tiles (block_n rows), `stages` Q and dO tiles (block_m rows),
-    -- `stages` LSE and delta rows (fp32), and dS^T (block_n x block_m, rows
-    -- padded by 8); 2-byte elements.
+    entries = { "fa2_bwd_pre", "fa2_bwd", "fa2_bwd_dq", "fa2_bwd_dq_det" },
+    -- fa2_bwd: K and V tiles (block_n rows), `stages` Q and dO tiles
+    -- (block_m rows), `stages` LSE and delta rows (fp32), and dS^T (block_n x
+    -- block_m, rows padded by 8); fa2_bwd_dq_det: Q and dO of 16 rows per
+    -- warp, K and V tiles. 2-byte elements; every entry gets the larger.
     smem = function(v)
-      return 2 * (v.head_dim + 8) * (2 * v.block_n + 2 * v.stages * v.block_m)
+      local main = 2 * (v.head_dim + 8) * (2 * v.block_n + 2 * v.stages * v.block_m)
         + 8 * v.stages * v.block_m + 2 * v.block_n * (v.block_m + 8)
+      local det = 4 * (v.head_dim + 8) * (16 * v.warps + v.block_n)
+      return math.max(main, det)
     end,
     -- Each warp owns 16 or 32 keys (its rows of dK and dV), and the Q/dO tiles
     -- are double-buffered at least.

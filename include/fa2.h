@@ -154,7 +154,8 @@ typedef struct fa2_bwd_args {
                             head_dim) */
   void *workspace;       /* device scratch (fp32 dQ accumulator, delta); NULL: allocated */
   size_t workspace_bytes;
-  int deterministic;     /* 1: no atomics in the dQ reduction */
+  int deterministic;     /* 1: dQ without atomics (a kernel per query block recomputes
+                            S and dP): the same inputs give the same bits every run */
   int batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim;
   float scale;
   int causal;

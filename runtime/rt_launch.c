@@ -98,6 +98,7 @@ static void fill_bwd_params(const fa2_bwd_args *a, void *ws, fa2_bwd_params *p) 
   p->batch = a->batch, p->seqlen_q = a->seqlen_q, p->seqlen_k = a->seqlen_k;
   p->heads_q = a->heads_q, p->heads_kv = a->heads_kv;
   p->scale = a->scale != 0 ? a->scale : 1.0f / sqrtf((float)a->head_dim);
+  p->deterministic = a->deterministic;
 }
 
 /* The caller's workspace, or the context's (grown under ws_lock; the old
@@ -154,12 +155,17 @@ fa2_status fa2_backward(fa2_context *ctx, const fa2_bwd_args *a, void *stream) {
   const unsigned warps = (unsigned)k->threads / 32;
   const unsigned rows_x = (unsigned)((a->seqlen_q + warps - 1) / warps);
   const unsigned keys_x = (unsigned)((a->seqlen_k + k->block_n - 1) / k->block_n);
+  const unsigned det_x = (unsigned)((a->seqlen_q + 16 * warps - 1) / (16 * warps));
   /* pre (delta, zeroed accumulator), main (dK, dV, dQ atomics), dq (convert);
-   * a grid with no rows or keys is skipped: its kernel would have no work. */
-  const struct { int fn; unsigned gx, gy; unsigned smem; } steps[3] = {
+   * deterministic: main leaves dQ to dq_det (16 query rows per warp, no
+   * atomics). A grid with no rows or keys is skipped: no work. */
+  typedef struct { int fn; unsigned gx, gy, smem; } step;
+  const step dq = a->deterministic ? (step){3, det_x, (unsigned)a->heads_q, (unsigned)k->smem_bytes}
+                                   : (step){2, rows_x, (unsigned)a->heads_q, 0};
+  const step steps[3] = {
       {0, rows_x, (unsigned)a->heads_q, 0},
       {1, keys_x, (unsigned)a->heads_kv, (unsigned)k->smem_bytes},
-      {2, rows_x, (unsigned)a->heads_q, 0},
+      dq,
   };
   CUcontext saved;
   if ((rc = rt_ctx_enter(ctx, &saved)) != FA2_OK) return (fa2_status)rc;

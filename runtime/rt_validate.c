@@ -182,10 +182,9 @@ int rt_validate_bwd(const fa2_bwd_args *a) {
     return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
                         "delta is %d: allowed FA2_DELTA_LOWP (0) or FA2_DELTA_FP32 (1)",
                         (int)a->delta);
-  if (a->deterministic)
-    return rt_set_error(FA2_ERR_NOT_AVAILABLE,
-                        "deterministic is 1: this fa2gen adds dQ with fp32 atomics only; "
-                        "pass deterministic = 0");
+  if (a->deterministic != 0 && a->deterministic != 1)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT, "deterministic is %d: allowed 0 or 1",
+                        a->deterministic);
   if (rt_bwd_is_noop(a)) return FA2_OK;
   if (a->seqlen_q > 0 && ((rc = check_tensor("dout", &a->dout, a->batch, a->seqlen_q, a->heads_q, 0)) ||
                           (rc = check_tensor("dq", &a->dq, a->batch, a->seqlen_q, a->heads_q, 1))))

@@ -17,6 +17,11 @@
 //               then dS goes through shared memory so each warp can add its
 //               rows of dQ = dS K to dq_accum (fp32 atomics).
 // fa2_bwd_dq:   dQ = dtype(scale * dq_accum).
+// fa2_bwd_dq_det (deterministic mode, in place of the dQ part of fa2_bwd and
+//               of fa2_bwd_dq): one block per 16*warps query rows recomputes
+//               S and dP over the key tiles in ascending order and writes
+//               dQ = scale * dS K; no atomics, so the same inputs give the
+//               same bits on every run, at two more matrix products.
 {% include "fa2_params.h" %}
 {% include "common.cuh.tpl" %}
 
@@ -50,7 +55,12 @@ constexpr int kTileKV = kBlockN * kStride * 2; // bytes
 constexpr int kTileQ = kBlockM * kStride * 2;
 constexpr int kVec = kBlockM * 4;
 constexpr int kTileS = kBlockN * kStrideS * 2;
-constexpr int kSmemBytes = 2 * kTileKV + 2 * kStages * kTileQ + 2 * kStages * kVec + kTileS;
+constexpr int kMainSmem = 2 * kTileKV + 2 * kStages * kTileQ + 2 * kStages * kVec + kTileS;
+// fa2_bwd_dq_det (deterministic mode): 16 query rows per warp, Q and dO of
+// its rows, then K and V of one key tile at a time.
+constexpr int kDetM = 16 * kWarps;
+constexpr int kDetSmem = 2 * kDetM * kStride * 2 + 2 * kTileKV;
+constexpr int kSmemBytes = kMainSmem > kDetSmem ? kMainSmem : kDetSmem; // every entry's allocation
 static_assert(kSmemBytes == {{ smem_bytes }}, "smem layout differs from gen/variant.lua");
 static_assert(kKeyRows % 16 == 0 && kStages >= 2 && kBlockM % 16 == 0, "tile rules");
 static_assert(kWarps % kRowGroups == 0 || kRowGroups % kWarps == 0, "dQ rows per warp");
@@ -109,7 +119,8 @@ extern "C" __global__ void __launch_bounds__(kThreads) fa2_bwd_pre(const fa2_bwd
                       head * p.o_head_stride;
     for (int x = lane; x < kHeadDim; x += 32) sum += to_float(dout[x]) * to_float(o[x]);
   }
-  for (int x = lane; x < kHeadDim; x += 32) p.dq_accum[flat + x] = 0.f;
+  if (!p.deterministic)
+    for (int x = lane; x < kHeadDim; x += 32) p.dq_accum[flat + x] = 0.f;
 #pragma unroll
   for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
   if (lane == 0) p.delta[((long long)batch * p.heads_q + head) * p.seqlen_q + row] = sum;
@@ -284,11 +295,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
         as[kt][qs][1] = pack2(dpt[kt][2 * qs][2], dpt[kt][2 * qs][3]);
         as[kt][qs][2] = pack2(dpt[kt][2 * qs + 1][0], dpt[kt][2 * qs + 1][1]);
         as[kt][qs][3] = pack2(dpt[kt][2 * qs + 1][2], dpt[kt][2 * qs + 1][3]);
-        const int r = warp * kKeyRows + kt * 16 + g, col = qs * 16 + 2 * qd;
-        *(unsigned *)(smem + (sS - sK) + (r * kStrideS + col) * 2) = as[kt][qs][0];
-        *(unsigned *)(smem + (sS - sK) + ((r + 8) * kStrideS + col) * 2) = as[kt][qs][1];
-        *(unsigned *)(smem + (sS - sK) + (r * kStrideS + col + 8) * 2) = as[kt][qs][2];
-        *(unsigned *)(smem + (sS - sK) + ((r + 8) * kStrideS + col + 8) * 2) = as[kt][qs][3];
+        if (!p.deterministic) { // fa2_bwd_dq_det computes dQ instead
+          const int r = warp * kKeyRows + kt * 16 + g, col = qs * 16 + 2 * qd;
+          *(unsigned *)(smem + (sS - sK) + (r * kStrideS + col) * 2) = as[kt][qs][0];
+          *(unsigned *)(smem + (sS - sK) + ((r + 8) * kStrideS + col) * 2) = as[kt][qs][1];
+          *(unsigned *)(smem + (sS - sK) + (r * kStrideS + col + 8) * 2) = as[kt][qs][2];
+          *(unsigned *)(smem + (sS - sK) + ((r + 8) * kStrideS + col + 8) * 2) = as[kt][qs][3];
+        }
       }
 
     // dV += P^T dO and dK += dS^T Q, B from dO and Q through .trans.
@@ -311,6 +324,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
         }
       }
     }
+    if (p.deterministic) continue; // (uniform: the barriers below stay matched)
     __syncthreads(); // dS^T complete in shared memory
 
     // dQ rows (and columns) of this warp: dS K over the block's keys, added to dq_accum.
@@ -369,4 +383,114 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
         *(unsigned *)(dvp + key * p.dv_row_stride + col) = pack2(dv[kt][dt][2 * hh], dv[kt][dt][2 * hh + 1]);
       }
     }
+}
+
+// ---- fa2_bwd_dq_det: dQ without atomics (deterministic mode) ----------------------
+// The forward kernel's loop with P from the LSE: per key tile, S = Q K^T and
+// dP = dO V^T (fp32), dS = P (dP - delta) rounded to {{ dtype }}, dQ += dS K.
+// Each warp owns 16 query rows; Q and dO stay in shared memory.
+extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const fa2_bwd_params p) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  constexpr int kNT = kBlockN / 8, kKS = kBlockN / 16; // n8 key tiles of S, k16 steps of dS K
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int head = blockIdx.y, batch = blockIdx.z, kv_head = head / (p.heads_q / p.heads_kv);
+  const int m0 = blockIdx.x * kDetM, diag = p.seqlen_k - p.seqlen_q;
+  const elem_t *q = (const elem_t *)p.q + batch * p.q_batch_stride + head * p.q_head_stride;
+  const elem_t *dout = (const elem_t *)p.dout + batch * p.do_batch_stride + head * p.do_head_stride;
+  const elem_t *k = (const elem_t *)p.k + batch * p.k_batch_stride + kv_head * p.k_head_stride;
+  const elem_t *v = (const elem_t *)p.v + batch * p.v_batch_stride + kv_head * p.v_head_stride;
+  const unsigned sQ = smem_addr(smem), sdO = sQ + kDetM * kStride * 2;
+  const unsigned sK = sdO + kDetM * kStride * 2, sV = sK + kTileKV;
+  load_tile<kDetM>(sQ, q, p.q_row_stride, m0, p.seqlen_q, tid);
+  load_tile<kDetM>(sdO, dout, p.do_row_stride, m0, p.seqlen_q, tid);
+
+  const int g = lane / 4, qd = lane % 4, mi = lane / 8, mr = lane % 8;
+  const unsigned a_off = ((warp * 16 + (mi & 1) * 8 + mr) * kStride + (mi >> 1) * 8) * 2; // A: rows
+  const unsigned b_off = (((mi >> 1) * 8 + mr) * kStride + (mi & 1) * 8) * 2;             // B: n rows
+  const unsigned t_off = (((mi & 1) * 8 + mr) * kStride + (mi >> 1) * 8) * 2;             // B^T: k rows
+  const float c = p.scale * 1.44269504f;
+  float l2[2], dl[2]; // this thread's two rows: LSE in log2 units, delta
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const int row = m0 + warp * 16 + hh * 8 + g;
+    const long long r = ((long long)batch * p.heads_q + head) * p.seqlen_q + row;
+    l2[hh] = row < p.seqlen_q ? p.lse[r] * 1.44269504f : pos_inf(); // P = 0 past the end
+    dl[hh] = row < p.seqlen_q ? p.delta[r] : 0.f;
+  }
+  const int n_end = kCausal ? min(p.seqlen_k, m0 + kDetM + diag) : p.seqlen_k;
+  const int n_tiles = n_end > 0 ? (n_end + kBlockN - 1) / kBlockN : 0;
+  float dq[kDTiles][4];
+#pragma unroll
+  for (int dt = 0; dt < kDTiles; ++dt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dq[dt][e] = 0.f;
+
+  for (int j = 0; j < n_tiles; ++j) {
+    __syncthreads(); // every warp is done with tile j-1
+    load_tile<kBlockN>(sK, k, p.k_row_stride, j * kBlockN, p.seqlen_k, tid);
+    load_tile<kBlockN>(sV, v, p.v_row_stride, j * kBlockN, p.seqlen_k, tid);
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
+    float st[kNT][4], dp[kNT][4];
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) st[nt][e] = dp[nt][e] = 0.f;
+#pragma unroll 1
+    for (int ks = 0; ks < kKSteps; ++ks) {
+      unsigned aq[4], ado[4];
+      ldmatrix_x4(sQ + a_off + ks * 32, aq[0], aq[1], aq[2], aq[3]);
+      ldmatrix_x4(sdO + a_off + ks * 32, ado[0], ado[1], ado[2], ado[3]);
+#pragma unroll
+      for (int np = 0; np < kNT / 2; ++np) {
+        unsigned b0, b1, b2, b3;
+        ldmatrix_x4(sK + b_off + (np * 16 * kStride + ks * 16) * 2, b0, b1, b2, b3);
+        mma_16816(st[2 * np], aq, b0, b1);
+        mma_16816(st[2 * np + 1], aq, b2, b3);
+        ldmatrix_x4(sV + b_off + (np * 16 * kStride + ks * 16) * 2, b0, b1, b2, b3);
+        mma_16816(dp[2 * np], ado, b0, b1);
+        mma_16816(dp[2 * np + 1], ado, b2, b3);
+      }
+    }
+    // dS = P (dP - delta), masked entries 0, rounded into A fragments of dS K.
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int key = j * kBlockN + nt * 8 + 2 * qd + e, row = m0 + warp * 16 + hh * 8 + g;
+          float pe = exp2_approx(fmaf(st[nt][2 * hh + e], c, -l2[hh]));
+          if (key >= p.seqlen_k || (kCausal && key > row + diag)) pe = 0.f;
+          dp[nt][2 * hh + e] = pe * (dp[nt][2 * hh + e] - dl[hh]);
+        }
+#pragma unroll
+    for (int ks = 0; ks < kKS; ++ks) {
+      unsigned a[4];
+      a[0] = pack2(dp[2 * ks][0], dp[2 * ks][1]);
+      a[1] = pack2(dp[2 * ks][2], dp[2 * ks][3]);
+      a[2] = pack2(dp[2 * ks + 1][0], dp[2 * ks + 1][1]);
+      a[3] = pack2(dp[2 * ks + 1][2], dp[2 * ks + 1][3]);
+#pragma unroll
+      for (int dpair = 0; dpair < kDTiles / 2; ++dpair) {
+        unsigned b0, b1, b2, b3;
+        ldmatrix_x4_trans(sK + t_off + (ks * 16 * kStride + dpair * 16) * 2, b0, b1, b2, b3);
+        mma_16816(dq[2 * dpair], a, b0, b1);
+        mma_16816(dq[2 * dpair + 1], a, b2, b3);
+      }
+    }
+  }
+
+  cp_async_wait<0>(); // Q and dO were in flight when no key tile was visited
+  elem_t *dqp = (elem_t *)p.dq + batch * p.dq_batch_stride + head * p.dq_head_stride;
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const int row = m0 + warp * 16 + hh * 8 + g;
+    if (row >= p.seqlen_q) continue;
+#pragma unroll
+    for (int dt = 0; dt < kDTiles; ++dt)
+      *(unsigned *)(dqp + row * p.dq_row_stride + dt * 8 + 2 * qd) =
+          pack2(dq[dt][2 * hh] * p.scale, dq[dt][2 * hh + 1] * p.scale);
+  }
 }

@@ -33,7 +33,11 @@ typedef struct fa2_fwd_params {
 /* The backward pass: three kernels, launched in this order with this block.
  *   fa2_bwd_pre  delta = rowsum(dO * O) (from o_f32 when given), dq_accum = 0
  *   fa2_bwd      dK, dV per key block; dQ added to dq_accum (fp32 atomics)
- *   fa2_bwd_dq   dQ = dtype(scale * dq_accum) */
+ *   fa2_bwd_dq   dQ = dtype(scale * dq_accum)
+ * In deterministic mode (deterministic = 1) fa2_bwd leaves dQ alone and
+ * fa2_bwd_dq_det replaces fa2_bwd_dq: grid (ceil(seqlen_q / (16 * warps)),
+ * heads_q, batch), the variant's block and dynamic shared memory; it writes
+ * dQ without atomics (same inputs, same bits). */
 typedef struct fa2_bwd_params {
   const void *q, *k, *v, *o, *dout; /* as in the forward; dout like o */
   void *dq, *dk, *dv;               /* written: like q, k, v (dk, dv reduced over GQA groups) */
@@ -52,6 +56,7 @@ typedef struct fa2_bwd_params {
   int batch, seqlen_q, seqlen_k;
   int heads_q, heads_kv;
   float scale;
+  int deterministic; /* 1: dQ by fa2_bwd_dq_det (see above) */
 } fa2_bwd_params;
 
 #endif

@@ -38,14 +38,17 @@ static int fg_complete(gen_variant *v, const char *arch, char *err, size_t n) {
     v->stages = 2;
   }
   v->threads = 32 * v->warps;
-  if (v->pass == GEN_PASS_BWD) { /* mode-independent; three entries (gen/variant.lua) */
+  if (v->pass == GEN_PASS_BWD) { /* mode-independent; four entries (gen/variant.lua) */
     v->stab = GEN_STAB_NONE, v->beta = v->eps = 0;
     const int d8 = v->head_dim + 8, bm = v->block_m, bn = v->block_n, s = v->stages;
-    v->smem_bytes = 2 * d8 * (2 * bn + 2 * s * bm) + 8 * s * bm + 2 * bn * (bm + 8);
-    v->n_entries = 3;
+    const int main_smem = 2 * d8 * (2 * bn + 2 * s * bm) + 8 * s * bm + 2 * bn * (bm + 8);
+    const int det_smem = 4 * d8 * (16 * v->warps + bn);
+    v->smem_bytes = main_smem > det_smem ? main_smem : det_smem;
+    v->n_entries = 4;
     snprintf(v->entries[0], sizeof v->entries[0], "fa2_bwd_pre");
     snprintf(v->entries[1], sizeof v->entries[1], "fa2_bwd");
     snprintf(v->entries[2], sizeof v->entries[2], "fa2_bwd_dq");
+    snprintf(v->entries[3], sizeof v->entries[3], "fa2_bwd_dq_det");
   } else {
     v->smem_bytes = 2 * (v->head_dim + 8) * (v->block_m + 2 * v->stages * v->block_n);
     v->n_entries = 1;

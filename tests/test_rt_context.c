@@ -383,6 +383,7 @@ Test(rt_context, backward_launches_and_arguments) {
     cr_expect_eq(l->bwd.dv_row_stride, 4 * 128);
     cr_expect_eq(l->bwd.heads_kv, 4);
     cr_expect_float_eq(l->bwd.scale, 1.0f / sqrtf(128.f), 1e-7);
+    cr_expect_eq(l->bwd.deterministic, 0);
   }
   cr_expect_str_eq(fake->last_image_head, "CUBIN:// bwd_bf16_d128_m64n64w4s2_none");
   /* the precise delta reads the fp32 O */
@@ -399,13 +400,35 @@ Test(rt_context, backward_launches_and_arguments) {
   fa2_destroy(ctx);
 }
 
+/* Deterministic mode: the dQ conversion makes way for fa2_bwd_dq_det, one
+ * block per 64 query rows (16 per warp) with the variant's shared memory. */
+Test(rt_context, backward_deterministic_launches) {
+  fa2_context *ctx = make_ctx(cache_dir(), 0);
+  fa2_bwd_args a = bwd_args(3, 200, 12, 4, 128);
+  a.deterministic = 1;
+  fake->n_log = 0;
+  cr_assert_eq(fa2_backward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_assert_eq(fake->n_log, 3);
+  const char *names[] = {"fa2_bwd_pre", "fa2_bwd", "fa2_bwd_dq_det"};
+  const unsigned gx[] = {50, 4, 4}, gy[] = {12, 4, 12}; /* ceil(200/4), ceil(200/64), ceil(200/64) */
+  const unsigned smem = 2 * 136 * (128 + 256) + 8 * 2 * 64 + 2 * 64 * 72;
+  for (int i = 0; i < 3; i++) {
+    fake_launch *l = &fake->log[i];
+    cr_expect_str_eq(l->fn_name, names[i]);
+    cr_expect_eq(l->grid[0], gx[i], "%s grid x %u", names[i], l->grid[0]);
+    cr_expect_eq(l->grid[1], gy[i]);
+    cr_expect_eq(l->smem, i ? smem : 0, "%s smem %u", names[i], l->smem);
+    cr_expect_eq(l->bwd.deterministic, 1);
+  }
+  a.deterministic = 2;
+  cr_expect_eq(fa2_backward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect_str_eq(fa2_last_error(), "deterministic is 2: allowed 0 or 1");
+  fa2_destroy(ctx);
+}
+
 Test(rt_context, backward_validation) {
   fa2_context *ctx = make_ctx(cache_dir(), 0);
-  fa2_bwd_args a = bwd_args(1, 64, 2, 2, 64);
-  a.deterministic = 1;
-  cr_expect_eq(fa2_backward(ctx, &a, NULL), FA2_ERR_NOT_AVAILABLE);
-  cr_expect_str_eq(fa2_last_error(), "deterministic is 1: this fa2gen adds dQ with fp32 atomics "
-                                     "only; pass deterministic = 0");
+  fa2_bwd_args a;
   a = bwd_args(1, 64, 2, 2, 256);
   cr_expect_eq(fa2_backward(ctx, &a, NULL), FA2_ERR_UNSUPPORTED);
   cr_expect(strstr(fa2_last_error(), "head_dim 256: the backward supports head dims 32, 64, 96 and "

@@ -127,7 +127,7 @@ def context(device=0):
 
 
 def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=None,
-              delta="lowp"):
+              delta="lowp", deterministic=False):
     """softmax(scale q k^T) v for CUDA tensors of shape (B, N, H, d), bf16 or fp16.
 
     k and v may have fewer heads than q (GQA/MQA). stab: "none" (classic FA2),
@@ -136,6 +136,8 @@ def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=N
     1/sqrt(d)). Runs on torch.cuda.current_stream(). Differentiable (head
     dims up to 128): delta="fp32" makes the forward also keep O in fp32 so the
     backward's delta = rowsum(dO * O) is computed from it (the paper found an
-    fp32 delta alone restores stability), at 4 bytes per output element."""
+    fp32 delta alone restores stability), at 4 bytes per output element.
+    deterministic=True: dQ without atomics, bit-identical from run to run (a
+    second kernel recomputes the scores per query block)."""
     from . import _torch
-    return _torch.attention(q, k, v, causal, stab, beta, eps, scale, delta)
+    return _torch.attention(q, k, v, causal, stab, beta, eps, scale, delta, deterministic)

@@ -65,7 +65,7 @@ def _device(t):
 
 class _Attention(torch.autograd.Function):
     @staticmethod
-    def forward(fctx, q, k, v, causal, stab, beta, eps, scale, delta):
+    def forward(fctx, q, k, v, causal, stab, beta, eps, scale, delta, deterministic):
         from . import _stab, context
         stab_code = _stab(stab)
         if delta not in DELTA:
@@ -87,7 +87,7 @@ class _Attention(torch.autograd.Function):
         with torch.cuda.device(device):
             context(device).forward(a, torch.cuda.current_stream(device).cuda_stream)
         fctx.save_for_backward(q, k, v, o, lse, o32 if o32 is not None else torch.empty(0))
-        fctx.args = (causal, stab_code, beta, eps, scale, delta)
+        fctx.args = (causal, stab_code, beta, eps, scale, delta, deterministic)
         fctx.mark_non_differentiable(lse)
         return o, lse
 
@@ -95,7 +95,7 @@ class _Attention(torch.autograd.Function):
     def backward(fctx, do, dlse):
         from . import context
         q, k, v, o, lse, o32 = fctx.saved_tensors
-        causal, stab_code, beta, eps, scale, delta = fctx.args
+        causal, stab_code, beta, eps, scale, delta, deterministic = fctx.args
         do = _aligned(do)
         dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
         B, N, H, d = q.shape
@@ -104,7 +104,7 @@ class _Attention(torch.autograd.Function):
                     delta=DELTA[delta], o_fp32=o32.data_ptr() if o32.numel() else None,
                     batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
                     head_dim=d, scale=scale or 0.0, causal=int(bool(causal)), stab=stab_code,
-                    beta=beta or 0.0, eps=eps or 0.0)
+                    beta=beta or 0.0, eps=eps or 0.0, deterministic=int(bool(deterministic)))
         import ctypes
         ws = torch.empty(lib().fa2_backward_workspace_size(ctypes.byref(a)), dtype=torch.uint8,
                          device=q.device)
@@ -112,9 +112,9 @@ class _Attention(torch.autograd.Function):
         device = _device(q)
         with torch.cuda.device(device):
             context(device).backward(a, torch.cuda.current_stream(device).cuda_stream)
-        return dq, dk, dv, None, None, None, None, None, None
+        return dq, dk, dv, None, None, None, None, None, None, None
 
 
-def attention(q, k, v, causal, stab, beta, eps, scale, delta):
-    o, _ = _Attention.apply(q, k, v, causal, stab, beta, eps, scale, delta)
+def attention(q, k, v, causal, stab, beta, eps, scale, delta, deterministic):
+    o, _ = _Attention.apply(q, k, v, causal, stab, beta, eps, scale, delta, deterministic)
     return o

@@ -7,7 +7,9 @@
  * test gets the correctly rounded O and the fp32 LSE, as a forward would hand
  * it. Pass: for each of dQ, dK, dV, max|dX - dX_ref| <= 2 max|dX_plain -
  * dX_ref|, and no NaN or unwritten value. With delta_fp32, the kernel reads
- * O in fp32 for delta (the precise-delta option) instead. */
+ * O in fp32 for delta (the precise-delta option) instead. In the
+ * deterministic mode (dQ by fa2_bwd_dq_det) the kernels run twice, and the
+ * second run must give the first one's bits. */
 #include "bwd_check.h"
 
 #include <math.h>
@@ -68,9 +70,10 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
   unsigned seed = 1000;
   for (int a = 0; a < n_vars; a++)
     for (int si = 0; si < n_shapes; si++)
-      for (int fp32_delta = 0; fp32_delta < 2; fp32_delta++) {
+      for (int mode = 0; mode < 3; mode++) { /* atomics, precise delta, deterministic */
         const bwd_variant *v = &vars[a];
         const fwd_shape *s = &shapes[si];
+        const int fp32_delta = mode == 1, det = mode == 2;
         if (fp32_delta && si != n_shapes - 1) continue; /* the precise delta on the last shape */
         CUmodule mod = gpu_ref_module(g, v->head_dim, v->bf16);
         if (!mod) return -1;
@@ -119,7 +122,10 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
             gpu_sync(g, 60, "round_f64"))
           return -1;
 
-        /* The kernel under test: poisoned outputs, three launches. */
+        /* The kernel under test: poisoned outputs, three launches (twice when
+         * deterministic: the first run's bits go to hfirst). */
+        unsigned short *hfirst = NULL;
+      again:
         if (!GPU_OK(g, cu->cuMemsetD16(grads, 0xFFFF, (size_t)(nQ + 2 * nK)))) return -1;
         fa2_bwd_params p;
         memset(&p, 0, sizeof p);
@@ -137,17 +143,22 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
         p.k_head_stride = p.v_head_stride = p.dk_head_stride = p.dv_head_stride = d;
         p.batch = (int)B, p.seqlen_q = (int)nq, p.seqlen_k = (int)nk;
         p.heads_q = (int)Hq, p.heads_kv = (int)Hk, p.scale = scale;
+        p.deterministic = det;
         void *args[] = {&p};
         const int warps = v->threads / 32;
         const unsigned rows_grid = (unsigned)((nq + warps - 1) / warps);
+        const unsigned det_grid = (unsigned)((nq + 16 * warps - 1) / (16 * warps));
         const unsigned key_grid = (unsigned)((nk + v->block_n - 1) / v->block_n);
         if ((nq > 0 && !GPU_OK(g, cu->cuLaunchKernel(v->pre, rows_grid, (unsigned)Hq, (unsigned)B,
                                                       (unsigned)v->threads, 1, 1, 0, NULL, args, NULL))) ||
             !GPU_OK(g, cu->cuLaunchKernel(v->main, key_grid, (unsigned)Hk, (unsigned)B,
                                           (unsigned)v->threads, 1, 1, (unsigned)v->smem_bytes, NULL,
                                           args, NULL)) ||
-            (nq > 0 && !GPU_OK(g, cu->cuLaunchKernel(v->dq, rows_grid, (unsigned)Hq, (unsigned)B,
+            (nq > 0 && !det && !GPU_OK(g, cu->cuLaunchKernel(v->dq, rows_grid, (unsigned)Hq, (unsigned)B,
                                                      (unsigned)v->threads, 1, 1, 0, NULL, args, NULL))) ||
+            (nq > 0 && det && !GPU_OK(g, cu->cuLaunchKernel(v->dq_det, det_grid, (unsigned)Hq, (unsigned)B,
+                                                    (unsigned)v->threads, 1, 1, (unsigned)v->smem_bytes,
+                                                    NULL, args, NULL))) ||
             gpu_sync(g, 30, v->name))
           return -1;
         if (!GPU_OK(g, cu->cuMemcpyDtoH(h64, dq64, nQ * 8)) ||
@@ -156,6 +167,12 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
             !GPU_OK(g, cu->cuMemcpyDtoH(hp, plain, (size_t)(nQ + 2 * nK) * 2)) ||
             !GPU_OK(g, cu->cuMemcpyDtoH(hg, grads, (size_t)(nQ + 2 * nK) * 2)))
           return -1;
+        if (det && !hfirst) {
+          hfirst = malloc((size_t)(nQ + 2 * nK) * 2);
+          if (!hfirst) return -1;
+          memcpy(hfirst, hg, (size_t)(nQ + 2 * nK) * 2);
+          goto again;
+        }
         bwd_result r;
         memset(&r, 0, sizeof r);
         long long ignore = 0;
@@ -168,6 +185,10 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
         }
         if (r.bad_values) r.pass = 0;
         r.fp32_delta = fp32_delta;
+        r.deterministic = det;
+        r.bit_identical = det && !memcmp(hfirst, hg, (size_t)(nQ + 2 * nK) * 2);
+        if (det && !r.bit_identical) r.pass = 0;
+        free(hfirst);
         failures += !r.pass;
         report(ctx, v, s, &r);
         CUdeviceptr all[] = {buf, o64, lse64, oplain, delta64, dq64, dk64, dv64, rstat, plain, o, of32, lse, grads, work};

@@ -6,21 +6,24 @@
 typedef struct bwd_variant {
   char name[160];
   int bf16, head_dim, causal, block_n, threads, smem_bytes;
-  CUfunction pre, main, dq; /* loaded; dynamic smem limit of main already raised */
+  CUfunction pre, main, dq, dq_det; /* loaded; dynamic smem limits of main, dq_det raised */
 } bwd_variant;
 
 typedef struct bwd_result {
   double err[3], plain[3]; /* dQ, dK, dV: max error of the kernel and of the plain baseline */
   long long bad_values;
-  int fp32_delta; /* delta from the fp32 O */
+  int fp32_delta;    /* delta from the fp32 O */
+  int deterministic; /* dQ by fa2_bwd_dq_det, run twice ... */
+  int bit_identical; /* ... with the same bits both times */
   int pass;
 } bwd_result;
 
 typedef void (*bwd_report_fn)(void *ctx, const bwd_variant *v, const fwd_shape *s,
                               const bwd_result *r);
 
-/* Runs every variant on every shape (and the precise-delta option on the
- * last shape); returns the number of failed checks, or -1 on a CUDA failure. */
+/* Runs every variant on every shape, in the default and the deterministic
+ * mode (and the precise-delta option on the last shape); returns the number
+ * of failed checks, or -1 on a CUDA failure. */
 int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shapes, int n_shapes,
               bwd_report_fn report, void *ctx);
 

@@ -37,10 +37,12 @@ static const fwd_shape odd_shapes[] = {
 };
 
 static void report_bwd(void *ctx, const bwd_variant *v, const fwd_shape *s, const bwd_result *r) {
-  printf("%-40s b%d h%d/%d q%-5d k%-5d%s  dq %.2e/%.2e  dk %.2e/%.2e  dv %.2e/%.2e  %s%s\n",
+  printf("%-40s b%d h%d/%d q%-5d k%-5d%s  dq %.2e/%.2e  dk %.2e/%.2e  dv %.2e/%.2e  %s%s%s\n",
          v->name, s->batch, s->heads_q, s->heads_kv, s->seqlen_q, s->seqlen_k,
-         r->fp32_delta ? " fp32-delta" : "", r->err[0], r->plain[0], r->err[1], r->plain[1],
-         r->err[2], r->plain[2], r->pass ? "ok" : "FAIL", r->bad_values ? " (NaN/unwritten)" : "");
+         r->fp32_delta ? " fp32-delta" : r->deterministic ? " determ." : "", r->err[0], r->plain[0],
+         r->err[1], r->plain[1], r->err[2], r->plain[2], r->pass ? "ok" : "FAIL",
+         r->bad_values ? " (NaN/unwritten)" : "",
+         r->deterministic ? (r->bit_identical ? " (same bits twice)" : " (bits differ between runs)") : "");
   fflush(stdout);
 }
 

@@ -173,7 +173,10 @@ static int load_bwd(gpu *g, gen_state *gs, const gen_variant *gv, bwd_variant *v
   if (rc != 0 || !GPU_OK(g, g->cu->cuModuleGetFunction(&v->pre, mod, "fa2_bwd_pre")) ||
       !GPU_OK(g, g->cu->cuModuleGetFunction(&v->main, mod, "fa2_bwd")) ||
       !GPU_OK(g, g->cu->cuModuleGetFunction(&v->dq, mod, "fa2_bwd_dq")) ||
+      !GPU_OK(g, g->cu->cuModuleGetFunction(&v->dq_det, mod, "fa2_bwd_dq_det")) ||
       !GPU_OK(g, g->cu->cuFuncSetAttribute(v->main, RT_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                           v->smem_bytes)) ||
+      !GPU_OK(g, g->cu->cuFuncSetAttribute(v->dq_det, RT_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                            v->smem_bytes)))
     return -1;
   return 0;

@@ -160,8 +160,7 @@ class BackwardStructure(unittest.TestCase):
                     "writes it when fa2_fwd_args.o_fp32 is set)")
         self.expect("workspace", 0x100000, "workspace_bytes 0 is too small: these sizes need "
                     "416000 (fa2_backward_workspace_size)")
-        self.expect("deterministic", 1, "deterministic is 1: this fa2gen adds dQ with fp32 "
-                    "atomics only; pass deterministic = 0")
+        self.expect("deterministic", 2, "deterministic is 2: allowed 0 or 1")
         self.expect("head_dim", 256, "head_dim 256: the backward supports head dims 32, 64, 96 "
                     "and 128 for now (it keeps dK and dV in registers)")
         self.expect("heads_kv", 3, "heads_q 8 is not a multiple of heads_kv 3 (GQA/MQA share "
