@@ -167,19 +167,20 @@ static void print_table(const work *w) {
   printf("fa2 bias: %s, %s, seed %llu, N = %d, %d heads, beta %g, eps %g; key tiles: %d (d=64), %d (d=128)\n\n",
          o->gpu ? "generated kernels (GPU)" : "CPU emulation of the kernels", lab_dtype_name(o->dtype),
          o->seed, o->seqlen, o->heads, o->beta, o->eps, w->cases[0].block_n, w->cases[N_SUITE].block_n);
-  printf("%-10s %3s %4s  %-6s %8s %8s  %9s %9s %9s %4s %11s %5s\n", "CASE", "R", "D", "MODE", "BIAS",
-         "RN-BIAS", "MEAN|ERR|", "REL_ERR", "MAX_ERR", "NAN", "DELTA_BIAS", "TIED");
+  printf("%-10s %3s %4s  %-6s %8s %8s  %9s %9s %9s %4s %11s %11s %5s\n", "CASE", "R", "D", "MODE",
+         "BIAS", "RN-BIAS", "MEAN|ERR|", "REL_ERR", "MAX_ERR", "NAN", "DELTA_BIAS", "DB_FP32_O", "TIED");
   for (int i = 0; i < N_CASES; i++)
     for (int m = 0; m < N_MODES; m++) {
       const lab_result *r = &w->results[i][m];
-      printf("%-10s %3d %4d  %-6s %+8.4f %+8.4f  %9.3e %9.3e %9.3e %4lld %+11.3e %5.2f\n",
+      printf("%-10s %3d %4d  %-6s %+8.4f %+8.4f  %9.3e %9.3e %9.3e %4lld %+11.3e %+11.3e %5.2f\n",
              lab_case_name(r->c.kind), r->c.repeats, r->c.head_dim, lab_mode_name(r->mode),
              r->err.bias_ratio, r->rounded.bias_ratio, r->err.mean_abs_err, r->err.rel_err,
-             r->err.max_abs_err, r->err.nan_count, r->delta_bias, r->tied_rate);
+             r->err.max_abs_err, r->err.nan_count, r->delta_bias, r->delta_bias_fp32, r->tied_rate);
     }
   printf("\nBIAS = mean(O - O_ref) / mean|O - O_ref| (0 = unbiased); RN-BIAS: the same for O_ref\n"
-         "correctly rounded to %s. DELTA_BIAS = sum_T (delta_lp - delta_hp)[T]. TIED: share of\n"
-         "rows whose maximum is attained more than once.\n",
+         "correctly rounded to %s. DELTA_BIAS = sum_T (delta_lp - delta_hp)[T]; DB_FP32_O: the\n"
+         "same with delta from the fp32 O (the backward's precise-delta option). TIED: share\n"
+         "of rows whose maximum is attained more than once.\n",
          lab_dtype_name(o->dtype));
 }
 

@@ -71,12 +71,12 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
   const lab_shape *s = &in->shape;
   const long long n = lab_q_elems(s), bytes = n * 2, rows = lab_rows(s);
   const rt_cuda_api *cu = g->cu;
-  CUdeviceptr dq = 0, dk = 0, dv = 0, dout = 0, dlse = 0;
+  CUdeviceptr dq = 0, dk = 0, dv = 0, dout = 0, dlse = 0, do32 = 0;
   unsigned short *h = malloc(sizeof(unsigned short) * n);
-  float *o = malloc(sizeof(float) * n);
+  float *o = malloc(sizeof(float) * n), *o32 = malloc(sizeof(float) * n);
   double *o_ref = malloc(sizeof(double) * n), *lse_ref = malloc(sizeof(double) * rows);
   int rc = -1;
-  if (!h || !o || !o_ref || !lse_ref) {
+  if (!h || !o || !o32 || !o_ref || !lse_ref) {
     snprintf(err, errlen, "out of memory");
     goto fail;
   }
@@ -86,6 +86,7 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
   CU_TRY(g, cu->cuMemAlloc(&dv, bytes));
   CU_TRY(g, cu->cuMemAlloc(&dout, bytes));
   CU_TRY(g, cu->cuMemAlloc(&dlse, rows * 4));
+  CU_TRY(g, cu->cuMemAlloc(&do32, n * 4)); /* the precise-delta option's fp32 O */
   const float *src[3] = {in->q, in->k, in->v};
   const CUdeviceptr dst[3] = {dq, dk, dv};
   for (int i = 0; i < 3; i++) {
@@ -113,6 +114,7 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
     a.stab = modes[m] == LAB_PAPER ? FA2_STAB_PAPER : modes[m] == LAB_ROBUST ? FA2_STAB_ROBUST : FA2_STAB_NONE;
     a.beta = beta;
     a.eps = eps;
+    a.o_fp32 = (float *)do32;
     CU_TRY(g, cu->cuMemsetD16(dout, 0x7fc1, n)); /* poison: NaN where nothing is written */
     if (fa2_forward(g->ctx, &a, NULL) != FA2_OK) {
       snprintf(err, errlen, "fa2_forward: %s", fa2_last_error());
@@ -120,8 +122,9 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
     }
     CU_TRY(g, cu->cuCtxSynchronize());
     CU_TRY(g, cu->cuMemcpyDtoH(h, dout, bytes));
+    CU_TRY(g, cu->cuMemcpyDtoH(o32, do32, n * 4));
     for (long long i = 0; i < n; i++) o[i] = in->dtype == LAB_FP16 ? lab_fp16_to_f32(h[i]) : lab_bf16_to_f32(h[i]);
-    lab_score(c, in, modes[m], beta, eps, o, o_ref, &results[m]);
+    lab_score(c, in, modes[m], beta, eps, o, o32, o_ref, &results[m]);
     results[m].tied_rate = tied;
   }
   rc = 0;
@@ -131,8 +134,10 @@ fail:
   if (dv) cu->cuMemFree(dv);
   if (dout) cu->cuMemFree(dout);
   if (dlse) cu->cuMemFree(dlse);
+  if (do32) cu->cuMemFree(do32);
   free(h);
   free(o);
+  free(o32);
   free(o_ref);
   free(lse_ref);
   return rc;

@@ -141,6 +141,7 @@ typedef struct lab_result {
   lab_err err;        /* output vs float64 */
   lab_err rounded;    /* correctly rounded float64 output vs float64 */
   double delta_bias;  /* sum_T (delta_lp - delta_hp)[T] */
+  double delta_bias_fp32; /* the same with delta from the fp32 O (NaN when not measured) */
   double tied_rate;
 } lab_result;
 
@@ -151,10 +152,11 @@ int lab_run_cpu(const lab_case *c, const lab_inputs *in, const lab_mode *modes, 
                 double beta, double eps, lab_result *results);
 
 /* Scores the output of some other implementation (the GPU kernels) on the
- * same inputs: o (q_elems, dtype values) against the float64 reference
+ * same inputs: o (q_elems, dtype values) and, when not NULL, the same output
+ * kept in fp32 (the precise-delta option), against the float64 reference
  * o_ref (computed by the caller with lab_ref_forward). */
 void lab_score(const lab_case *c, const lab_inputs *in, lab_mode mode, double beta, double eps,
-               const float *o, const double *o_ref, lab_result *r);
+               const float *o, const float *o32, const double *o_ref, lab_result *r);
 
 /* ---- lab_drift.c: the paper's mechanism ---------------------------------------------
  * Step t adds alpha * sum_T (delta_lp - delta_hp)[T] * (P K)[T]^T X[T] to a

@@ -181,7 +181,7 @@ static float round_f64(double x, lab_dtype t) {
 }
 
 void lab_score(const lab_case *c, const lab_inputs *in, lab_mode mode, double beta, double eps,
-               const float *o, const double *o_ref, lab_result *r) {
+               const float *o, const float *o32, const double *o_ref, lab_result *r) {
   const lab_shape *s = &in->shape;
   const long long n = lab_q_elems(s);
   memset(r, 0, sizeof *r);
@@ -197,6 +197,7 @@ void lab_score(const lab_case *c, const lab_inputs *in, lab_mode mode, double be
     free(rounded);
   }
   r->delta_bias = lab_delta_bias(s, o, o_ref, in->dout);
+  r->delta_bias_fp32 = o32 ? lab_delta_bias(s, o32, o_ref, in->dout) : NAN;
 }
 
 int lab_run_cpu(const lab_case *c, const lab_inputs *in, const lab_mode *modes, int n_modes,
@@ -204,15 +205,16 @@ int lab_run_cpu(const lab_case *c, const lab_inputs *in, const lab_mode *modes, 
   const lab_shape *s = &in->shape;
   const long long n = lab_q_elems(s);
   double *o_ref = malloc(sizeof(double) * n), *lse_ref = malloc(sizeof(double) * lab_rows(s));
-  float *o = malloc(sizeof(float) * n), *lse = malloc(sizeof(float) * lab_rows(s));
+  float *o = malloc(sizeof(float) * n), *o32 = malloc(sizeof(float) * n);
+  float *lse = malloc(sizeof(float) * lab_rows(s));
   int rc = -1;
-  if (!o_ref || !lse_ref || !o || !lse) goto out;
+  if (!o_ref || !lse_ref || !o || !o32 || !lse) goto out;
   lab_ref_forward(s, in->q, in->k, in->v, o_ref, lse_ref);
   const double tied = lab_tied_rate(s, in->q, in->k);
   for (int i = 0; i < n_modes; i++) {
     const lab_fa2_config cfg = {in->dtype, modes[i], c->block_n, beta, eps};
-    if (lab_fa2_forward(s, &cfg, in->q, in->k, in->v, o, NULL, lse) != 0) goto out;
-    lab_score(c, in, modes[i], beta, eps, o, o_ref, &results[i]);
+    if (lab_fa2_forward(s, &cfg, in->q, in->k, in->v, o, o32, lse) != 0) goto out;
+    lab_score(c, in, modes[i], beta, eps, o, o32, o_ref, &results[i]);
     results[i].tied_rate = tied;
   }
   rc = 0;
@@ -220,6 +222,7 @@ out:
   free(o_ref);
   free(lse_ref);
   free(o);
+  free(o32);
   free(lse);
   return rc;
 }

@@ -75,6 +75,11 @@ Test(suite, none_is_biased_and_paper_fixes_ties_inside_a_tile_only, .timeout = 1
   cr_expect_geq(same[0].err.bias_ratio, 0.05, "none, ties in one tile: %.4f", same[0].err.bias_ratio);
   cr_expect_leq(fabs(same[1].err.bias_ratio), 0.03, "paper in one tile: %.4f", same[1].err.bias_ratio);
   cr_expect_gt(cross[0].tied_rate, 0.99);
+  /* the backward's precise-delta option: delta from the fp32 O leaves
+   * almost none of the delta bias that the rounded O carries */
+  cr_expect_lt(cross[0].delta_bias, -50, "none, delta from bf16 O: %g", cross[0].delta_bias);
+  cr_expect_lt(fabs(cross[0].delta_bias_fp32), 0.01 * fabs(cross[0].delta_bias),
+               "delta from the fp32 O: %g vs %g", cross[0].delta_bias_fp32, cross[0].delta_bias);
 }
 
 /* Criterion 4 on every case of `fa2 bias`: robust |bias| <= 0.03, the random
