@@ -24,7 +24,7 @@ M.BWD_TILES = {
   [32]  = { block_m = 64, block_n = 64, warps = 4, stages = 2 },
   [64]  = { block_m = 64, block_n = 64, warps = 4, stages = 2 },
   [96]  = { block_m = 64, block_n = 64, warps = 4, stages = 2 },
-  [128] = { block_m = 64, block_n = 64, warps = 4, stages = 2 },
+  [128] = { block_m = 64, block_n = 128, warps = 8, stages = 2 }, -- +12 % over m64n64w4 (H100)
 }
 
 -- Stabilization parameters when a stab entry leaves them out (DESIGN.md:

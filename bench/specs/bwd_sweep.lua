@@ -13,8 +13,4 @@ return {
     { block_m = 64,  block_n = 64,  warps = 4, stages = 3 },
   },
   arch     = { "sm_90" },
-  -- (these spill or overflow shared memory)
-  exclude  = function(v)
-    return v.head_dim == 128 and v.block_n == 128 and not v.causal
-  end,
 }
