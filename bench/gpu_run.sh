@@ -15,6 +15,7 @@
 #             (tests/gpu/sanitize_spec.lua, fa2_gpu_tests --odd-shapes)
 #   sweep     backward tile candidates (bench/specs/bwd_sweep.lua), timed
 #   python    the Python binding against PyTorch (bench/py_smoke.py)
+#   sdpa_bias the bias suite's inputs through PyTorch SDPA flash/cuDNN and fa2gen
 #   determ    the backward in deterministic mode, timed (after perf: compared with SDPA)
 #
 # Each step runs under a time limit and says how long it took; the summary
@@ -48,6 +49,10 @@ for s in $steps; do
     step bias_gpu_json 240 bin/fa2 bias --gpu --json
     step bias_cpu 240 bin/fa2 bias -j 16
     ;;
+  sdpa_bias)
+    step bias_dump 120 bin/fa2 bias --dump /tmp/fa2_bias_inputs
+    step bias_vs_sdpa 300 env PYTHONPATH=python FA2_LIB=lib/libfa2rt.so python3 bench/bias_vs_sdpa.py /tmp/fa2_bias_inputs --json "$OUT/bias_vs_sdpa.json"
+    ;;
   perf)
     step fa2_bench 420 bin/fa2_bench --spec specs/default.lua --json "$OUT/fa2_bench.json" --reps 10 --rounds 3
     step sdpa_bench 300 python3 bench/sdpa_bench.py --backward --json "$OUT/sdpa.json"
@@ -66,11 +71,12 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, bias, perf, determ, sweep, python, sanitize)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, sweep, python, sanitize)" >&2; exit 2 ;;
   esac
 done
 
 cat "$OUT/device.txt"
 for f in compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
 [ -s "$OUT/bias_gpu.txt" ] && cat "$OUT/bias_gpu.txt"
+[ -s "$OUT/bias_vs_sdpa.txt" ] && cat "$OUT/bias_vs_sdpa.txt"
 printf '%s\n' "${summary[@]}"

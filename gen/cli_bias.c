@@ -19,6 +19,7 @@ static void usage(FILE *f) {
           "usage: fa2 bias [--cpu | --gpu] [--json] [--seed N] [--beta B] [--eps E]\n"
           "                [--seqlen N] [--heads H] [--fp16] [-j N]\n"
           "       fa2 bias --drift [--steps N] [--json] [--seed N] [--beta B] [--eps E]\n"
+          "       fa2 bias --dump DIR [--seed N] [--seqlen N] [--heads H] [--fp16]\n"
           "\n"
           "Measures the rounding bias of the forward pass on the tie-heavy suite: per\n"
           "case (maximal key repeated r times at random positions, inside one key tile,\n"
@@ -44,6 +45,9 @@ static void usage(FILE *f) {
           "                training-like steps (d=64, N=256, r=2), per mode, and its growth\n"
           "                exponent (1 = linear drift, 0.5 = random walk)\n"
           "  --steps N     drift steps (default 300; 10 to 100000)\n"
+          "  --dump DIR    write the suite's inputs (DIR/cases.json, one .bin per case: Q, K,\n"
+          "                V, dO as 16-bit bits) for other implementations\n"
+          "                (bench/bias_vs_sdpa.py) instead of measuring\n"
           "  -h, --help    this help\n"
           "\n"
           "Exit status: 0 done, 1 failed (no GPU for --gpu, CUDA error), 2 bad usage.\n");
@@ -51,6 +55,7 @@ static void usage(FILE *f) {
 
 typedef struct options {
   int gpu, json, drift, heads, seqlen, steps, jobs;
+  const char *dump; /* --dump DIR */
   lab_dtype dtype;
   unsigned long long seed;
   double beta, eps;
@@ -292,17 +297,18 @@ static int parse_range(const char *opt, const char *s, int lo, int hi, int *out)
 }
 
 int cli_bias(int argc, char **argv) {
-  enum { O_CPU = 256, O_GPU, O_JSON, O_SEED, O_BETA, O_EPS, O_SEQLEN, O_HEADS, O_FP16, O_DRIFT, O_STEPS };
+  enum { O_CPU = 256, O_GPU, O_JSON, O_SEED, O_BETA, O_EPS, O_SEQLEN, O_HEADS, O_FP16, O_DRIFT, O_STEPS, O_DUMP };
   static const struct option opts[] = {
       {"cpu", no_argument, NULL, O_CPU},          {"gpu", no_argument, NULL, O_GPU},
       {"json", no_argument, NULL, O_JSON},        {"seed", required_argument, NULL, O_SEED},
       {"beta", required_argument, NULL, O_BETA},  {"eps", required_argument, NULL, O_EPS},
       {"seqlen", required_argument, NULL, O_SEQLEN}, {"heads", required_argument, NULL, O_HEADS},
       {"fp16", no_argument, NULL, O_FP16},        {"drift", no_argument, NULL, O_DRIFT},
-      {"steps", required_argument, NULL, O_STEPS}, {"help", no_argument, NULL, 'h'},
+      {"steps", required_argument, NULL, O_STEPS}, {"dump", required_argument, NULL, O_DUMP},
+      {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  options o = {0, 0, 0, 64, 256, 300, cpus > 0 ? (int)cpus : 1, LAB_BF16, 1, 2.0, 1e-3};
+  options o = {0, 0, 0, 64, 256, 300, cpus > 0 ? (int)cpus : 1, NULL, LAB_BF16, 1, 2.0, 1e-3};
   int cpu_flag = 0;
   optind = 0;
   for (int c; (c = cli_getopt("bias", argc, argv, ":hj:", opts)) != -1;) {
@@ -325,6 +331,7 @@ int cli_bias(int argc, char **argv) {
     case O_SEQLEN: bad = parse_range("--seqlen", optarg, 128, 65536, &o.seqlen); break;
     case O_HEADS: bad = parse_range("--heads", optarg, 1, 4096, &o.heads); break;
     case O_STEPS: bad = parse_range("--steps", optarg, 10, 100000, &o.steps); break;
+    case O_DUMP: o.dump = optarg; break;
     case 'j': bad = parse_range("-j", optarg, 1, 64, &o.jobs); break;
     case 'h': usage(stdout); return 0;
     default: return 2;
@@ -353,6 +360,11 @@ int cli_bias(int argc, char **argv) {
     for (int i = 0; i < N_SUITE; i++)
       w->cases[di * N_SUITE + i] = (lab_case){SUITE[i].kind, SUITE[i].repeats, HEAD_DIMS[di], o.seqlen,
                                               o.heads, bn, 0};
+  }
+  if (o.dump) {
+    const int rc = cli_bias_dump(w->cases, N_CASES, o.dtype, o.seed, o.dump);
+    free(w);
+    return rc;
   }
   int rc = o.gpu ? run_gpu(w) : run_cpu(w);
   if (rc == 0) o.json ? print_json(w) : print_table(w);

@@ -19,4 +19,8 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
                      const lab_mode *modes, int n_modes, double beta, double eps,
                      lab_result *results, char *err, size_t errlen);
 
+/* fa2 bias --dump: writes the inputs of cases[n] into dir (cases.json and one
+ * .bin per case). Returns the exit status (0 or 1, with a message). */
+int cli_bias_dump(const lab_case *cases, int n, lab_dtype t, uint64_t seed, const char *dir);
+
 #endif
