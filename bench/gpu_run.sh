@@ -4,13 +4,14 @@
 # Build here first (make test-bins), then, through the device tool, carrying
 # bin and lib:
 #
-#   bench/gpu_run.sh [check] [bias] [perf] [sanitize]     (default: all but sanitize)
+#   bench/gpu_run.sh [STEP ...]       (default: check bias sdpa_bias perf plots)
 #
 #   check     bin/fa2_gpu_tests: runtime smoke test, every forward and backward
 #             variant of specs/default.lua against float64 over odd shapes
 #   bias      fa2 bias --gpu (table and JSON) and the CPU lab on the same inputs
 #   perf      forward and backward TFLOP/s of specs/default.lua (fa2_bench) and
 #             PyTorch SDPA flash/cuDNN (sdpa_bench.py) on one shape table
+#   plots     speed.png and bias.png from the steps above (bench/plot_results.py)
 #   sanitize  compute-sanitizer memcheck and racecheck over the kernel check
 #             (tests/gpu/sanitize_spec.lua, fa2_gpu_tests --odd-shapes)
 #   sweep     backward tile candidates (bench/specs/bwd_sweep.lua), timed
@@ -25,7 +26,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/fa2_gpu_out}
 mkdir -p "$OUT"
 export FA2_CACHE_DIR=/tmp/fa2cache PYTHONUNBUFFERED=1
-steps=${*:-check bias perf}
+steps=${*:-check bias sdpa_bias perf plots}
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu \
   --format=csv >"$OUT/device.txt" 2>&1
@@ -65,13 +66,14 @@ for s in $steps; do
     ;;
   sweep) step bwd_sweep 300 bin/fa2_bench --spec bench/specs/bwd_sweep.lua --json "$OUT/bwd_sweep.json" --reps 10 --rounds 3 ;;
   python) step py_smoke 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 bench/py_smoke.py ;;
+  plots) step plots 120 python3 bench/plot_results.py "$OUT" ;;
   sanitize)
     for tool in memcheck racecheck; do
       step "sanitize_$tool" 500 compute-sanitizer --tool "$tool" --error-exitcode 9 \
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, sweep, python, sanitize)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, sweep, python, plots, sanitize)" >&2; exit 2 ;;
   esac
 done
 
