@@ -47,6 +47,7 @@ API CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
 }
 API CUresult cuDeviceTotalMem_v2(size_t *b, int dev) { *b = (size_t)80 << 30; return 0; }
 API CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) {
+  if (st.retain_result) return st.retain_result;
   st.retains++;
   *ctx = &primary_ctx_storage;
   return 0;
@@ -103,8 +104,18 @@ API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
   if (st.n_log < 8) st.log[st.n_log++] = st.last;
   return 0;
 }
-API CUresult cuMemAlloc_v2(unsigned long long *p, size_t n) { return 2; }
-API CUresult cuMemFree_v2(unsigned long long p) { return 0; }
+API CUresult cuMemAlloc_v2(unsigned long long *p, size_t n) {
+  if (!st.alloc_ok) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+  *p = st.last_alloc = 0x10000000ull * (unsigned long long)(1 + st.allocs);
+  st.last_alloc_bytes = n;
+  st.allocs++;
+  st.live_allocs++;
+  return 0;
+}
+API CUresult cuMemFree_v2(unsigned long long p) {
+  if (p) st.frees++, st.live_allocs--;
+  return 0;
+}
 API CUresult cuMemGetInfo_v2(size_t *f, size_t *t) { *f = *t = 0; return 0; }
 API CUresult cuMemcpyHtoD_v2(unsigned long long d, const void *s, size_t n) { return 0; }
 API CUresult cuMemcpyDtoH_v2(void *d, unsigned long long s, size_t n) { return 0; }

@@ -28,6 +28,13 @@ typedef struct fake_cuda_state {
   int n_log;
   int attr_sets, last_attr, last_attr_value;
   char last_image_head[64]; /* first bytes of the last module image */
+  /* failure switches added for tests/test_fault_*.c (set by tests) */
+  int retain_result; /* cuDevicePrimaryCtxRetain's result */
+  int alloc_ok;      /* 0: cuMemAlloc fails with CUDA_ERROR_OUT_OF_MEMORY */
+  /* observed */
+  int allocs, frees, live_allocs;
+  unsigned long long last_alloc; /* device address of the last allocation */
+  unsigned long long last_alloc_bytes;
 } fake_cuda_state;
 
 typedef fake_cuda_state *(*fake_cuda_state_fn)(void);
