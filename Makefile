@@ -2,8 +2,9 @@
 #
 #   make            bin/fa2, lib/libfa2rt.a, lib/libfa2rt.so
 #   make run        the main job on specs/default.lua (gen, build, table; check + time on a GPU)
-#   make test       CPU tests (once plain, once under ASan+UBSan) and GPU tests (skip without GPU)
+#   make test       CPU tests (once plain, once under ASan+UBSan), fuzz corpora replay, GPU tests (skip without GPU)
 #   make deps       install missing Debian packages (or print the apt-get line)
+#   make fuzz FUZZ_TARGET=spec FUZZ_TIME=600   run one fuzz target (tests/fuzz/README.md)
 #   make install PREFIX=/usr/local
 #   make clean
 #
@@ -13,6 +14,7 @@
 #   tests/test_*.c           -> bin/fa2_tests (Criterion)
 #   tests/gpu/*.c            -> bin/fa2_gpu_tests (main.c) and build/libgpu.a
 #   bench/fa2_bench.c        -> bin/fa2_bench (bench/bench_lookup.c -> make bench-lookup)
+#   tests/fuzz/fuzz_*.c      -> $(B)/fuzz/bin/fuzz_* (libFuzzer, clang; corpora in tests/fuzz/corpus/)
 #   templates/*, gen/*.lua, specs/default.lua -> embedded in libfa2rt
 .DEFAULT_GOAL := all
 .SUFFIXES:
@@ -58,7 +60,8 @@ TEST_OBJ := $(call obj,$(TEST_SRC))
 GPU_OBJ  := $(call obj,$(GPU_SRC))
 BENCH_OBJ := $(call obj,$(BENCH_SRC))
 
-.PHONY: all deps check-deps run test test-bins install clean bench-lookup
+.PHONY: all deps check-deps run test test-bins install clean bench-lookup \
+        fuzz-bins fuzz-replay fuzz
 all: $(BIN)/fa2 $(LIB)/libfa2rt.a $(LIB)/libfa2rt.so
 test-bins: $(BIN)/fa2 $(BIN)/fa2_tests $(BIN)/fa2_gpu_tests $(BIN)/fa2_bench $(LIB)/libfa2rt.so
 
@@ -151,6 +154,47 @@ $(BIN)/fa2_bench_lookup: $(B)/obj/bench/bench_lookup.o $(LIB)/libfa2rt.a
 	@mkdir -p $(@D)
 	$(CC) $(XCFLAGS) -o $@ $< $(LIB)/libfa2rt.a $(LDLIBS)
 
+# Fuzz targets: libFuzzer (clang) with ASan+UBSan over a copy of libfa2rt
+# built with coverage in $(B)/fuzz. fuzz-replay runs each target once over
+# its corpus (make test does); fuzz grows one corpus for FUZZ_TIME seconds.
+FUZZ_CC      ?= clang-14
+FUZZ_B       := $(B)/fuzz
+FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_TARGET  ?= spec
+FUZZ_TIME    ?= 600
+FUZZ_FLAGS   := -timeout=60 -rss_limit_mb=4096
+# Lua may hold its 256 MiB cap; a smaller ASan quarantine keeps RSS near that.
+FUZZ_ENV     := ASAN_OPTIONS=quarantine_size_mb=64 UBSAN_OPTIONS=print_stacktrace=1
+FUZZ_MAXLEN_template := 65536
+FUZZ_MAXLEN_spec := 8192
+
+fuzz-bins:
+	@tools/deps.sh check-fuzz
+	@$(MAKE) --no-print-directory B=$(FUZZ_B) O=$(FUZZ_B) CC=$(FUZZ_CC) SAN=1 \
+	  CFLAGS="-O1 -g -fsanitize=fuzzer-no-link" \
+	  $(foreach t,$(FUZZ_NAMES),$(FUZZ_B)/bin/fuzz_$(t))
+# (inside that make, O is $(FUZZ_B))
+$(BIN)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.h $(LIB)/libfa2rt.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(XCFLAGS) -fsanitize=fuzzer -o $@ $< $(LIB)/libfa2rt.a $(LDLIBS)
+
+fuzz-replay: fuzz-bins
+	@for t in $(FUZZ_NAMES); do \
+	  echo "== fuzz corpus replay: $$t ($$(ls tests/fuzz/corpus/$$t | wc -l) inputs)"; \
+	  $(FUZZ_ENV) $(FUZZ_B)/bin/fuzz_$$t -runs=0 $(FUZZ_FLAGS) \
+	    -artifact_prefix=$(FUZZ_B)/ tests/fuzz/corpus/$$t 2>$(FUZZ_B)/replay-$$t.log \
+	    || { tail -n 60 $(FUZZ_B)/replay-$$t.log; echo "fuzz replay of $$t failed" >&2; exit 1; }; \
+	  grep -E '^#[0-9]+[[:space:]]+DONE' $(FUZZ_B)/replay-$$t.log | tail -n 1; \
+	done
+
+fuzz: fuzz-bins
+	@mkdir -p $(FUZZ_B)/corpus-$(FUZZ_TARGET) $(FUZZ_B)/artifacts-$(FUZZ_TARGET)
+	$(FUZZ_ENV) $(FUZZ_B)/bin/fuzz_$(FUZZ_TARGET) -max_total_time=$(FUZZ_TIME) $(FUZZ_FLAGS) \
+	  $(if $(FUZZ_MAXLEN_$(FUZZ_TARGET)),-max_len=$(FUZZ_MAXLEN_$(FUZZ_TARGET))) \
+	  $(if $(wildcard tests/fuzz/$(FUZZ_TARGET).dict),-dict=tests/fuzz/$(FUZZ_TARGET).dict) \
+	  -artifact_prefix=$(FUZZ_B)/artifacts-$(FUZZ_TARGET)/ -print_final_stats=1 \
+	  $(FUZZ_B)/corpus-$(FUZZ_TARGET) tests/fuzz/corpus/$(FUZZ_TARGET)
+
 # The main job on the default spec. On a GPU machine bin/fa2_gpu_tests also
 # checks and times it; without one it says so and skips.
 run: deps all $(BIN)/fa2_gpu_tests
@@ -167,6 +211,8 @@ test: deps test-bins
 	FA2_BIN=$(B)/asan/bin/fa2 FA2_FAKE_CUDA=$(B)/asan/libfakecuda.so FA2_TEST_QUICK=1 \
 	  ASAN_OPTIONS=detect_leaks=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1 $(B)/asan/bin/fa2_tests --jobs $(JOBS)
+	@echo "== Fuzz corpora (tests/fuzz/corpus), replayed under ASan+UBSan"
+	@$(MAKE) --no-print-directory fuzz-replay
 	@echo "== GPU tests"
 	$(BIN)/fa2_gpu_tests
 	@echo "== Python binding (no PyTorch or GPU needed)"

@@ -1,14 +1,24 @@
 #!/bin/sh
-# deps.sh check|install: the Debian packages fa2gen builds and tests with.
+# deps.sh check|check-fuzz|install: the Debian packages fa2gen builds and tests with.
 #   liblua5.4-dev     Lua 5.4, embedded (linked statically) for the templates and specs
 #   libjansson-dev    JSON for manifest.json, cache headers and the tuning database (static)
 #   libxxhash-dev     content hashes and cache keys (header-only use)
 #   libcriterion-dev  the C test framework
+#   clang-14, libclang-rt-14-dev   libFuzzer + sanitizers for the fuzz targets that
+#                     make test replays (tests/fuzz); not needed to build, so `check`
+#                     leaves them out and `check-fuzz` checks them alone
 # The CUDA toolkit's NVRTC is needed to compile kernels; it is not a Debian
 # package here, so we only check for it and say what to install.
 set -u
-PKGS="liblua5.4-dev libjansson-dev libxxhash-dev libcriterion-dev"
+BUILD_PKGS="liblua5.4-dev libjansson-dev libxxhash-dev libcriterion-dev"
+FUZZ_PKGS="clang-14 libclang-rt-14-dev"
 mode=${1:-check}
+case "$mode" in
+  check) PKGS=$BUILD_PKGS ;;
+  check-fuzz) PKGS=$FUZZ_PKGS ;;
+  install) PKGS="$BUILD_PKGS $FUZZ_PKGS" ;;
+  *) echo "usage: deps.sh check|check-fuzz|install" >&2; exit 2 ;;
+esac
 
 missing=""
 for p in $PKGS; do
