@@ -183,10 +183,13 @@ function M.check_stab(t, path)
   local beta, eps = t.beta, t.eps
   if beta == nil then beta = D.BETA end
   if eps == nil then eps = D.EPS end
-  if type(beta) ~= "number" or not (beta > 1) or beta == math.huge then
+  -- The kernels take beta and eps as float32 constants: they must stay > 1
+  -- and > 0 (and finite) after that rounding, not only as doubles.
+  local FLT_MAX = 3.4028234663852886e38
+  if type(beta) ~= "number" or not (beta > 1 + 2 ^ -24) or beta > FLT_MAX then
     U.fail(path .. ".beta", beta, "beta must be a finite number > 1", "beta > 1 (the paper uses 2 to 8)")
   end
-  if type(eps) ~= "number" or not (eps > 0) or eps == math.huge then
+  if type(eps) ~= "number" or not (eps > 2 ^ -150) or eps > FLT_MAX then
     U.fail(path .. ".eps", eps, "eps must be a finite number > 0", "eps > 0 (the paper uses 1e-3)")
   end
   return { stab = mode, beta = beta + 0.0, eps = eps + 0.0 }

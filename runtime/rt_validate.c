@@ -1,6 +1,7 @@
 /* rt_validate: argument checks for the forward (see rt_validate.h). */
 #include "rt_validate.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -91,11 +92,13 @@ static int check_stab(const fa2_fwd_args *a) {
                         "FA2_STAB_ROBUST (2), FA2_STAB_TUNED (3)",
                         (int)a->stab);
   if (a->stab == FA2_STAB_NONE) return FA2_OK;
-  if (a->beta != 0 && !(a->beta > 1 && isfinite(a->beta)))
+  /* The kernels take beta and eps as float32: they must stay > 1 and > 0,
+   * and finite, after that rounding. */
+  if (a->beta != 0 && !(a->beta > 1 && a->beta <= FLT_MAX && (float)a->beta > 1.0f))
     return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
                         "beta is %g: must be a finite number > 1 (0 picks %g)", a->beta,
                         FA2_DEFAULT_BETA);
-  if (a->eps != 0 && !(a->eps > 0 && isfinite(a->eps)))
+  if (a->eps != 0 && !(a->eps > 0 && a->eps <= FLT_MAX && (float)a->eps > 0.0f))
     return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
                         "eps is %g: must be a finite number > 0 (0 picks %g)", a->eps,
                         FA2_DEFAULT_EPS);

@@ -35,6 +35,11 @@ static const spec_case spec_cases[] = {
     {"return { " OK_AXES ", stab = {{ mode = 'robust', eps = -1e-3 }} }",
      {"stab[1].eps = -0.001", "eps > 0"}},
     {"return { " OK_AXES ", stab = {{ mode = 'paper', beta = 0/0 }} }", {"stab[1].beta = nan"}},
+    /* the kernels hold beta and eps in float32 */
+    {"return { " OK_AXES ", stab = {{ mode = 'paper', beta = 1.00000001 }} }",
+     {"stab[1].beta = 1.00000001", "beta > 1"}},
+    {"return { " OK_AXES ", stab = {{ mode = 'paper', beta = 1e300 }} }", {"stab[1].beta = 1e+300"}},
+    {"return { " OK_AXES ", stab = {{ mode = 'robust', eps = 1e-50 }} }", {"stab[1].eps = 1e-50"}},
     {"return { " OK_AXES ", stab = {{ mode = 'paper', eps = math.huge }} }", {"stab[1].eps = inf"}},
     {"return { " OK_AXES ", stab = {{ mode = 'fancy' }} }",
      {"stab[1].mode = \"fancy\"", "allowed: none, paper, robust"}},

@@ -213,6 +213,16 @@ Test(rt_validate, stabilization_and_scale) {
   EXPECT_ERROR(a, FA2_ERR_INVALID_ARGUMENT, "beta is 1: must be a finite number > 1 (0 picks 2)");
   a.beta = NAN;
   EXPECT_ERROR(a, FA2_ERR_INVALID_ARGUMENT, "beta is nan: must be a finite number > 1 (0 picks 2)");
+  /* the kernels hold beta and eps in float32: 1.00000001 would be 1.0f, 1e-50 0.0f */
+  a.beta = 1.00000001;
+  EXPECT_ERROR(a, FA2_ERR_INVALID_ARGUMENT, "beta is 1: must be a finite number > 1 (0 picks 2)");
+  a.beta = 1e300;
+  EXPECT_ERROR(a, FA2_ERR_INVALID_ARGUMENT, "beta is 1e+300: must be a finite number > 1 (0 picks 2)");
+  a.beta = 1.0000002; /* 1 + 2^-22.3: > 1 in float32 too */
+  cr_expect_eq(fa2_check_forward(&a), FA2_OK, "%s", fa2_last_error());
+  a = good();
+  a.eps = 1e-50;
+  EXPECT_ERROR(a, FA2_ERR_INVALID_ARGUMENT, "eps is 1e-50: must be a finite number > 0 (0 picks 0.001)");
   a = good();
   a.eps = -1e-3;
   EXPECT_ERROR(a, FA2_ERR_INVALID_ARGUMENT,

@@ -53,7 +53,7 @@ static inline void fz_write(const char *path, const void *data, size_t size) {
 }
 
 /* --- Lua line coverage as libFuzzer extra counters ---------------------
- * Each (chunk, previous line, line) step in gen/*.lua bumps a counter,
+ * Each (chunk, previous line, line) step in the gen Lua modules bumps a counter,
  * AFL-style, so a spec or template that drives the loader or the engine
  * down new paths counts as new coverage. The
  * generator's count hook (the instruction budget) keeps running: ours
