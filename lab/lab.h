@@ -30,10 +30,11 @@ float lab_bf16_to_f32(uint16_t h);
 uint16_t lab_f32_to_fp16(float x); /* RNE; subnormals; overflow -> inf; NaN quiet */
 float lab_fp16_to_f32(uint16_t h);
 float lab_round(float x, lab_dtype t); /* x rounded to the dtype, as a float */
+
+/* ---- lab_shape.c: shapes and names ----------------------------------------------- */
 const char *lab_dtype_name(lab_dtype t);
 const char *lab_mode_name(lab_mode m);
 
-/* ---- shapes ------------------------------------------------------------------ */
 typedef struct lab_shape {
   int batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim;
   int causal;

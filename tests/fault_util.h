@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "fa2.h"
-#include "fake/fake_cuda.h"
+#include "fake_driver.h"
 #include "rt_cuda.h"
 #include "rt_fake_gen.h"
 #include "rt_test_util.h"
@@ -20,12 +20,7 @@ static tu_log seen;
 
 /* Fake driver, generator stand-in and fake compiler; a fresh folder. */
 static inline void fu_setup(void) {
-  const char *path = getenv("FA2_FAKE_CUDA");
-  if (!path) path = "build/libfakecuda.so";
-  rt_cuda_set_library_for_tests(path);
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  cr_assert_not_null(h, "cannot load the fake driver %s: %s", path, dlerror());
-  fake = ((fake_cuda_state_fn)dlsym(h, "fake_cuda_state_get"))();
+  fake = tu_fake_driver();
   tu_tmpdir(root, sizeof root);
   memset(&seen, 0, sizeof seen);
   fg_install(1);

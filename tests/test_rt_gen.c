@@ -7,7 +7,7 @@
 
 #include "fa2.h"
 #include "gen.h"
-#include "fake/fake_cuda.h"
+#include "fake_driver.h"
 #include "rt_cuda.h"
 #include "rt_jit.h"
 #include "rt_test_util.h"
@@ -16,12 +16,7 @@ static fake_cuda_state *fake;
 static char root[256], cache[300];
 
 static void setup(void) {
-  const char *path = getenv("FA2_FAKE_CUDA");
-  if (!path) path = "build/libfakecuda.so";
-  rt_cuda_set_library_for_tests(path);
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  cr_assert_not_null(h, "cannot load the fake driver %s: %s", path, dlerror());
-  fake = ((fake_cuda_state_fn)dlsym(h, "fake_cuda_state_get"))();
+  fake = tu_fake_driver();
   tu_tmpdir(root, sizeof root);
   snprintf(cache, sizeof cache, "%s/cache", root);
 }
