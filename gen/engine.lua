@@ -13,8 +13,7 @@ local MAX_INCLUDE_DEPTH = 16
 local STATEMENTS = "if, elif, else, end, endif, endfor, for, local, include"
 
 local function trim(s) return (s:gsub("^%s+", ""):gsub("%s+$", "")) end
--- A Lua string literal on one line (%q writes a newline as backslash-newline).
-local function q(s) return (string.format("%q", s):gsub("\\\n", "\\n")) end
+local q = U.quote
 
 -- A template error (code 3 for the C side), located at file:line.
 local function template_error(chunkname, line, msg)

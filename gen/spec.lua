@@ -18,6 +18,10 @@ local EXAMPLES = {
 }
 local MAX_VARIANTS = 100000
 
+-- A spec error (code 2): one line, whatever the spec's strings or its own
+-- error() hold (control characters escaped by U.oneline).
+local function spec_error(msg) U.raise(2, U.oneline(msg)) end
+
 -- spec[key] as a proper list: keys 1..n, no holes, n >= 1.
 local function list(spec, key)
   local t = spec[key]
@@ -108,11 +112,11 @@ local function excluded(exclude, v, where)
   copy.entries = nil
   local ok, r = pcall(exclude, copy)
   if not ok then
-    U.raise(2, string.format("%s (in exclude, for variant %s)", type(r) == "string" and r or
+    spec_error(string.format("%s (in exclude, for variant %s)", type(r) == "string" and r or
       where .. ": exclude raised " .. U.show(r), v.name or U.show(copy)))
   end
   if r ~= nil and type(r) ~= "boolean" then
-    U.raise(2, string.format("%s: exclude returned %s for variant %s; allowed: true (drop it), "
+    spec_error(string.format("%s: exclude returned %s for variant %s; allowed: true (drop it), "
       .. "false or nil (keep it)", where, U.show(r), v.name or U.show(copy)))
   end
   return r == true
@@ -124,7 +128,7 @@ function M.load(text, path)
   -- Lua's own messages usually start with "path:line:"; make sure they name the file.
   local function located(msg)
     if msg:sub(1, #path + 1) ~= path .. ":" then msg = path .. ": " .. msg end
-    U.raise(2, msg)
+    spec_error(msg)
   end
   local chunk, err = load(text, "@" .. path, "t", env)
   if not chunk then located(err) end
@@ -132,7 +136,7 @@ function M.load(text, path)
   if not ok then located(type(spec) == "string" and spec or "the spec raised " .. U.show(spec)) end
   local ok2, ax = pcall(validate, spec)
   if not ok2 then
-    if type(ax) == "table" and ax.code == 2 then U.raise(2, path .. ": " .. ax.msg) end
+    if type(ax) == "table" and ax.code == 2 then spec_error(path .. ": " .. ax.msg) end
     error(ax, 0)
   end
 
@@ -157,7 +161,7 @@ function M.load(text, path)
                   -- name the spec file, and the tiles entry rather than "tiles"
                   local msg = c.msg
                   if not tile.auto and msg:sub(1, 6) == "tiles." then msg = tile.path .. msg:sub(6) end
-                  U.raise(2, path .. ": " .. msg)
+                  spec_error(path .. ": " .. msg)
                 end
                 c = nil
               end
@@ -169,7 +173,7 @@ function M.load(text, path)
                       problem = string.format("picks {block_m=%d, block_n=%d, warps=%d, stages=%d} "
                         .. "(gen/defaults.lua); %s", c.block_m, c.block_n, c.warps, c.stages, problem)
                     end
-                    U.raise(2, string.format("%s: %s = %s: %s; allowed: tiles within %d bytes on %s "
+                    spec_error(string.format("%s: %s = %s: %s; allowed: tiles within %d bytes on %s "
                       .. "(or exclude this head_dim, or drop %s from arch)", path, tile.path,
                       U.show(tile.value), problem, V.ARCH_SMEM[arch], arch, arch))
                   end
@@ -184,7 +188,7 @@ function M.load(text, path)
     end
   end
   if #variants == 0 then
-    U.raise(2, path .. ": exclude drops every variant; the spec has none left")
+    spec_error(path .. ": exclude drops every variant; the spec has none left")
   end
   local arch, aseen = {}, {}
   for _, a in ipairs(ax.arch) do

@@ -49,13 +49,23 @@ end
 
 local function is_ident(s) return type(s) == "string" and s:match("^[%a_][%w_]*$") end
 
+-- A message on one line: control characters written as escapes (a newline
+-- as the two characters \n, a tab as \t, others as \ddd); nothing else changes.
+local CONTROL_NAMES = { ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t" }
+function M.oneline(msg)
+  return (msg:gsub("%c", function(c) return CONTROL_NAMES[c] or string.format("\\%03d", c:byte()) end))
+end
+
+-- A Lua string literal on one line (%q writes a newline as backslash-newline).
+function M.quote(s) return (string.format("%q", s):gsub("\\\n", "\\n")) end
+
 -- A value in an error message: strings quoted, tables shown one level deep
 -- with sorted keys ({block_m=128, block_n=64}), functions named as such.
 function M.show(v, depth)
   local t = type(v)
   if t == "string" then
-    if #v > 80 then return string.format("%q", v:sub(1, 60)):sub(1, -2) .. '..." (' .. #v .. " bytes)" end
-    return string.format("%q", v)
+    if #v > 80 then return M.quote(v:sub(1, 60)):sub(1, -2) .. '..." (' .. #v .. " bytes)" end
+    return M.quote(v)
   end
   if t == "number" then return M.numstr(v) end
   if t == "boolean" or t == "nil" then return tostring(v) end

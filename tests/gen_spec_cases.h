@@ -52,6 +52,9 @@ static const spec_case spec_cases[] = {
     {"return { " OK_AXES ", pass = {'bwd'}, tiles = {{block_m=64, block_n=64, warps=4, stages=1}} }",
      {"tiles[1].stages = 1", "double-buffers", "allowed: 2 or 3"}},
     {"return { " OK_AXES ", pass = {'both'} }", {"pass[1] = \"both\"", "allowed: fwd, bwd"}},
+    /* control characters in a value are escaped: the message stays one line */
+    {"return { dtype = {'bf16\\nfoo'}, head_dim = {64} }",
+     {"dtype[1] = \"bf16\\nfoo\": not a supported dtype; allowed: bf16, fp16"}},
     /* tiles */
     {"return { " OK_AXES ", tiles = {{ block_m = 48, block_n = 64, warps = 4, stages = 2 }} }",
      {"tiles[1].block_m = 48", "4 warps cannot tile 48 query rows", "64, 128 or 256"}},
@@ -98,6 +101,7 @@ static const spec_case spec_cases[] = {
     {"return { dtype = { string.rep('x', 1000) }, head_dim = {64} }",
      {"dtype[1] = \"xxxxxxxxxx", "...\" (1000 bytes): not a supported dtype"}},
     {"local x = 1\nerror('my own error')", {"s.lua:2: my own error"}},
+    {"error('a\\nb\\tc')", {"s.lua:1: a\\nb\\tc"}}, /* one line, escaped */
     {"error({ code = 0, msg = 'spoof' })", {"the spec raised {code=0, msg=\"spoof\"}"}},
     {"local t = os.time()\nreturn {}", {"s.lua:1: 'os' is not available in specs"}},
     {"\nio.write('x')", {"s.lua:2: 'io' is not available in specs"}},

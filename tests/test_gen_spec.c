@@ -2,6 +2,7 @@
  * error (code 2, message naming file, key path, bad value, what is allowed).
  * test_gen_cli.c checks the same errors through `fa2` (exit 2, nothing written). */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,9 +140,31 @@ Test(spec, every_error_class) {
     if (rc != GEN_ESPEC) continue;
     cr_expect(!strncmp(err.msg, path, strlen(path)), "case %zu: message does not start with %s: %s",
               i, path, err.msg);
+    cr_expect(!strpbrk(err.msg, "\n\r"), "case %zu: message is not one line: %s", i, err.msg);
     for (int k = 0; k < 3 && spec_cases[i].want[k]; k++)
       cr_expect(strstr(err.msg, spec_cases[i].want[k]), "case %zu: '%s' not in: %s", i,
                 spec_cases[i].want[k], err.msg);
+    free(path);
+  }
+}
+
+/* A value or an error() message holding control characters gives a
+ * one-line message, escaped as Lua would write them, otherwise unchanged. */
+Test(spec, control_characters_are_escaped_in_one_line) {
+  const char *text[] = {"return { dtype = {\"bf16\\nfoo\"}, head_dim = {64} }",
+                        "error(\"a\\nb\")",
+                        "error('tab\\tcr\\rnul\\0bell\\a', 0)"};
+  const char *want[] = {": dtype[1] = \"bf16\\nfoo\": not a supported dtype; allowed: bf16, fp16",
+                        ":1: a\\nb",
+                        ": tab\\tcr\\rnul\\000bell\\007"};
+  for (int i = 0; i < 3; i++) {
+    gen_spec s;
+    gen_err err;
+    char *path;
+    cr_assert_eq(load(text[i], &s, &err, &path), GEN_ESPEC, "%s", text[i]);
+    char full[1024];
+    snprintf(full, sizeof full, "%s%s", path, want[i]);
+    cr_expect_str_eq(err.msg, full);
     free(path);
   }
 }

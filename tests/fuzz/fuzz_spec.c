@@ -2,7 +2,7 @@
  *
  * The input is the text of a spec file. Contracts checked besides the
  * sanitizers: a failed load is GEN_ESPEC (or GEN_EINTERNAL for Lua running
- * out of memory) with a message naming the file; a loaded spec has 1..8
+ * out of memory) with a one-line message naming the file; a loaded spec has 1..8
  * arches and at least one variant, and every variant's name parses back
  * (gen_variant_from_name) to the same parameters. */
 #include <stdint.h>
@@ -36,6 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int rc = gen_spec_load(g, path, &s, &err);
   if (rc != GEN_OK) {
     if (rc != GEN_ESPEC && rc != GEN_EINTERNAL) fz_fail("code %d: %s", rc, err.msg);
+    if (strpbrk(err.msg, "\n\r")) fz_fail("message is not one line: %s", err.msg);
     if (rc == GEN_ESPEC && strncmp(err.msg, path, strlen(path)) != 0)
       fz_fail("spec error without the file name: %s", err.msg);
     if (s.variants || s.n_variants) fz_fail("failed load left %d variants", s.n_variants);
