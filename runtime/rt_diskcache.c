@@ -1,6 +1,7 @@
 /* rt_diskcache: entries, atomic writes, verification, build locks (see .h). */
 #include "rt_diskcache.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rt_paths.h"
@@ -44,6 +46,28 @@ static void degrade(rt_diskcache *dc, int reads_too, const char *what, int err) 
             strerror(err));
 }
 
+/* Removes the temporary files (<key>.fa2k.tmp.XXXXXX) of writers killed
+ * before their rename: those whose mtime is more than RT_DC_STALE_TMP_SECONDS
+ * old. A younger one may belong to a live writer and stays. */
+static void remove_stale_temporaries(rt_diskcache *dc) {
+  DIR *d = opendir(dc->dir);
+  if (!d) return;
+  time_t now = time(NULL);
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (!strstr(e->d_name, ".fa2k.tmp.")) continue;
+    struct stat st;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+        now - st.st_mtime <= RT_DC_STALE_TMP_SECONDS)
+      continue;
+    if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+      rt_logf(dc->log, FA2_LOG_INFO,
+              "disk cache: removed %s/%s, the temporary file of a writer killed %lld minutes ago",
+              dc->dir, e->d_name, (long long)(now - st.st_mtime) / 60);
+  }
+  closedir(d);
+}
+
 int rt_dc_open(rt_diskcache *dc, const char *cache_dir, const rt_log *log) {
   memset(dc, 0, sizeof *dc);
   dc->log = log;
@@ -64,6 +88,7 @@ int rt_dc_open(rt_diskcache *dc, const char *cache_dir, const rt_log *log) {
     return 0;
   }
   atomic_store(&dc->writable, 1);
+  remove_stale_temporaries(dc);
   return 1;
 }
 

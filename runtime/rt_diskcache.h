@@ -11,11 +11,14 @@
  *   48 header checksum         u64, xxh3-64 of bytes 0..47
  *   56 reserved (0)            u64
  * Writers write a temporary file in the same folder and rename it over the
- * entry (atomic), so a reader sees a whole entry or none. Readers verify
- * everything; a bad entry (truncated, corrupted, another key) is removed and
- * counts as a miss. Builders of the same key serialize on a lock file
- * (<hex>.lock, flock), so N processes starting cold compile once, not N
- * times; the lock file is removed by its holder.
+ * entry (atomic), so a reader sees a whole entry or none. A writer killed
+ * before its rename leaves its temporary file (<hex>.fa2k.tmp.XXXXXX, never
+ * read); rt_dc_open removes those more than an hour old (a younger one may
+ * be a live writer's). Readers verify everything; a bad entry (truncated,
+ * corrupted, another key) is removed and counts as a miss. Builders of the
+ * same key serialize on a lock file (<hex>.lock, flock), so N processes
+ * starting cold compile once, not N times; the lock file is removed by its
+ * holder.
  * An unwritable or full folder degrades to memory-only: one warning, no
  * failure.
  */
@@ -31,6 +34,8 @@
 enum { RT_DC_HEADER_SIZE = 64, RT_DC_FORMAT_VERSION = 1 };
 #define RT_DC_MAGIC "FA2KCUBN"
 #define RT_DC_MAX_PAYLOAD ((size_t)1 << 30)
+/* Temporary files older than this are a killed writer's: rt_dc_open removes them. */
+#define RT_DC_STALE_TMP_SECONDS 3600
 
 typedef struct rt_diskcache {
   char dir[1100];      /* <cache_dir>/kernels */
@@ -40,9 +45,10 @@ typedef struct rt_diskcache {
   const rt_log *log;
 } rt_diskcache;
 
-/* Creates the folder when needed. Never fails: an unusable folder (or
- * cache_dir NULL) leaves the cache memory-only, with one warning unless
- * cache_dir is NULL. Returns 1 when writable, else 0. */
+/* Creates the folder when needed; when writable, removes the temporary
+ * files of killed writers older than RT_DC_STALE_TMP_SECONDS. Never fails:
+ * an unusable folder (or cache_dir NULL) leaves the cache memory-only, with
+ * one warning unless cache_dir is NULL. Returns 1 when writable, else 0. */
 int rt_dc_open(rt_diskcache *dc, const char *cache_dir, const rt_log *log);
 
 /* Path of key's entry. */

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 
 #include "fault_util.h"
@@ -148,6 +149,66 @@ Test(fault_cache, writer_killed_mid_entry_is_never_loaded) {
   closedir(d);
   cr_expect_eq(partial, 1);
   expect_next_run_rebuilds();
+}
+
+/* The temporary files in dir other than skip (NULL: none skipped): their
+ * count, and the path of the last in path. */
+static int tmp_files(const char *dir, const char *skip, char *path, size_t len) {
+  DIR *d = opendir(dir);
+  cr_assert_not_null(d);
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    char p[1400];
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    if (strstr(e->d_name, ".tmp.") && !(skip && !strcmp(p, skip))) {
+      n++;
+      snprintf(path, len, "%s", p);
+    }
+  }
+  closedir(d);
+  return n;
+}
+
+/* Sets path's access and modification times to seconds ago. */
+static void make_old(const char *path, long seconds) {
+  struct timeval now, tv[2];
+  gettimeofday(&now, NULL);
+  tv[0] = tv[1] = (struct timeval){now.tv_sec - seconds, 0};
+  cr_assert_eq(utimes(path, tv), 0, "utimes %s", path);
+}
+
+/* Two writers killed mid-entry leave two temporary files; one is made two
+ * hours old, and a third is written 59 minutes old. The next open removes
+ * the old one only (a younger one may be a live writer's), saying so. */
+Test(fault_cache, killed_writers_temporary_file_is_removed_after_an_hour) {
+  char dir[500], old[1400], fresh[1400], young[1400];
+  snprintf(dir, sizeof dir, "%s/kernels", root);
+  for (int i = 0; i < 2; i++) {
+    int st = in_child(child_write, RT_DC_HEADER_SIZE + 1000, 1);
+    cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGXFSZ, "child status %d", st);
+  }
+  cr_assert_eq(tmp_files(dir, NULL, old, sizeof old), 2);
+  cr_assert_eq(tmp_files(dir, old, fresh, sizeof fresh), 1);
+  make_old(old, 2 * 3600);
+  snprintf(young, sizeof young, "%.*s.tmp.young1", (int)(strstr(old, ".tmp.") - old), old);
+  FILE *f = fopen(young, "w");
+  cr_assert_not_null(f);
+  fputs("partial", f);
+  fclose(f);
+  make_old(young, RT_DC_STALE_TMP_SECONDS - 60);
+
+  rt_log log = {FA2_LOG_INFO, tu_log_fn, &seen};
+  rt_diskcache dc;
+  open_cache(&dc, &log);
+  cr_expect_eq(tu_file_size(old), -1, "the two-hour-old temporary file is removed");
+  cr_expect_eq(tu_file_size(fresh), RT_DC_HEADER_SIZE + 1000, "the new one stays");
+  cr_expect_eq(tu_file_size(young), 7, "the 59-minute-old one stays");
+  cr_expect_eq(tu_count(dir, ".tmp."), 2);
+  cr_expect_eq(seen.count[FA2_LOG_INFO], 1);
+  cr_expect(strstr(seen.last, old) && strstr(seen.last, "killed 120 minutes ago"), "%s", seen.last);
+  expect_next_run_rebuilds();
+  cr_expect_eq(tu_count(dir, ".tmp."), 2, "still there: younger than an hour");
 }
 
 static int child_build_and_die(void) {
