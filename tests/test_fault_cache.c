@@ -239,7 +239,7 @@ static int child_forward(void) {
   o.cache_dir = fu_path(0, "cache");
   fa2_context *ctx;
   if (fa2_create(&ctx, &o) != FA2_OK) return 30;
-  fa2_fwd_args a = fu_args(1, 10, 2, 64);
+  fa2_fwd_args a = fu_args(1, 10, 2, 2, 64);
   fa2_forward(ctx, &a, NULL);
   return 31; /* not reached */
 }
@@ -248,13 +248,13 @@ Test(fault_cache, process_killed_writing_a_kernel_then_next_run_works) {
   int st = in_child(child_forward, RT_DC_HEADER_SIZE + 10, 1);
   cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGXFSZ, "child status %d", st);
   const char *cache = fu_path(0, "cache");
-  fa2_context *ctx = fu_ctx(cache);
-  fa2_fwd_args a = fu_args(1, 10, 2, 64);
+  fa2_context *ctx = fu_ctx(cache, FA2_LOG_INFO);
+  fa2_fwd_args a = fu_args(1, 10, 2, 2, 64);
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
   cr_expect_eq(fu_stats(ctx).misses, 1, "compiled again: the partial entry is not one");
   cr_expect_str_eq(fake->last_image_head, CUBIN_HEAD);
   fa2_destroy(ctx);
-  ctx = fu_ctx(cache);
+  ctx = fu_ctx(cache, FA2_LOG_INFO);
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
   cr_expect_eq(fu_stats(ctx).disk_hits, 1);
   cr_expect_str_eq(fake->last_image_head, CUBIN_HEAD);
@@ -266,8 +266,8 @@ Test(fault_cache, full_disk_through_the_context_then_next_run_stores) {
   char dir[500];
   snprintf(dir, sizeof dir, "%s/kernels", cache);
   rt_dc_fail_writes_for_tests(ENOSPC);
-  fa2_context *ctx = fu_ctx(cache);
-  fa2_fwd_args a = fu_args(1, 10, 2, 64);
+  fa2_context *ctx = fu_ctx(cache, FA2_LOG_INFO);
+  fa2_fwd_args a = fu_args(1, 10, 2, 2, 64);
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
   a.causal = 1;
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
@@ -276,12 +276,12 @@ Test(fault_cache, full_disk_through_the_context_then_next_run_stores) {
   cr_expect_eq(fu_count_suffix(dir, NULL), 0);
   fa2_destroy(ctx);
   rt_dc_fail_writes_for_tests(0); /* space again */
-  ctx = fu_ctx(cache);
+  ctx = fu_ctx(cache, FA2_LOG_INFO);
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
   cr_expect_eq(fu_stats(ctx).misses, 1);
   cr_expect_eq(fu_count_suffix(dir, ".fa2k"), 1);
   fa2_destroy(ctx);
-  ctx = fu_ctx(cache);
+  ctx = fu_ctx(cache, FA2_LOG_INFO);
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
   cr_expect_eq(fu_stats(ctx).disk_hits, 1);
   fa2_destroy(ctx);
@@ -293,8 +293,8 @@ static void damaged_entry_between_runs(long keep_bytes, int flip_at) {
   const char *cache = fu_path(0, "cache");
   char dir[500];
   snprintf(dir, sizeof dir, "%s/kernels", cache);
-  fa2_context *ctx = fu_ctx(cache);
-  fa2_fwd_args a = fu_args(1, 10, 2, 64);
+  fa2_context *ctx = fu_ctx(cache, FA2_LOG_INFO);
+  fa2_fwd_args a = fu_args(1, 10, 2, 2, 64);
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
   fa2_destroy(ctx);
   DIR *d = opendir(dir);
@@ -315,7 +315,7 @@ static void damaged_entry_between_runs(long keep_bytes, int flip_at) {
     close(fd);
   }
   memset(&seen, 0, sizeof seen);
-  ctx = fu_ctx(cache);
+  ctx = fu_ctx(cache, FA2_LOG_INFO);
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
   fa2_cache_stats s = fu_stats(ctx);
   cr_expect_eq(s.misses, 1);
@@ -323,7 +323,7 @@ static void damaged_entry_between_runs(long keep_bytes, int flip_at) {
   cr_expect_eq(atomic_load(&fg_compiles), 2);
   cr_expect_str_eq(fake->last_image_head, CUBIN_HEAD);
   fa2_destroy(ctx);
-  ctx = fu_ctx(cache);
+  ctx = fu_ctx(cache, FA2_LOG_INFO);
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
   cr_expect_eq(fu_stats(ctx).disk_hits, 1, "the rebuilt entry is valid");
   cr_expect_str_eq(fake->last_image_head, CUBIN_HEAD);

@@ -45,8 +45,8 @@ Test(fault_compile, nvrtc_error_stores_nothing_and_the_fixed_template_compiles) 
   const char *cache = fu_path(0, "cache");
   char dir[500];
   snprintf(dir, sizeof dir, "%s/kernels", cache);
-  fa2_context *ctx = fu_ctx(cache);
-  fa2_fwd_args a = fu_args(1, 10, 2, 64);
+  fa2_context *ctx = fu_ctx(cache, FA2_LOG_INFO);
+  fa2_fwd_args a = fu_args(1, 10, 2, 2, 64);
   broken = 1;
   cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_COMPILE);
   const char *e = fa2_last_error();
@@ -66,7 +66,7 @@ Test(fault_compile, nvrtc_error_stores_nothing_and_the_fixed_template_compiles) 
   cr_expect_eq(fu_count_suffix(dir, ".fa2k"), 1);
   fa2_destroy(ctx);
 
-  ctx = fu_ctx(cache); /* the next process finds it on disk */
+  ctx = fu_ctx(cache, FA2_LOG_INFO); /* the next process finds it on disk */
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
   cr_expect_eq(fu_stats(ctx).disk_hits, 1);
   fa2_destroy(ctx);
@@ -76,8 +76,8 @@ Test(fault_compile, template_error_is_a_compile_status_and_recovers) {
   const char *cache = fu_path(0, "cache");
   char dir[500];
   snprintf(dir, sizeof dir, "%s/kernels", cache);
-  fa2_context *ctx = fu_ctx(cache);
-  fa2_fwd_args a = fu_args(1, 10, 2, 64);
+  fa2_context *ctx = fu_ctx(cache, FA2_LOG_INFO);
+  fa2_fwd_args a = fu_args(1, 10, 2, 2, 64);
   broken = 2;
   cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_COMPILE);
   cr_expect_str_eq(fa2_last_error(), "templates/fwd.cu.tpl:7: 'nosuch' is not available in templates");

@@ -17,8 +17,8 @@ Test(fault_driver, oom_creating_the_context_then_it_works) {
   cr_expect_eq(fake->retains, 0);
   cr_expect_eq(fake->releases, 0, "nothing to release: the retain failed");
   fake->retain_result = 0;
-  ctx = fu_ctx(fu_path(0, "cache"));
-  fa2_fwd_args a = fu_args(1, 10, 2, 64);
+  ctx = fu_ctx(fu_path(0, "cache"), FA2_LOG_INFO);
+  fa2_fwd_args a = fu_args(1, 10, 2, 2, 64);
   cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
   fa2_destroy(ctx);
   cr_expect_eq(fake->retains, 1);
@@ -28,8 +28,8 @@ Test(fault_driver, oom_creating_the_context_then_it_works) {
 /* The cubin was compiled and stored before the load failed: the retry
  * loads it from the disk cache, with no second compile. */
 Test(fault_driver, oom_loading_the_module_then_it_works) {
-  fa2_context *ctx = fu_ctx(fu_path(0, "cache"));
-  fa2_fwd_args a = fu_args(1, 10, 2, 64);
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), FA2_LOG_INFO);
+  fa2_fwd_args a = fu_args(1, 10, 2, 2, 64);
   fake->module_load_result = 2;
   cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_OUT_OF_MEMORY);
   cr_expect_str_eq(fa2_last_error(), "cuModuleLoadData(fwd_bf16_d64_m64n64w4s2_robust_b2_e0.001 "
@@ -51,8 +51,8 @@ Test(fault_driver, oom_loading_the_module_then_it_works) {
 
 /* A launch that fails keeps the loaded kernel: the retry is a memory hit. */
 Test(fault_driver, oom_at_launch_then_it_works) {
-  fa2_context *ctx = fu_ctx(fu_path(0, "cache"));
-  fa2_fwd_args a = fu_args(1, 10, 2, 64);
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), FA2_LOG_INFO);
+  fa2_fwd_args a = fu_args(1, 10, 2, 2, 64);
   fake->launch_result = 2;
   cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_OUT_OF_MEMORY);
   cr_expect(strstr(fa2_last_error(), "cuLaunchKernel(fwd_bf16_d64_m64n64w4s2_robust_b2_e0.001,") ==
@@ -71,8 +71,8 @@ Test(fault_driver, oom_at_launch_then_it_works) {
 
 /* fa2_backward without a caller workspace allocates the context's own. */
 Test(fault_driver, oom_allocating_the_backward_workspace_then_it_works) {
-  fa2_context *ctx = fu_ctx(fu_path(0, "cache"));
-  fa2_bwd_args a = fu_bwd_args(1, 64, 2, 64);
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), FA2_LOG_INFO);
+  fa2_bwd_args a = fu_bwd_args(1, 64, 2, 2, 64, NULL);
   size_t need = fa2_backward_workspace_size(&a);
   cr_assert_gt(need, 0);
   fake->n_log = 0;
@@ -89,7 +89,7 @@ Test(fault_driver, oom_allocating_the_backward_workspace_then_it_works) {
   cr_expect_eq(fake->last_alloc_bytes, need);
   /* A larger problem needs a larger workspace; out of memory again, then
    * the retry allocates afresh (the old buffer is not kept half-freed). */
-  fa2_bwd_args big = fu_bwd_args(4, 256, 2, 64);
+  fa2_bwd_args big = fu_bwd_args(4, 256, 2, 2, 64, NULL);
   fake->alloc_ok = 0;
   cr_expect_eq(fa2_backward(ctx, &big, NULL), FA2_ERR_OUT_OF_MEMORY);
   cr_expect_eq(fake->live_allocs, 0, "the smaller buffer was freed before growing");
@@ -107,8 +107,8 @@ Test(fault_driver, oom_allocating_the_backward_workspace_then_it_works) {
  * compiles once NVRTC can be found. */
 Test(fault_driver, nvrtc_missing_then_found) {
   const char *cache = fu_path(0, "cache");
-  fa2_context *ctx = fu_ctx(cache);
-  fa2_fwd_args a = fu_args(1, 10, 2, 64);
+  fa2_context *ctx = fu_ctx(cache, FA2_LOG_INFO);
+  fa2_fwd_args a = fu_args(1, 10, 2, 2, 64);
   rt_nvrtc_fail_load_for_tests(1);
   cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_NO_NVRTC);
   cr_expect(strstr(fa2_last_error(), "needs compiling for sm_90, but NVRTC not found"), "%s",

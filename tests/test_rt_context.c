@@ -1,74 +1,17 @@
 /* The context and launch path on a stand-in driver (tests/fake): device
  * discovery, the JIT order (memory -> AOT -> disk -> compile), launch
  * geometry and the kernel argument block, context handling, failures. */
-#include <criterion/criterion.h>
-#include <dlfcn.h>
 #include <math.h>
 
-#include "fa2.h"
-#include "fake_driver.h"
-#include "rt_cuda.h"
-#include "rt_fake_gen.h"
+#include "fault_util.h" /* fake, root, seen; fu_setup, fu_ctx, fu_args, fu_stats */
 #include "rt_key.h"
 #include "rt_nvrtc.h"
 #include "rt_paths.h"
-#include "rt_test_util.h"
 
-static fake_cuda_state *fake;
-static char root[256];
-static tu_log seen;
+TestSuite(rt_context, .init = fu_setup, .fini = fu_teardown);
 
-static void setup(void) {
-  fake = tu_fake_driver();
-  tu_tmpdir(root, sizeof root);
-  memset(&seen, 0, sizeof seen);
-  fg_install(1);
-}
-
-static void teardown(void) { tu_rmtree(root); }
-
-TestSuite(rt_context, .init = setup, .fini = teardown);
-
-static fa2_context *make_ctx(const char *cache_dir, int level) {
-  fa2_options o = {0};
-  o.cache_dir = cache_dir;
-  o.log_level = level;
-  o.log_fn = tu_log_fn;
-  o.log_user = &seen;
-  fa2_context *ctx = NULL;
-  fa2_status st = fa2_create(&ctx, &o);
-  cr_assert_eq(st, FA2_OK, "fa2_create: %s", fa2_last_error());
-  return ctx;
-}
-
-static char cache_dir_buf[300];
-static const char *cache_dir(void) {
-  snprintf(cache_dir_buf, sizeof cache_dir_buf, "%s/cache", root);
-  return cache_dir_buf;
-}
-
-/* (B, N, H, d) contiguous tensors at fake, 256-byte aligned addresses. */
-static fa2_fwd_args args(int b, int n, int h, int hkv, int d) {
-  fa2_fwd_args a = {0};
-  a.q = (fa2_tensor){(void *)0x100000, FA2_BF16, (long long)n * h * d, h * d, d};
-  a.k = (fa2_tensor){(void *)0x200000, FA2_BF16, (long long)n * hkv * d, hkv * d, d};
-  a.v = (fa2_tensor){(void *)0x300000, FA2_BF16, (long long)n * hkv * d, hkv * d, d};
-  a.o = (fa2_tensor){(void *)0x400000, FA2_BF16, (long long)n * h * d, h * d, d};
-  a.lse = (float *)0x500000;
-  a.batch = b;
-  a.seqlen_q = a.seqlen_k = n;
-  a.heads_q = h;
-  a.heads_kv = hkv;
-  a.head_dim = d;
-  a.stab = FA2_STAB_ROBUST;
-  return a;
-}
-
-static fa2_cache_stats stats(fa2_context *ctx) {
-  fa2_cache_stats s;
-  cr_assert_eq(fa2_stats(ctx, &s), FA2_OK);
-  return s;
-}
+/* The backward's caller-owned workspace (a fake address). */
+#define WORKSPACE ((void *)0xa000000)
 
 Test(rt_context, no_driver_fails_cleanly) {
   rt_cuda_set_library_for_tests("/nonexistent/libcuda.so.1");
@@ -83,13 +26,13 @@ Test(rt_context, no_driver_fails_cleanly) {
 }
 
 Test(rt_context, device_properties) {
-  fa2_context *ctx = make_ctx(cache_dir(), 0);
-  fa2_cache_stats s = stats(ctx);
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
+  fa2_cache_stats s = fu_stats(ctx);
   cr_expect_str_eq(s.arch, "sm_90");
   cr_expect_str_eq(s.device_name, "Fake GPU");
   cr_expect_eq(s.disk_cache, 1);
-  char expect[400];
-  snprintf(expect, sizeof expect, "%s/kernels", cache_dir());
+  char expect[500];
+  snprintf(expect, sizeof expect, "%s/kernels", fu_path(0, "cache"));
   cr_expect_str_eq(s.cache_dir, expect);
   cr_expect_eq(fake->retains, 1);
   fa2_destroy(ctx);
@@ -125,8 +68,8 @@ Test(rt_context, old_gpu_is_unsupported) {
 }
 
 Test(rt_context, launch_geometry_and_arguments) {
-  fa2_context *ctx = make_ctx(cache_dir(), 0);
-  fa2_fwd_args a = args(3, 200, 12, 4, 128);
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
+  fa2_fwd_args a = fu_args(3, 200, 12, 4, 128);
   a.q.seq_stride = 3 * 12 * 128; /* packed QKV: rows 3x wider */
   a.q.batch_stride = 200LL * 3 * 12 * 128;
   a.causal = 1;
@@ -175,8 +118,8 @@ Test(rt_context, launch_geometry_and_arguments) {
 }
 
 Test(rt_context, small_shared_memory_needs_no_attribute) {
-  fa2_context *ctx = make_ctx(cache_dir(), 0);
-  fa2_fwd_args a = args(1, 10, 1, 1, 64); /* 46080 bytes */
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
+  fa2_fwd_args a = fu_args(1, 10, 1, 1, 64); /* 46080 bytes */
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
   cr_expect_eq(fake->last.smem, 46080);
   cr_expect_eq(fake->attr_sets, 0);
@@ -184,13 +127,13 @@ Test(rt_context, small_shared_memory_needs_no_attribute) {
 }
 
 Test(rt_context, cache_levels_memory_disk_compile) {
-  fa2_context *ctx = make_ctx(cache_dir(), FA2_LOG_INFO);
-  fa2_fwd_args a = args(2, 100, 4, 2, 64);
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), FA2_LOG_INFO);
+  fa2_fwd_args a = fu_args(2, 100, 4, 2, 64);
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
   a.beta = FA2_DEFAULT_BETA; /* the default spelled out: the same kernel */
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
-  fa2_cache_stats s = stats(ctx);
+  fa2_cache_stats s = fu_stats(ctx);
   cr_expect_eq(s.misses, 1);
   cr_expect_eq(s.memory_hits, 2);
   cr_expect_eq(s.disk_hits, 0);
@@ -199,15 +142,15 @@ Test(rt_context, cache_levels_memory_disk_compile) {
   cr_expect(strstr(seen.last, "from NVRTC") != NULL, "%s", seen.last);
   a.causal = 1; /* another variant */
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
-  cr_expect_eq(stats(ctx).misses, 2);
+  cr_expect_eq(fu_stats(ctx).misses, 2);
   fa2_destroy(ctx);
 
   /* A second process (context) finds both on disk. */
-  ctx = make_ctx(cache_dir(), FA2_LOG_INFO);
+  ctx = fu_ctx(fu_path(0, "cache"), FA2_LOG_INFO);
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
   a.causal = 0;
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
-  s = stats(ctx);
+  s = fu_stats(ctx);
   cr_expect_eq(s.disk_hits, 2);
   cr_expect_eq(s.misses, 0);
   cr_expect_eq(atomic_load(&fg_compiles), 2);
@@ -217,9 +160,9 @@ Test(rt_context, cache_levels_memory_disk_compile) {
 
   /* A new fa2gen renders other sources: other keys, compiled again. */
   snprintf(fg_salt, sizeof fg_salt, " v2");
-  ctx = make_ctx(cache_dir(), 0);
+  ctx = fu_ctx(fu_path(0, "cache"), 0);
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
-  cr_expect_eq(stats(ctx).misses, 1);
+  cr_expect_eq(fu_stats(ctx).misses, 1);
   fa2_destroy(ctx);
 }
 
@@ -227,12 +170,12 @@ Test(rt_context, unwritable_cache_dir_warns_once_and_works) {
   char file[300];
   snprintf(file, sizeof file, "%s/file", root);
   fclose(fopen(file, "w"));
-  fa2_context *ctx = make_ctx(file, 0);
-  fa2_fwd_args a = args(1, 10, 2, 2, 64);
+  fa2_context *ctx = fu_ctx(file, 0);
+  fa2_fwd_args a = fu_args(1, 10, 2, 2, 64);
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
   a.causal = 1;
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
-  fa2_cache_stats s = stats(ctx);
+  fa2_cache_stats s = fu_stats(ctx);
   cr_expect_eq(s.misses, 2);
   cr_expect_eq(s.disk_cache, 0);
   cr_expect_str_eq(s.cache_dir, "");
@@ -248,17 +191,17 @@ Test(rt_context, no_disk_cache_option) {
   o.log_user = &seen;
   fa2_context *ctx;
   cr_assert_eq(fa2_create(&ctx, &o), FA2_OK);
-  fa2_fwd_args a = args(1, 10, 2, 2, 64);
+  fa2_fwd_args a = fu_args(1, 10, 2, 2, 64);
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
-  cr_expect_eq(stats(ctx).disk_cache, 0);
+  cr_expect_eq(fu_stats(ctx).disk_cache, 0);
   cr_expect_eq(seen.count[FA2_LOG_WARN], 0);
   fa2_destroy(ctx);
 }
 
 Test(rt_context, missing_nvrtc_is_a_clear_error) {
   rt_nvrtc_fail_load_for_tests(1);
-  fa2_context *ctx = make_ctx(cache_dir(), 0);
-  fa2_fwd_args a = args(1, 10, 2, 2, 64);
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
+  fa2_fwd_args a = fu_args(1, 10, 2, 2, 64);
   cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_NO_NVRTC);
   cr_expect_str_eq(fa2_last_error(), "fwd_bf16_d64_m64n64w4s2_robust_b2_e0.001 needs compiling "
                                      "for sm_90, but NVRTC not found (disabled by a test)");
@@ -267,13 +210,13 @@ Test(rt_context, missing_nvrtc_is_a_clear_error) {
 }
 
 Test(rt_context, restores_the_callers_context) {
-  fa2_context *ctx = make_ctx(cache_dir(), 0);
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
   void *h = dlopen(getenv("FA2_FAKE_CUDA") ? getenv("FA2_FAKE_CUDA") : "build/libfakecuda.so",
                    RTLD_NOW);
   void *(*other)(void) = (void *(*)(void))dlsym(h, "fake_cuda_other_context");
   const rt_cuda_api *cu = rt_cuda_load(NULL, 0);
   cu->cuCtxSetCurrent((CUcontext)other());
-  fa2_fwd_args a = args(1, 10, 2, 2, 64);
+  fa2_fwd_args a = fu_args(1, 10, 2, 2, 64);
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
   CUcontext cur;
   cu->cuCtxGetCurrent(&cur);
@@ -284,21 +227,21 @@ Test(rt_context, restores_the_callers_context) {
 }
 
 Test(rt_context, launch_failure_names_the_kernel) {
-  fa2_context *ctx = make_ctx(cache_dir(), 0);
-  fa2_fwd_args a = args(1, 10, 2, 2, 64);
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
+  fa2_fwd_args a = fu_args(1, 10, 2, 2, 64);
   fake->launch_result = 700;
   cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_CUDA);
   cr_expect_str_eq(fa2_last_error(),
                    "cuLaunchKernel(fwd_bf16_d64_m64n64w4s2_robust_b2_e0.001, grid 1 x 2 x 1, 128 "
                    "threads, 46080 bytes shared memory) failed: CUDA_ERROR_ILLEGAL_ADDRESS (700): "
                    "fake driver error");
-  cr_expect_eq(stats(ctx).launches, 0);
+  cr_expect_eq(fu_stats(ctx).launches, 0);
   fa2_destroy(ctx);
 }
 
 Test(rt_context, module_load_failure_is_not_cached) {
-  fa2_context *ctx = make_ctx(cache_dir(), 0);
-  fa2_fwd_args a = args(1, 10, 2, 2, 64);
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
+  fa2_fwd_args a = fu_args(1, 10, 2, 2, 64);
   fake->module_load_result = 218;
   cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_CUDA);
   cr_expect(strstr(fa2_last_error(), "cuModuleLoadData(fwd_bf16_d64_m64n64w4s2_robust_b2_e0.001 "
@@ -312,8 +255,8 @@ Test(rt_context, module_load_failure_is_not_cached) {
 
 Test(rt_context, too_much_shared_memory_is_unsupported) {
   fake->smem_optin = 101376; /* an sm_86-class limit */
-  fa2_context *ctx = make_ctx(cache_dir(), 0);
-  fa2_fwd_args a = args(1, 10, 2, 2, 256); /* 2 * 264 * 320 = 168960 bytes */
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
+  fa2_fwd_args a = fu_args(1, 10, 2, 2, 256); /* 2 * 264 * 320 = 168960 bytes */
   cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_UNSUPPORTED);
   cr_expect_str_eq(fa2_last_error(), "fwd_bf16_d256_m64n64w4s2_robust_b2_e0.001 needs 168960 "
                                      "bytes of shared memory; Fake GPU (sm_90) allows 101376 per "
@@ -322,37 +265,22 @@ Test(rt_context, too_much_shared_memory_is_unsupported) {
 }
 
 Test(rt_context, seqlen_zero_is_a_noop) {
-  fa2_context *ctx = make_ctx(cache_dir(), 0);
-  fa2_fwd_args a = args(2, 0, 2, 2, 64);
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
+  fa2_fwd_args a = fu_args(2, 0, 2, 2, 64);
   a.q.data = a.o.data = NULL; /* empty tensors may have no storage */
   cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
-  a = args(0, 10, 2, 2, 64);
+  a = fu_args(0, 10, 2, 2, 64);
   cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
   cr_expect_eq(fake->launches, 0);
-  cr_expect_eq(stats(ctx).misses, 0);
+  cr_expect_eq(fu_stats(ctx).misses, 0);
   fa2_destroy(ctx);
-}
-
-static fa2_bwd_args bwd_args(int b, int n, int h, int hkv, int d) {
-  fa2_fwd_args f = args(b, n, h, hkv, d);
-  fa2_bwd_args a = {0};
-  a.q = f.q, a.k = f.k, a.v = f.v, a.o = f.o, a.lse = f.lse;
-  a.dout = (fa2_tensor){(void *)0x600000, FA2_BF16, f.o.batch_stride, f.o.seq_stride, d};
-  a.dq = (fa2_tensor){(void *)0x700000, FA2_BF16, f.q.batch_stride, f.q.seq_stride, d};
-  a.dk = (fa2_tensor){(void *)0x800000, FA2_BF16, f.k.batch_stride, f.k.seq_stride, d};
-  a.dv = (fa2_tensor){(void *)0x900000, FA2_BF16, f.v.batch_stride, f.v.seq_stride, d};
-  a.batch = b, a.seqlen_q = a.seqlen_k = n, a.heads_q = h, a.heads_kv = hkv, a.head_dim = d;
-  a.workspace = (void *)0xa000000;
-  a.workspace_bytes = fa2_backward_workspace_size(&a);
-  a.stab = FA2_STAB_ROBUST; /* the backward does not depend on it */
-  return a;
 }
 
 /* Three launches in order: delta (one warp per row), dK/dV per key block,
  * dQ conversion; the workspace holds the fp32 dQ accumulator then delta. */
 Test(rt_context, backward_launches_and_arguments) {
-  fa2_context *ctx = make_ctx(cache_dir(), 0);
-  fa2_bwd_args a = bwd_args(3, 200, 12, 4, 128);
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
+  fa2_bwd_args a = fu_bwd_args(3, 200, 12, 4, 128, WORKSPACE);
   const size_t accum = 3 * 200 * 12 * 128 * 4; /* a multiple of 256 */
   cr_expect_eq(fa2_backward_workspace_size(&a), accum + (3 * 200 * 12 * 4 + 255) / 256 * 256);
   fake->n_log = 0;
@@ -398,8 +326,8 @@ Test(rt_context, backward_launches_and_arguments) {
 /* Deterministic mode: the dQ conversion makes way for fa2_bwd_dq_det, one
  * block per 64 query rows (16 per warp) with the variant's shared memory. */
 Test(rt_context, backward_deterministic_launches) {
-  fa2_context *ctx = make_ctx(cache_dir(), 0);
-  fa2_bwd_args a = bwd_args(3, 200, 12, 4, 128);
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
+  fa2_bwd_args a = fu_bwd_args(3, 200, 12, 4, 128, WORKSPACE);
   a.deterministic = 1;
   fake->n_log = 0;
   cr_assert_eq(fa2_backward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
@@ -422,26 +350,26 @@ Test(rt_context, backward_deterministic_launches) {
 }
 
 Test(rt_context, backward_validation) {
-  fa2_context *ctx = make_ctx(cache_dir(), 0);
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
   fa2_bwd_args a;
-  a = bwd_args(1, 64, 2, 2, 256);
+  a = fu_bwd_args(1, 64, 2, 2, 256, WORKSPACE);
   cr_expect_eq(fa2_backward(ctx, &a, NULL), FA2_ERR_UNSUPPORTED);
   cr_expect(strstr(fa2_last_error(), "head_dim 256: the backward supports head dims 32, 64, 96 and "
                                      "128"), "%s", fa2_last_error());
-  a = bwd_args(1, 64, 2, 2, 64);
+  a = fu_bwd_args(1, 64, 2, 2, 64, WORKSPACE);
   a.delta = FA2_DELTA_FP32;
   cr_expect_eq(fa2_backward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
   cr_expect(strstr(fa2_last_error(), "o_fp32 is NULL: FA2_DELTA_FP32 reads O in fp32"), "%s",
             fa2_last_error());
-  a = bwd_args(1, 64, 2, 2, 64);
+  a = fu_bwd_args(1, 64, 2, 2, 64, WORKSPACE);
   a.workspace_bytes -= 1;
   cr_expect_eq(fa2_backward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
   cr_expect(strstr(fa2_last_error(), "is too small: these sizes need"), "%s", fa2_last_error());
-  a = bwd_args(1, 64, 2, 2, 64);
+  a = fu_bwd_args(1, 64, 2, 2, 64, WORKSPACE);
   a.dq.dtype = FA2_FP16;
   cr_expect_eq(fa2_backward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
   cr_expect(strstr(fa2_last_error(), "dq.dtype is 1 (FA2_FP16)"), "%s", fa2_last_error());
-  a = bwd_args(1, 64, 2, 2, 64);
+  a = fu_bwd_args(1, 64, 2, 2, 64, WORKSPACE);
   a.dk.seq_stride = 0;
   cr_expect_eq(fa2_backward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
   cr_expect(strstr(fa2_last_error(), "dk.seq_stride is 0"), "%s", fa2_last_error());
@@ -452,7 +380,7 @@ Test(rt_context, backward_validation) {
 
 Test(rt_context, prepare_compiles_ahead) {
   fa2_options o = {0};
-  o.cache_dir = cache_dir();
+  o.cache_dir = fu_path(0, "cache");
   o.jobs = 3;
   fa2_context *ctx;
   cr_assert_eq(fa2_create(&ctx, &o), FA2_OK);
@@ -463,24 +391,24 @@ Test(rt_context, prepare_compiles_ahead) {
       {"fwd_bf16_d32_m128n32w8s1_none", 0, 0, 0, 0, 0, 0},
   };
   cr_assert_eq(fa2_prepare(ctx, k, 4), FA2_OK, "%s", fa2_last_error());
-  cr_expect_eq(stats(ctx).misses, 4);
-  fa2_fwd_args a = args(1, 10, 2, 2, 64);
+  cr_expect_eq(fu_stats(ctx).misses, 4);
+  fa2_fwd_args a = fu_args(1, 10, 2, 2, 64);
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
   a.causal = 1;
   a.stab = FA2_STAB_NONE;
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
-  fa2_cache_stats s = stats(ctx);
+  fa2_cache_stats s = fu_stats(ctx);
   cr_expect_eq(s.misses, 4, "the forward calls found the prepared kernels");
   cr_expect_eq(s.memory_hits, 2);
   /* Preparing again costs nothing. */
   cr_assert_eq(fa2_prepare(ctx, k, 4), FA2_OK);
-  cr_expect_eq(stats(ctx).misses, 4);
-  cr_expect_eq(stats(ctx).memory_hits, 6);
+  cr_expect_eq(fu_stats(ctx).misses, 4);
+  cr_expect_eq(fu_stats(ctx).memory_hits, 6);
   fa2_destroy(ctx);
 }
 
 Test(rt_context, prepare_reports_the_first_bad_kernel) {
-  fa2_context *ctx = make_ctx(cache_dir(), 0);
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
   fa2_kernel_desc k[2] = {
       {NULL, FA2_BF16, 64, 0, FA2_STAB_ROBUST, 0, 0},
       {NULL, FA2_BF16, 100, 0, FA2_STAB_ROBUST, 0, 0},
@@ -550,16 +478,16 @@ static void write_aot(const char *out, const char *manifest_salt, const char *bu
 
 static int run_with_aot(const char *out) {
   fa2_options o = {0};
-  o.cache_dir = cache_dir();
+  o.cache_dir = fu_path(0, "cache");
   o.aot_dir = out;
   o.log_level = FA2_LOG_INFO;
   o.log_fn = tu_log_fn;
   o.log_user = &seen;
   fa2_context *ctx;
   cr_assert_eq(fa2_create(&ctx, &o), FA2_OK);
-  fa2_fwd_args a = args(1, 10, 2, 2, 64);
+  fa2_fwd_args a = fu_args(1, 10, 2, 2, 64);
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
-  fa2_cache_stats s = stats(ctx);
+  fa2_cache_stats s = fu_stats(ctx);
   fa2_destroy(ctx);
   cr_expect_eq(s.aot_hits + s.misses + s.disk_hits, 1);
   return (int)s.aot_hits;
@@ -612,11 +540,11 @@ Test(rt_context, tuning_database_tiles_and_tuned_beta) {
                  "{\"fwd_bf16_d64\": {\"block_m\": 128, \"block_n\": 32, \"warps\": 8, "
                  "\"stages\": 3, \"stab\": \"robust\", \"beta\": 4, \"eps\": 0.002}}}");
   fa2_options o = {0};
-  o.cache_dir = cache_dir();
+  o.cache_dir = fu_path(0, "cache");
   o.tuning_db = db;
   fa2_context *ctx;
   cr_assert_eq(fa2_create(&ctx, &o), FA2_OK);
-  fa2_fwd_args a = args(1, 300, 2, 2, 64);
+  fa2_fwd_args a = fu_args(1, 300, 2, 2, 64);
   a.stab = FA2_STAB_TUNED;
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
   cr_expect_str_eq(fake->last_image_head, "CUBIN:// fwd_bf16_d64_m128n32w8s3_robust_b4_e0.002");
@@ -637,7 +565,7 @@ Test(rt_context, tuning_database_of_another_arch_is_ignored) {
   write_text(db, "{\"arch\": \"sm_80\", \"entries\": {\"fwd_bf16_d64\": {\"block_m\": 128, "
                  "\"block_n\": 32, \"warps\": 8, \"stages\": 3}}}");
   fa2_options o = {0};
-  o.cache_dir = cache_dir();
+  o.cache_dir = fu_path(0, "cache");
   o.tuning_db = db;
   o.log_fn = tu_log_fn;
   o.log_user = &seen;
@@ -645,7 +573,7 @@ Test(rt_context, tuning_database_of_another_arch_is_ignored) {
   cr_assert_eq(fa2_create(&ctx, &o), FA2_OK);
   cr_expect_eq(seen.count[FA2_LOG_WARN], 1);
   cr_expect(strstr(seen.last, "made for another arch") != NULL, "%s", seen.last);
-  fa2_fwd_args a = args(1, 300, 2, 2, 64);
+  fa2_fwd_args a = fu_args(1, 300, 2, 2, 64);
   a.stab = FA2_STAB_TUNED; /* no database: robust with the defaults */
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);
   cr_expect_str_eq(fake->last_image_head, "CUBIN:// fwd_bf16_d64_m64n64w4s2_robust_b2_e0.001");
