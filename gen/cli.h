@@ -14,5 +14,6 @@ int cli_gen(int argc, char **argv);
 int cli_list(int argc, char **argv);
 int cli_build(int argc, char **argv);
 int cli_bias(int argc, char **argv);
+int cli_tune(int argc, char **argv);
 
 #endif

@@ -68,13 +68,18 @@ enum { N_MODES = 3 };
 static const struct {
   lab_case_kind kind;
   int repeats;
-} SUITE[] = {
+} SUITE[CLI_BIAS_N_SUITE] = {
     {LAB_CASE_RANDOM, 0},     {LAB_CASE_REPEAT, 1},    {LAB_CASE_REPEAT, 2},
     {LAB_CASE_REPEAT, 4},     {LAB_CASE_REPEAT, 16},   {LAB_CASE_SAME_TILE, 2},
     {LAB_CASE_CROSS_TILE, 2}, {LAB_CASE_SINK, 2},      {LAB_CASE_POS_V, 2},
 };
 static const int HEAD_DIMS[2] = {64, 128};
-enum { N_SUITE = (int)(sizeof SUITE / sizeof *SUITE), N_CASES = 2 * N_SUITE };
+enum { N_SUITE = CLI_BIAS_N_SUITE, N_CASES = 2 * N_SUITE };
+
+void cli_bias_suite(int head_dim, int block_n, int seqlen, int heads, lab_case *out) {
+  for (int i = 0; i < N_SUITE; i++)
+    out[i] = (lab_case){SUITE[i].kind, SUITE[i].repeats, head_dim, seqlen, heads, block_n, 0};
+}
 
 /* The key tile of the default forward variant of a head dim: the lab places
  * ties against the tiles the kernels really use. */
@@ -139,7 +144,7 @@ static int run_cpu(work *w) {
 static int run_gpu(work *w) {
   cli_bias_gpu *g;
   char err[512];
-  const int rc = cli_bias_gpu_open(&g, err, sizeof err);
+  const int rc = cli_bias_gpu_open(&g, "off", err, sizeof err); /* ties sit on built-in tiles */
   if (rc) {
     fprintf(stderr, "fa2 bias --gpu: %s%s\n", rc > 0 ? "no GPU: " : "", err);
     return 1;
@@ -152,8 +157,8 @@ static int run_gpu(work *w) {
       cli_bias_gpu_close(g);
       return 1;
     }
-    const int r = cli_bias_gpu_run(g, &w->cases[i], &in, MODES, N_MODES, w->o->beta, w->o->eps,
-                                   w->results[i], err, sizeof err);
+    const int r = cli_bias_gpu_run(g, &w->cases[i], &in, MODES, N_MODES, &w->o->beta, 1,
+                                   w->o->eps, w->results[i], err, sizeof err);
     lab_inputs_free(&in);
     if (r) {
       fprintf(stderr, "fa2 bias --gpu: %s\n", err);
@@ -356,10 +361,8 @@ int cli_bias(int argc, char **argv) {
   if (!w) return fprintf(stderr, "fa2 bias: out of memory\n"), 1;
   w->o = &o;
   for (int di = 0; di < 2; di++) {
-    const int bn = default_block_n(HEAD_DIMS[di], o.dtype);
-    for (int i = 0; i < N_SUITE; i++)
-      w->cases[di * N_SUITE + i] = (lab_case){SUITE[i].kind, SUITE[i].repeats, HEAD_DIMS[di], o.seqlen,
-                                              o.heads, bn, 0};
+    cli_bias_suite(HEAD_DIMS[di], default_block_n(HEAD_DIMS[di], o.dtype), o.seqlen, o.heads,
+                   &w->cases[di * N_SUITE]);
   }
   if (o.dump) {
     const int rc = cli_bias_dump(w->cases, N_CASES, o.dtype, o.seed, o.dump);

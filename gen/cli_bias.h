@@ -7,17 +7,24 @@
  * JIT, caches) on a case's inputs and scores them like the CPU lab. */
 typedef struct cli_bias_gpu cli_bias_gpu;
 
-/* Opens device 0. Returns 0, 1 when there is no usable GPU (why in err),
+/* Opens device 0 with the tuning database tuning_db (NULL: the default
+ * one; "off": built-in tiles). Returns 0, 1 when there is no usable GPU (why in err),
  * -1 on a CUDA or runtime failure (why in err). */
-int cli_bias_gpu_open(cli_bias_gpu **out, char *err, size_t errlen);
+int cli_bias_gpu_open(cli_bias_gpu **out, const char *tuning_db, char *err, size_t errlen);
 void cli_bias_gpu_close(cli_bias_gpu *g);
 const char *cli_bias_gpu_name(const cli_bias_gpu *g);
 
-/* Measures one case's inputs in every mode (as lab_run_cpu). Returns 0 or -1
- * (why in err). */
+/* Measures one case's inputs in every mode (as lab_run_cpu) for each of
+ * betas[n_betas]: results[b * n_modes + m]. The float64 reference is
+ * computed once. Returns 0 or -1 (why in err). */
 int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
-                     const lab_mode *modes, int n_modes, double beta, double eps,
-                     lab_result *results, char *err, size_t errlen);
+                     const lab_mode *modes, int n_modes, const double *betas, int n_betas,
+                     double eps, lab_result *results, char *err, size_t errlen);
+
+/* The suite: CLI_BIAS_N_SUITE cases per head dim, ties placed against the
+ * key tile block_n. */
+enum { CLI_BIAS_N_SUITE = 9 };
+void cli_bias_suite(int head_dim, int block_n, int seqlen, int heads, lab_case *out);
 
 /* fa2 bias --dump: writes the inputs of cases[n] into dir (cases.json and one
  * .bin per case). Returns the exit status (0 or 1, with a message). */

@@ -26,7 +26,7 @@ struct cli_bias_gpu {
     }                                                                                    \
   } while (0)
 
-int cli_bias_gpu_open(cli_bias_gpu **out, char *err, size_t errlen) {
+int cli_bias_gpu_open(cli_bias_gpu **out, const char *tuning_db, char *err, size_t errlen) {
   *out = NULL;
   cli_bias_gpu *g = calloc(1, sizeof *g);
   if (!g) return snprintf(err, errlen, "out of memory"), -1;
@@ -42,6 +42,7 @@ int cli_bias_gpu_open(cli_bias_gpu **out, char *err, size_t errlen) {
   CU_TRY(g, g->cu->cuDevicePrimaryCtxRetain(&g->cuctx, dev));
   CU_TRY(g, g->cu->cuCtxSetCurrent(g->cuctx));
   fa2_options opt = {0};
+  opt.tuning_db = tuning_db;
   if (fa2_create(&g->ctx, &opt) != FA2_OK) {
     snprintf(err, errlen, "%s", fa2_last_error());
     goto fail;
@@ -66,8 +67,8 @@ static void to_half(const float *x, unsigned short *h, long long n, lab_dtype t)
 }
 
 int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
-                     const lab_mode *modes, int n_modes, double beta, double eps,
-                     lab_result *results, char *err, size_t errlen) {
+                     const lab_mode *modes, int n_modes, const double *betas, int n_betas,
+                     double eps, lab_result *results, char *err, size_t errlen) {
   const lab_shape *s = &in->shape;
   const long long n = lab_q_elems(s), bytes = n * 2, rows = lab_rows(s);
   const rt_cuda_api *cu = g->cu;
@@ -96,36 +97,40 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
   lab_ref_forward(s, in->q, in->k, in->v, o_ref, lse_ref);
   const double tied = lab_tied_rate(s, in->q, in->k);
   const long long rs = (long long)s->heads_q * s->head_dim; /* row stride, elements */
-  for (int m = 0; m < n_modes; m++) {
-    const fa2_dtype dt = in->dtype == LAB_FP16 ? FA2_FP16 : FA2_BF16;
-    fa2_fwd_args a = {0};
-    a.q = (fa2_tensor){(void *)dq, dt, s->seqlen_q * rs, rs, s->head_dim};
-    a.k = (fa2_tensor){(void *)dk, dt, s->seqlen_k * rs, rs, s->head_dim};
-    a.v = (fa2_tensor){(void *)dv, dt, s->seqlen_k * rs, rs, s->head_dim};
-    a.o = (fa2_tensor){(void *)dout, dt, s->seqlen_q * rs, rs, s->head_dim};
-    a.lse = (float *)dlse;
-    a.batch = s->batch;
-    a.seqlen_q = s->seqlen_q;
-    a.seqlen_k = s->seqlen_k;
-    a.heads_q = s->heads_q;
-    a.heads_kv = s->heads_kv;
-    a.head_dim = s->head_dim;
-    a.causal = s->causal;
-    a.stab = modes[m] == LAB_PAPER ? FA2_STAB_PAPER : modes[m] == LAB_ROBUST ? FA2_STAB_ROBUST : FA2_STAB_NONE;
-    a.beta = beta;
-    a.eps = eps;
-    a.o_fp32 = (float *)do32;
-    CU_TRY(g, cu->cuMemsetD16(dout, 0x7fc1, n)); /* poison: NaN where nothing is written */
-    if (fa2_forward(g->ctx, &a, NULL) != FA2_OK) {
-      snprintf(err, errlen, "fa2_forward: %s", fa2_last_error());
-      goto fail;
+  for (int b = 0; b < n_betas; b++) {
+    for (int m = 0; m < n_modes; m++) {
+      const double beta = betas[b];
+      const fa2_dtype dt = in->dtype == LAB_FP16 ? FA2_FP16 : FA2_BF16;
+      fa2_fwd_args a = {0};
+      a.q = (fa2_tensor){(void *)dq, dt, s->seqlen_q * rs, rs, s->head_dim};
+      a.k = (fa2_tensor){(void *)dk, dt, s->seqlen_k * rs, rs, s->head_dim};
+      a.v = (fa2_tensor){(void *)dv, dt, s->seqlen_k * rs, rs, s->head_dim};
+      a.o = (fa2_tensor){(void *)dout, dt, s->seqlen_q * rs, rs, s->head_dim};
+      a.lse = (float *)dlse;
+      a.batch = s->batch;
+      a.seqlen_q = s->seqlen_q;
+      a.seqlen_k = s->seqlen_k;
+      a.heads_q = s->heads_q;
+      a.heads_kv = s->heads_kv;
+      a.head_dim = s->head_dim;
+      a.causal = s->causal;
+      a.stab = modes[m] == LAB_PAPER ? FA2_STAB_PAPER : modes[m] == LAB_ROBUST ? FA2_STAB_ROBUST : FA2_STAB_NONE;
+      a.beta = beta;
+      a.eps = eps;
+      a.o_fp32 = (float *)do32;
+      CU_TRY(g, cu->cuMemsetD16(dout, 0x7fc1, n)); /* poison: NaN where nothing is written */
+      if (fa2_forward(g->ctx, &a, NULL) != FA2_OK) {
+        snprintf(err, errlen, "fa2_forward: %s", fa2_last_error());
+        goto fail;
+      }
+      CU_TRY(g, cu->cuCtxSynchronize());
+      CU_TRY(g, cu->cuMemcpyDtoH(h, dout, bytes));
+      CU_TRY(g, cu->cuMemcpyDtoH(o32, do32, n * 4));
+      for (long long i = 0; i < n; i++) o[i] = in->dtype == LAB_FP16 ? lab_fp16_to_f32(h[i]) : lab_bf16_to_f32(h[i]);
+      lab_result *res = &results[b * n_modes + m];
+      lab_score(c, in, modes[m], beta, eps, o, o32, o_ref, res);
+      res->tied_rate = tied;
     }
-    CU_TRY(g, cu->cuCtxSynchronize());
-    CU_TRY(g, cu->cuMemcpyDtoH(h, dout, bytes));
-    CU_TRY(g, cu->cuMemcpyDtoH(o32, do32, n * 4));
-    for (long long i = 0; i < n; i++) o[i] = in->dtype == LAB_FP16 ? lab_fp16_to_f32(h[i]) : lab_bf16_to_f32(h[i]);
-    lab_score(c, in, modes[m], beta, eps, o, o32, o_ref, &results[m]);
-    results[m].tied_rate = tied;
   }
   rc = 0;
 fail:

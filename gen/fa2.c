@@ -10,6 +10,7 @@ static const cli_command commands[] = {
     {"list", cli_list, "list the variants of a spec"},
     {"build", cli_build, "NVRTC-compile every variant ahead of time, with a resource table"},
     {"bias", cli_bias, "measure rounding bias on the tie-heavy suite (CPU lab or GPU kernels)"},
+    {"tune", cli_tune, "choose tiles and beta for this GPU (autotuner; tuning database)"},
 };
 
 static void usage(FILE *f) {

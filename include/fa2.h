@@ -68,7 +68,9 @@ typedef struct fa2_options {
                             ~/.cache/fa2gen */
   int no_disk_cache;     /* 1: memory cache only */
   const char *aot_dir;   /* an out/ directory of `fa2 build`; NULL: $FA2_AOT_DIR or none */
-  const char *tuning_db; /* tuning database (JSON); NULL: none, built-in defaults */
+  const char *tuning_db; /* tuning database (JSON, `fa2 tune`); NULL: $FA2_TUNING_DB, else
+                            this GPU's file in the cache directory when there is one;
+                            "off": none (built-in tiles, defaults for FA2_STAB_TUNED) */
   int log_level;         /* fa2_log_level */
   fa2_log_fn log_fn;
   void *log_user;
@@ -207,6 +209,58 @@ typedef struct fa2_cache_stats {
 
 /* Counters since fa2_create. */
 FA2_API fa2_status fa2_stats(fa2_context *ctx, fa2_cache_stats *out);
+
+/* The tuning database this context reads (or looked for and did not find):
+ * by default <cache dir>/tuning/<gpu>_<arch>_<SMs>sm.json. FA2_ERR_NOT_AVAILABLE
+ * when switched off or there is no cache directory. */
+FA2_API fa2_status fa2_tuning_path(fa2_context *ctx, char *buf, size_t len);
+
+/* Records in the database at db_path (NULL: fa2_tuning_path's) the
+ * stabilization FA2_STAB_TUNED uses for dtype and head_dim, causal and not
+ * (what `fa2 tune` stores after its beta calibration). Same checks as a
+ * forward call; beta/eps 0: the defaults. */
+FA2_API fa2_status fa2_tuning_set_stab(fa2_context *ctx, const char *db_path, fa2_dtype dtype,
+                                       int head_dim, fa2_stab stab, double beta, double eps);
+
+/* ---- autotuner (`fa2 tune`) ----
+ * For each tuning key of a spec (pass, dtype, head dim, causal, and the mode
+ * for a forward), fa2_tune loads every candidate tile shape the generator
+ * accepts for this GPU (NVRTC, options.jobs threads, cached like any kernel),
+ * drops those that spill or use a stack, times the rest with CUDA events
+ * (one warm-up, reps launches per round, rounds interleaved, the median;
+ * two input sets in turn so the L2 cache does not flatter) on the
+ * shape table B*N = 16384 tokens, H*d = 2048, and stores the tiles whose
+ * worst ratio to the fastest over the lengths is smallest. Contexts created
+ * afterwards use them. Each timing is journaled next to the database; a run
+ * that stops (budget, Ctrl-C, a crash) resumes from the journal. */
+typedef struct fa2_tune_progress {
+  const char *phase;       /* "compile" or "time" */
+  int done, total;         /* steps of this phase */
+  double elapsed_s, eta_s; /* of this phase; eta_s < 0: not known yet */
+  const char *what;        /* the kernel or tuning key at hand */
+} fa2_tune_progress;
+
+typedef void (*fa2_tune_progress_fn)(const fa2_tune_progress *p, void *user);
+
+typedef struct fa2_tune_options {
+  const char *spec_path;       /* NULL: the built-in specs/default.lua */
+  const int *seqlens;          /* NULL: 1024, 2048, 4096, 8192, 16384 */
+  int n_seqlens;               /* up to 8 */
+  double budget_s;             /* > 0: stop timing after this many seconds, store the best
+                                  of what was timed, keep the journal */
+  int wide;                    /* 1: the larger grid of a manual sweep (slow) */
+  int reps, rounds;            /* 0: 5 and 2 (wide: 10 and 3) */
+  int dry_run;                 /* 1: write no database */
+  const char *db_path;         /* NULL: fa2_tuning_path's */
+  const char *report_path;     /* JSON of every candidate, timing and choice; NULL: none */
+  int fresh;                   /* 1: ignore the journal of an earlier run */
+  fa2_tune_progress_fn progress;
+  void *progress_user;
+} fa2_tune_options;
+
+/* Tunes; *complete (may be NULL) is 1 when every key was timed, 0 when the
+ * budget stopped it (run again to resume). */
+FA2_API fa2_status fa2_tune(fa2_context *ctx, const fa2_tune_options *options, int *complete);
 
 #ifdef __cplusplus
 }

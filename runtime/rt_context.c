@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "rt_error.h"
+#include "rt_nvrtc.h"
 #include "rt_paths.h"
 
 int rt_cuda_fail(CUresult r, const char *fmt, ...) {
@@ -68,7 +69,9 @@ static int open_device(fa2_context *ctx) {
       (r = cu->cuDeviceGetAttribute(&major, RT_CU_ATTR_COMPUTE_CAPABILITY_MAJOR, ctx->dev)) ||
       (r = cu->cuDeviceGetAttribute(&minor, RT_CU_ATTR_COMPUTE_CAPABILITY_MINOR, ctx->dev)) ||
       (r = cu->cuDeviceGetAttribute(&ctx->smem_optin,
-                                    RT_CU_ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, ctx->dev)))
+                                    RT_CU_ATTR_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, ctx->dev)) ||
+      (r = cu->cuDeviceGetAttribute(&ctx->sm_count, RT_CU_ATTR_MULTIPROCESSOR_COUNT, ctx->dev)) ||
+      (r = cu->cuDriverGetVersion(&ctx->driver_version)))
     return rt_cuda_fail(r, "reading the properties of device %d", ctx->device);
   ctx->device_name[sizeof ctx->device_name - 1] = 0;
   if (major < 8)
@@ -81,6 +84,35 @@ static int open_device(fa2_context *ctx) {
     return rt_cuda_fail(r, "cuDevicePrimaryCtxRetain(device %d)", ctx->device);
   ctx->primary_retained = 1;
   return FA2_OK;
+}
+
+void rt_ctx_identity(const fa2_context *ctx, rt_identity *id) {
+  memset(id, 0, sizeof *id);
+  snprintf(id->name, sizeof id->name, "%s", ctx->device_name);
+  snprintf(id->arch, sizeof id->arch, "%s", ctx->arch);
+  id->sm_count = ctx->sm_count;
+  id->driver = ctx->driver_version;
+  if (rt_nvrtc_path()[0]) rt_nvrtc_version(&id->nvrtc_major, &id->nvrtc_minor);
+  snprintf(id->fa2gen, sizeof id->fa2gen, "%s", rt_source_version());
+}
+
+/* options.tuning_db, else $FA2_TUNING_DB, else this GPU's file in the cache
+ * directory (when it exists); "off" in either place: none. */
+static void open_tuning(fa2_context *ctx, const char *opt) {
+  const char *path = opt && *opt ? opt : getenv("FA2_TUNING_DB");
+  int missing_ok = 0;
+  rt_identity id;
+  rt_ctx_identity(ctx, &id);
+  if (path && !strcmp(path, "off")) return;
+  if (!path || !*path) {
+    if (!ctx->cache_dir[0] ||
+        rt_identity_db_path(&id, ctx->cache_dir, ctx->tuning_path, sizeof ctx->tuning_path))
+      return;
+    missing_ok = 1;
+  } else {
+    snprintf(ctx->tuning_path, sizeof ctx->tuning_path, "%s", path);
+  }
+  ctx->tuning = rt_tuning_load(ctx->tuning_path, &id, missing_ok, &ctx->log);
 }
 
 static void open_caches(fa2_context *ctx, const fa2_options *o) {
@@ -97,7 +129,7 @@ static void open_caches(fa2_context *ctx, const fa2_options *o) {
   }
   const char *aot = o->aot_dir && *o->aot_dir ? o->aot_dir : getenv("FA2_AOT_DIR");
   ctx->aot = rt_aot_open(aot, ctx->arch, &ctx->log);
-  ctx->tuning = rt_tuning_load(o->tuning_db, ctx->arch, &ctx->log);
+  open_tuning(ctx, o->tuning_db);
 }
 
 fa2_status fa2_create(fa2_context **out, const fa2_options *options) {

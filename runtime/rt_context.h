@@ -9,6 +9,7 @@
 #include "rt_aot.h"
 #include "rt_cuda.h"
 #include "rt_diskcache.h"
+#include "rt_identity.h"
 #include "rt_log.h"
 #include "rt_memcache.h"
 #include "rt_select.h"
@@ -35,12 +36,14 @@ struct fa2_context {
   char arch[16];
   char device_name[96];
   int smem_optin;
+  int sm_count, driver_version;
 
   rt_log log;
   char cache_dir[1024];
   rt_diskcache dc;
   rt_aot *aot;
   rt_tuning *tuning;
+  char tuning_path[1100]; /* the database in use or looked for; "" when off */
   char *nvrtc_buf;
   const char *nvrtc_dirs[RT_MAX_NVRTC_DIRS + 1];
   int jobs;
@@ -65,6 +68,10 @@ int rt_ctx_enter(fa2_context *ctx, CUcontext *saved);
 /* Restores a different context that was current; leaves ours otherwise. */
 void rt_ctx_leave(fa2_context *ctx, CUcontext saved);
 
+/* This device and software, as a tuning database records them (NVRTC's
+ * version only once it is loaded). */
+void rt_ctx_identity(const fa2_context *ctx, rt_identity *id);
+
 /* Sets the error of a failed driver call; returns FA2_ERR_CUDA (or
  * FA2_ERR_OUT_OF_MEMORY). what: printf format naming the call. */
 int rt_cuda_fail(CUresult r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -73,6 +80,18 @@ int rt_cuda_fail(CUresult r, const char *fmt, ...) __attribute__((format(printf,
  * cache, else AOT -> disk -> NVRTC and a module load. */
 int rt_kernel_for_variant(fa2_context *ctx, const gen_variant *v, rt_kernel **out);
 int rt_kernel_for_request(fa2_context *ctx, const rt_request *r, rt_kernel **out);
+/* Loads variants[n] on ctx->jobs threads, all of them even when some fail:
+ * rcs[i] and msgs[i] are each one's status and error; done(user, i) runs
+ * after each, under a lock. Returns FA2_OK. */
+int rt_prepare_each(fa2_context *ctx, const gen_variant *const *variants, int n, int *rcs,
+                    char (*msgs)[256], void (*done)(void *user, int i), void *user);
+
+/* Launches a loaded kernel on checked arguments (fa2_forward/fa2_backward
+ * after selection; the tuner with the candidate it times). ws: the
+ * backward's workspace, fa2_backward_workspace_size(a) bytes. */
+int rt_launch_fwd(fa2_context *ctx, const rt_kernel *k, const fa2_fwd_args *a, void *stream);
+int rt_launch_bwd(fa2_context *ctx, const rt_kernel *k, const fa2_bwd_args *a, void *ws,
+                  void *stream);
 /* Unloads and frees every kernel of ctx (fa2_destroy). */
 void rt_kernels_free(fa2_context *ctx);
 

@@ -53,21 +53,25 @@ fa2_status fa2_forward(fa2_context *ctx, const fa2_fwd_args *a, void *stream) {
   else if ((rc = rt_kernel_for_request(ctx, &req, &k)) != FA2_OK)
     return (fa2_status)rc;
 
+  return (fa2_status)rt_launch_fwd(ctx, k, a, stream);
+}
+
+int rt_launch_fwd(fa2_context *ctx, const rt_kernel *k, const fa2_fwd_args *a, void *stream) {
   fa2_fwd_params p;
   fill_params(a, &p);
   unsigned grid_x = (unsigned)((a->seqlen_q + k->block_m - 1) / k->block_m);
   void *params[] = {&p};
   CUcontext saved;
-  if ((rc = rt_ctx_enter(ctx, &saved)) != FA2_OK) return (fa2_status)rc;
+  int rc;
+  if ((rc = rt_ctx_enter(ctx, &saved)) != FA2_OK) return rc;
   CUresult r = ctx->cu->cuLaunchKernel(k->fn[0], grid_x, (unsigned)a->heads_q,
                                        (unsigned)a->batch, (unsigned)k->threads, 1, 1,
                                        (unsigned)k->smem_bytes, (CUstream)stream, params, NULL);
   rt_ctx_leave(ctx, saved);
   if (r != RT_CUDA_SUCCESS)
-    return (fa2_status)rt_cuda_fail(r, "cuLaunchKernel(%s, grid %u x %d x %d, %d threads, %d "
-                                       "bytes shared memory)",
-                                    k->name, grid_x, a->heads_q, a->batch, k->threads,
-                                    k->smem_bytes);
+    return rt_cuda_fail(r, "cuLaunchKernel(%s, grid %u x %d x %d, %d threads, %d bytes shared "
+                           "memory)",
+                        k->name, grid_x, a->heads_q, a->batch, k->threads, k->smem_bytes);
   atomic_fetch_add_explicit(&ctx->launches, 1, memory_order_relaxed);
   return FA2_OK;
 }
@@ -149,6 +153,12 @@ fa2_status fa2_backward(fa2_context *ctx, const fa2_bwd_args *a, void *stream) {
   void *ws = NULL;
   if (a->seqlen_q > 0 && (rc = bwd_workspace(ctx, a, &ws)) != FA2_OK) return (fa2_status)rc;
 
+  return (fa2_status)rt_launch_bwd(ctx, k, a, ws, stream);
+}
+
+int rt_launch_bwd(fa2_context *ctx, const rt_kernel *k, const fa2_bwd_args *a, void *ws,
+                  void *stream) {
+  int rc;
   fa2_bwd_params p;
   fill_bwd_params(a, ws, &p);
   void *params[] = {&p};
@@ -168,7 +178,7 @@ fa2_status fa2_backward(fa2_context *ctx, const fa2_bwd_args *a, void *stream) {
       dq,
   };
   CUcontext saved;
-  if ((rc = rt_ctx_enter(ctx, &saved)) != FA2_OK) return (fa2_status)rc;
+  if ((rc = rt_ctx_enter(ctx, &saved)) != FA2_OK) return rc;
   for (int i = 0; i < 3; i++) {
     if (steps[i].gx == 0) continue;
     CUresult r = ctx->cu->cuLaunchKernel(k->fn[steps[i].fn], steps[i].gx, steps[i].gy,
@@ -176,8 +186,8 @@ fa2_status fa2_backward(fa2_context *ctx, const fa2_bwd_args *a, void *stream) {
                                          steps[i].smem, (CUstream)stream, params, NULL);
     if (r != RT_CUDA_SUCCESS) {
       rt_ctx_leave(ctx, saved);
-      return (fa2_status)rt_cuda_fail(r, "cuLaunchKernel(%s entry %d, grid %u x %u x %d)", k->name,
-                                      steps[i].fn, steps[i].gx, steps[i].gy, a->batch);
+      return rt_cuda_fail(r, "cuLaunchKernel(%s entry %d, grid %u x %u x %d)", k->name,
+                          steps[i].fn, steps[i].gx, steps[i].gy, a->batch);
     }
   }
   rt_ctx_leave(ctx, saved);

@@ -12,6 +12,11 @@ typedef struct prep {
   fa2_context *ctx;
   const fa2_kernel_desc *descs; /* either descs */
   const gen_variant *variants;  /* or completed variants (a spec) */
+  const gen_variant *const *each; /* or variants that may fail one by one (the tuner) */
+  int *rcs;
+  char (*msgs)[256];
+  void (*done)(void *user, int i);
+  void *user;
   int n;
   atomic_int next, failed;
   pthread_mutex_t lock;
@@ -61,10 +66,25 @@ static int prepare_variant(fa2_context *ctx, const gen_variant *spec_v) {
   return rt_kernel_for_variant(ctx, &v, &k);
 }
 
+/* One of p->each: its status and message kept, the others go on. */
+static void prepare_one(prep *p, int i) {
+  rt_kernel *k;
+  int rc = rt_kernel_for_variant(p->ctx, p->each[i], &k);
+  pthread_mutex_lock(&p->lock);
+  p->rcs[i] = rc;
+  snprintf(p->msgs[i], sizeof p->msgs[i], "%s", rc == FA2_OK ? "" : fa2_last_error());
+  if (p->done) p->done(p->user, i);
+  pthread_mutex_unlock(&p->lock);
+}
+
 static void *worker(void *arg) {
   prep *p = arg;
   int i;
   while (!atomic_load(&p->failed) && (i = atomic_fetch_add(&p->next, 1)) < p->n) {
+    if (p->each) {
+      prepare_one(p, i);
+      continue;
+    }
     int rc = p->descs ? prepare_desc(p->ctx, &p->descs[i], i)
                       : prepare_variant(p->ctx, &p->variants[i]);
     if (rc != FA2_OK) {
@@ -92,6 +112,13 @@ static fa2_status run(prep *p) {
   pthread_mutex_destroy(&p->lock);
   if (p->rc != FA2_OK) return (fa2_status)rt_set_error(p->rc, "%s", p->msg);
   return FA2_OK;
+}
+
+int rt_prepare_each(fa2_context *ctx, const gen_variant *const *variants, int n, int *rcs,
+                    char (*msgs)[256], void (*done)(void *user, int i), void *user) {
+  prep p = {.ctx = ctx, .each = variants, .rcs = rcs, .msgs = msgs, .done = done, .user = user,
+            .n = n};
+  return run(&p);
 }
 
 fa2_status fa2_prepare(fa2_context *ctx, const fa2_kernel_desc *kernels, int n) {

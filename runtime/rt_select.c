@@ -42,9 +42,28 @@ void rt_request_desc(const fa2_kernel_desc *d, rt_request *r) {
   normalize(r, (int)d->stab, d->beta, d->eps);
 }
 
+static const char *mode_suffix(int stab) {
+  return stab == FA2_STAB_PAPER ? "_paper" : stab == FA2_STAB_ROBUST ? "_robust" : "_none";
+}
+
 void rt_request_tuning_key(const rt_request *r, char *buf, size_t len) {
   snprintf(buf, len, "%s_%s_d%d%s", r->pass == GEN_PASS_FWD ? "fwd" : "bwd",
            r->dtype == FA2_FP16 ? "fp16" : "bf16", r->head_dim, r->causal ? "_causal" : "");
+}
+
+void rt_tuning_key_for_mode(const rt_request *r, int stab, char *buf, size_t len) {
+  char base[64];
+  rt_request_tuning_key(r, base, sizeof base);
+  snprintf(buf, len, "%s%s", base, r->pass == GEN_PASS_FWD ? mode_suffix(stab) : "");
+}
+
+/* Tiles for mode stab: its own key, else the key without a mode. */
+static int tuned_tiles(const rt_tuning *t, const rt_request *r, int stab, rt_tuning_entry *e) {
+  char key[80];
+  rt_tuning_key_for_mode(r, stab, key, sizeof key);
+  if (rt_tuning_find(t, key, e) && e->block_m) return 1;
+  rt_request_tuning_key(r, key, sizeof key);
+  return rt_tuning_find(t, key, e) && e->block_m;
 }
 
 int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, const char *arch,
@@ -54,19 +73,13 @@ int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, con
   out->dtype = r->dtype; /* FA2_BF16/FP16 == GEN_DTYPE_BF16/FP16 */
   out->head_dim = r->head_dim;
   out->causal = r->causal;
-  char key[64];
-  rt_request_tuning_key(r, key, sizeof key);
-  rt_tuning_entry e;
-  int tuned = rt_tuning_find(t, key, &e);
-  if (tuned && e.block_m) {
-    out->block_m = e.block_m;
-    out->block_n = e.block_n;
-    out->warps = e.warps;
-    out->stages = e.stages;
-  }
   int stab = r->stab;
   double beta = r->beta, eps = r->eps;
   if (stab == FA2_STAB_TUNED) {
+    char key[64];
+    rt_request_tuning_key(r, key, sizeof key);
+    rt_tuning_entry e;
+    int tuned = rt_tuning_find(t, key, &e);
     stab = FA2_STAB_ROBUST;
     if (tuned && e.stab >= 0) stab = e.stab;
     if (tuned && e.beta > 1) beta = e.beta;
@@ -78,6 +91,20 @@ int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, con
   if (stab != FA2_STAB_NONE) {
     out->beta = beta;
     out->eps = eps;
+  }
+  rt_tuning_entry e;
+  if (tuned_tiles(t, r, stab, &e)) {
+    gen_variant v = *out;
+    v.block_m = e.block_m, v.block_n = e.block_n, v.warps = e.warps, v.stages = e.stages;
+    char why[1024];
+    if (rt_source_complete(s, &v, arch, why, sizeof why) == FA2_OK) {
+      *out = v;
+      return FA2_OK;
+    }
+    /* A database from an older generator, or edited by hand: the defaults
+     * still work. The warning names the file; the call goes on. */
+    rt_logf(rt_tuning_log(t), FA2_LOG_WARN, "tuning database %s: tiles m%dn%dw%ds%d ignored for %s (%s); built-in tiles",
+            rt_tuning_path(t), e.block_m, e.block_n, e.warps, e.stages, arch, why);
   }
   return rt_source_complete(s, out, arch, err, n);
 }

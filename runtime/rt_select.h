@@ -27,6 +27,10 @@ void rt_request_desc(const fa2_kernel_desc *d, rt_request *r);
 /* "fwd_bf16_d128_causal": the tuning database's key of a request. */
 void rt_request_tuning_key(const rt_request *r, char *buf, size_t len);
 
+/* "fwd_bf16_d128_causal_robust": the key of r's forward tiles in mode stab
+ * (a backward's key has no mode). */
+void rt_tuning_key_for_mode(const rt_request *r, int stab, char *buf, size_t len);
+
 /* The completed variant for r on arch. Returns an fa2 status; err says why. */
 int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, const char *arch,
                       gen_variant *out, char *err, size_t n);

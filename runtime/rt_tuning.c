@@ -1,42 +1,96 @@
-/* rt_tuning: reads the (provisional) tuning database, see rt_tuning.h. */
+/* rt_tuning: reads the tuning database, see rt_tuning.h. */
 #include "rt_tuning.h"
 
-#include <jansson.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gen.h"
 
 struct rt_tuning {
   json_t *entries; /* owned; read-only after load */
+  char path[1024];
+  rt_log log;
 };
 
-rt_tuning *rt_tuning_load(const char *path, const char *arch, const rt_log *log) {
+static const char *str_field(json_t *o, const char *k) {
+  return json_string_value(json_object_get(o, k));
+}
+
+int rt_tuning_identity(json_t *root, rt_identity *id, char *err, size_t len) {
+  memset(id, 0, sizeof *id);
+  const char *format = str_field(root, "format");
+  json_t *version = json_object_get(root, "version");
+  json_t *gpu = json_object_get(root, "gpu"), *made = json_object_get(root, "made_with");
+  if (!format || strcmp(format, RT_TUNING_FORMAT))
+    return snprintf(err, len, "not an fa2gen tuning database (\"format\" is not \"%s\")",
+                    RT_TUNING_FORMAT), -1;
+  if (!json_is_integer(version) || json_integer_value(version) != RT_TUNING_VERSION)
+    return snprintf(err, len, "format version is not %d (run fa2 tune again)", RT_TUNING_VERSION),
+           -1;
+  const char *name = str_field(gpu, "name"), *arch = str_field(gpu, "arch");
+  json_t *sms = json_object_get(gpu, "sm_count");
+  const char *fa2gen = str_field(made, "fa2gen");
+  if (!name || !arch || !json_is_integer(sms) || !fa2gen)
+    return snprintf(err, len, "no gpu name, arch, sm_count or made_with.fa2gen"), -1;
+  snprintf(id->name, sizeof id->name, "%s", name);
+  snprintf(id->arch, sizeof id->arch, "%s", arch);
+  snprintf(id->fa2gen, sizeof id->fa2gen, "%s", fa2gen);
+  json_int_t n = json_integer_value(sms);
+  id->sm_count = n > 0 && n < 100000 ? (int)n : -1;
+  json_t *drv = json_object_get(made, "driver");
+  id->driver = json_is_integer(drv) ? (int)json_integer_value(drv) : 0;
+  const char *nvrtc = str_field(made, "nvrtc");
+  if (nvrtc && sscanf(nvrtc, "%d.%d", &id->nvrtc_major, &id->nvrtc_minor) != 2)
+    id->nvrtc_major = id->nvrtc_minor = 0;
+  return 0;
+}
+
+rt_tuning *rt_tuning_load(const char *path, const rt_identity *now, int missing_ok,
+                          const rt_log *log) {
   if (!path || !*path) return NULL;
+  if (missing_ok && access(path, F_OK) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+    rt_logf(log, FA2_LOG_INFO, "no tuning database at %s: built-in tiles", path);
+    return NULL;
+  }
   json_error_t je;
   json_t *root = json_load_file(path, 0, &je);
-  const char *why = NULL;
+  char why[600] = "";
+  rt_identity made;
   if (!root)
-    why = je.text;
+    snprintf(why, sizeof why, "%s", je.text);
   else if (!json_is_object(root) || !json_is_object(json_object_get(root, "entries")))
-    why = "no \"entries\" object";
-  else {
-    const char *file_arch = json_string_value(json_object_get(root, "arch"));
-    if (file_arch && arch && strcmp(file_arch, arch) != 0) why = "made for another arch";
+    snprintf(why, sizeof why, "no \"entries\" object");
+  else if (now && rt_tuning_identity(root, &made, why, sizeof why) == 0 &&
+           rt_identity_matches(&made, now, why, sizeof why)) {
+    if (made.driver != now->driver ||
+        (now->nvrtc_major && (made.nvrtc_major != now->nvrtc_major ||
+                              made.nvrtc_minor != now->nvrtc_minor)))
+      rt_logf(log, FA2_LOG_INFO,
+              "tuning database %s was timed with driver %d and NVRTC %d.%d (now %d, %d.%d); "
+              "using it (run fa2 tune again to refresh)",
+              path, made.driver, made.nvrtc_major, made.nvrtc_minor, now->driver,
+              now->nvrtc_major, now->nvrtc_minor);
   }
-  if (why) {
+  if (why[0]) {
     rt_logf(log, FA2_LOG_WARN, "tuning database %s ignored (%s); using the built-in defaults",
             path, why);
     json_decref(root);
     return NULL;
   }
-  rt_tuning *t = malloc(sizeof *t);
+  rt_tuning *t = calloc(1, sizeof *t);
   if (!t) {
     json_decref(root);
     return NULL;
   }
   t->entries = json_incref(json_object_get(root, "entries"));
+  snprintf(t->path, sizeof t->path, "%s", path);
+  t->log = *log;
   json_decref(root);
+  rt_logf(log, FA2_LOG_INFO, "tuning database %s: %zu entries", path,
+          json_object_size(t->entries));
   return t;
 }
 
@@ -46,9 +100,20 @@ void rt_tuning_free(rt_tuning *t) {
   free(t);
 }
 
-static int int_field(json_t *o, const char *k) {
+const char *rt_tuning_path(const rt_tuning *t) { return t ? t->path : ""; }
+
+const rt_log *rt_tuning_log(const rt_tuning *t) {
+  static const rt_log quiet = {FA2_LOG_QUIET, NULL, NULL};
+  return t ? &t->log : &quiet;
+}
+
+/* A tile field: an integer 1..RT_TUNING_MAX_TILE, else 0 (absent) or -1. */
+static int tile_field(json_t *o, const char *k) {
   json_t *v = json_object_get(o, k);
-  return json_is_integer(v) ? (int)json_integer_value(v) : 0;
+  if (!v) return 0;
+  if (!json_is_integer(v)) return -1;
+  json_int_t i = json_integer_value(v);
+  return i >= 1 && i <= RT_TUNING_MAX_TILE ? (int)i : -1;
 }
 
 int rt_tuning_find(const rt_tuning *t, const char *key, rt_tuning_entry *out) {
@@ -57,12 +122,29 @@ int rt_tuning_find(const rt_tuning *t, const char *key, rt_tuning_entry *out) {
   if (!t) return 0;
   json_t *e = json_object_get(t->entries, key);
   if (!json_is_object(e)) return 0;
-  out->block_m = int_field(e, "block_m");
-  out->block_n = int_field(e, "block_n");
-  out->warps = int_field(e, "warps");
-  out->stages = int_field(e, "stages");
-  if (!out->block_n || !out->warps || !out->stages) out->block_m = 0; /* all or nothing */
-  const char *stab = json_string_value(json_object_get(e, "stab"));
+  static const char *const names[4] = {"block_m", "block_n", "warps", "stages"};
+  int tile[4], present = 0, bad = -1;
+  for (int i = 0; i < 4; i++) {
+    tile[i] = tile_field(e, names[i]);
+    present += tile[i] != 0;
+    if (tile[i] < 0 && bad < 0) bad = i;
+  }
+  if (bad >= 0) {
+    char *v = json_dumps(json_object_get(e, names[bad]), JSON_ENCODE_ANY);
+    rt_logf(&t->log, FA2_LOG_WARN,
+            "tuning database %s, entry %s: %s = %s is not a tile size (integers 1 to %d); "
+            "built-in tiles for it",
+            t->path, key, names[bad], v ? v : "?", RT_TUNING_MAX_TILE);
+    free(v);
+  } else if (present && present < 4) { /* all or nothing */
+    rt_logf(&t->log, FA2_LOG_WARN,
+            "tuning database %s, entry %s: block_m, block_n, warps and stages go together; "
+            "built-in tiles for it",
+            t->path, key);
+  } else if (present) {
+    out->block_m = tile[0], out->block_n = tile[1], out->warps = tile[2], out->stages = tile[3];
+  }
+  const char *stab = str_field(e, "stab");
   if (stab && !strcmp(stab, "none")) out->stab = GEN_STAB_NONE;
   if (stab && !strcmp(stab, "paper")) out->stab = GEN_STAB_PAPER;
   if (stab && !strcmp(stab, "robust")) out->stab = GEN_STAB_ROBUST;

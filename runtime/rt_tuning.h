@@ -1,34 +1,66 @@
-/* rt_tuning: what the tuning database says about a problem.
+/* rt_tuning: the tuning database, read side (rt_tuning_write.c writes it).
  *
- * Provisional format (the autotuner issue owns it; this reader is the
- * runtime's side of the contract), one JSON file per GPU:
- *   {"format": "fa2gen-tuning", "version": 1, "arch": "sm_90",
- *    "entries": {"fwd_bf16_d128_causal": {"block_m": 128, "block_n": 64,
- *                "warps": 4, "stages": 2, "stab": "robust", "beta": 2,
- *                "eps": 0.001}, ...}}
- * Keys are "{pass}_{dtype}_d{head_dim}[_causal]". Tiles apply to every
- * stabilization mode; stab/beta/eps apply to FA2_STAB_TUNED. A file for
- * another arch, or one that does not parse, is ignored with a warning and
- * the built-in defaults apply.
+ * One JSON file per GPU identity (rt_identity.h), by default
+ * <cache dir>/tuning/<slug>.json, written by `fa2 tune`:
+ *   {"format": "fa2gen-tuning", "version": 2,
+ *    "gpu": {"name": "NVIDIA H100 80GB HBM3", "arch": "sm_90", "sm_count": 132},
+ *    "made_with": {"fa2gen": "0.1.0", "driver": 13000, "nvrtc": "13.0"},
+ *    "entries": {
+ *      "fwd_bf16_d128_causal_robust": {"block_m": 128, "block_n": 64, "warps": 4,
+ *                                      "stages": 2},
+ *      "fwd_bf16_d128_causal": {"stab": "robust", "beta": 3, "eps": 0.001},
+ *      "bwd_bf16_d128": {"block_m": 64, "block_n": 128, "warps": 8, "stages": 2}}}
+ * Keys are "{pass}_{dtype}_d{head_dim}[_causal][_{mode}]". A forward looks
+ * for its mode's key, then the key without a mode; tiles there apply to
+ * every mode, stab/beta/eps to FA2_STAB_TUNED. Other fields (timings) are
+ * for people. A file that does not parse, is of another format or version,
+ * or was made for another identity is ignored with one warning and the
+ * built-in defaults apply; so is a single entry's value that is not a tile
+ * size (the other fields of the entry still apply).
  */
 #ifndef RT_TUNING_H
 #define RT_TUNING_H
+#include <jansson.h>
+
+#include "rt_identity.h"
 #include "rt_log.h"
+
+#define RT_TUNING_FORMAT "fa2gen-tuning"
+enum { RT_TUNING_VERSION = 2, RT_TUNING_MAX_TILE = 1024 };
 
 typedef struct rt_tuning rt_tuning;
 
 typedef struct rt_tuning_entry {
   int block_m, block_n, warps, stages; /* block_m 0: no tiles recorded */
   int stab;                            /* GEN_STAB_*, -1: none recorded */
-  double beta, eps;
+  double beta, eps;                    /* 0: not recorded */
 } rt_tuning_entry;
 
-/* path NULL: no database (never fails). Returns NULL when there is nothing
- * usable (and warns when path was given). */
-rt_tuning *rt_tuning_load(const char *path, const char *arch, const rt_log *log);
+/* path NULL or "": no database (never fails). now: this device (NULL: no
+ * identity check, for the fuzzer). missing_ok: a missing file is normal
+ * (the default path): no warning. Returns NULL when nothing is usable. */
+rt_tuning *rt_tuning_load(const char *path, const rt_identity *now, int missing_ok,
+                          const rt_log *log);
 void rt_tuning_free(rt_tuning *t);
+const char *rt_tuning_path(const rt_tuning *t);
+/* The log the database was loaded with (a quiet one for NULL). */
+const rt_log *rt_tuning_log(const rt_tuning *t);
 
 /* 1 and *out when the database has key, else 0. t may be NULL. */
 int rt_tuning_find(const rt_tuning *t, const char *key, rt_tuning_entry *out);
+
+/* The identity a database root records. Returns 0, or -1 with why in err
+ * when the format, version or identity fields are missing or wrong. */
+int rt_tuning_identity(json_t *root, rt_identity *id, char *err, size_t len);
+
+/* ---- rt_tuning_write.c ---- */
+
+/* Stores entries (key -> object) into the database at path: merged field
+ * by field into the file's entries when it has the same identity (id),
+ * else a new file. The folder is created; the file is replaced whole
+ * (temporary file + rename), so readers never see half of it. Returns 0,
+ * or -1 with why in err (nothing changed). */
+int rt_tuning_save(const char *path, const rt_identity *id, json_t *entries, char *err,
+                   size_t len);
 
 #endif

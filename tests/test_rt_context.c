@@ -536,9 +536,14 @@ Test(rt_context, stale_build_is_not_used) {
 Test(rt_context, tuning_database_tiles_and_tuned_beta) {
   char db[300];
   snprintf(db, sizeof db, "%s/tuning.json", root);
-  write_text(db, "{\"format\": \"fa2gen-tuning\", \"version\": 1, \"arch\": \"sm_90\", \"entries\": "
-                 "{\"fwd_bf16_d64\": {\"block_m\": 128, \"block_n\": 32, \"warps\": 8, "
-                 "\"stages\": 3, \"stab\": \"robust\", \"beta\": 4, \"eps\": 0.002}}}");
+  char text[1024];
+  snprintf(text, sizeof text,
+           "{\"format\": \"fa2gen-tuning\", \"version\": 2, \"gpu\": {\"name\": \"Fake GPU\", "
+           "\"arch\": \"sm_90\", \"sm_count\": 132}, \"made_with\": {\"fa2gen\": \"%s\"}, "
+           "\"entries\": {\"fwd_bf16_d64\": {\"block_m\": 128, \"block_n\": 32, \"warps\": 8, "
+           "\"stages\": 3, \"stab\": \"robust\", \"beta\": 4, \"eps\": 0.002}}}",
+           rt_source_version());
+  write_text(db, text);
   fa2_options o = {0};
   o.cache_dir = fu_path(0, "cache");
   o.tuning_db = db;
@@ -562,7 +567,9 @@ Test(rt_context, tuning_database_tiles_and_tuned_beta) {
 Test(rt_context, tuning_database_of_another_arch_is_ignored) {
   char db[300];
   snprintf(db, sizeof db, "%s/tuning.json", root);
-  write_text(db, "{\"arch\": \"sm_80\", \"entries\": {\"fwd_bf16_d64\": {\"block_m\": 128, "
+  write_text(db, "{\"format\": \"fa2gen-tuning\", \"version\": 2, \"gpu\": {\"name\": \"Fake "
+                 "GPU\", \"arch\": \"sm_80\", \"sm_count\": 132}, \"made_with\": {\"fa2gen\": "
+                 "\"x\"}, \"entries\": {\"fwd_bf16_d64\": {\"block_m\": 128, "
                  "\"block_n\": 32, \"warps\": 8, \"stages\": 3}}}");
   fa2_options o = {0};
   o.cache_dir = fu_path(0, "cache");
@@ -572,7 +579,8 @@ Test(rt_context, tuning_database_of_another_arch_is_ignored) {
   fa2_context *ctx;
   cr_assert_eq(fa2_create(&ctx, &o), FA2_OK);
   cr_expect_eq(seen.count[FA2_LOG_WARN], 1);
-  cr_expect(strstr(seen.last, "made for another arch") != NULL, "%s", seen.last);
+  cr_expect(strstr(seen.last, "made for Fake GPU (sm_80, 132 SMs), this is Fake GPU (sm_90, 132 "
+                              "SMs)") != NULL, "%s", seen.last);
   fa2_fwd_args a = fu_args(1, 300, 2, 2, 64);
   a.stab = FA2_STAB_TUNED; /* no database: robust with the defaults */
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK);

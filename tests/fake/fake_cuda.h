@@ -31,6 +31,8 @@ typedef struct fake_cuda_state {
   /* failure switches added for tests/test_fault_*.c (set by tests) */
   int retain_result; /* cuDevicePrimaryCtxRetain's result */
   int alloc_ok;      /* 0: cuMemAlloc fails with CUDA_ERROR_OUT_OF_MEMORY */
+  float elapsed_ms;  /* > 0: cuEventElapsedTime says elapsed_ms * (1 + shared memory of
+                        the last launch / 64 KiB), so the tuner prefers small tiles */
   /* observed */
   int allocs, frees, live_allocs;
   unsigned long long last_alloc; /* device address of the last allocation */

@@ -1,0 +1,337 @@
+/* rt_tune: plan, choice and journal of the autotuner (see rt_tune.h). */
+#include "rt_tune.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fa2.h"
+#include "rt_select.h"
+
+/* Tile grids. Normal: where the fastest tiles of the H100 sweeps lie (the
+ * first run's 2-warp and 256-row winners included, bench/NOTES.md); wide: a
+ * superset for a manual sweep that checks the normal grid's choices. The
+ * generator rejects what a pass cannot tile and what overflows shared
+ * memory, so the grids may be generous. */
+typedef struct grid {
+  const int (*mw)[2]; /* {block_m, warps} */
+  int n_mw;
+  const int *bn, n_bn, *st, n_st;
+} grid;
+
+static const int FWD_MW[][2] = {{64, 2}, {64, 4}, {128, 4}, {128, 8}, {256, 8}};
+static const int FWD_BN[] = {32, 48, 64, 96, 128};
+static const int FWD_ST[] = {1, 2, 3};
+static const int FWD_MW_WIDE[][2] = {{64, 2}, {64, 4}, {128, 4}, {128, 8}, {256, 8}};
+static const int FWD_BN_WIDE[] = {16, 32, 48, 64, 80, 96, 112, 128};
+static const int FWD_ST_WIDE[] = {1, 2, 3};
+/* Backward: block_m is the query step; block_n / warps keys per warp. */
+static const int BWD_MW[][2] = {{32, 4}, {64, 4}, {32, 8}, {64, 8}};
+static const int BWD_BN[] = {64, 128};
+static const int BWD_ST[] = {2, 3};
+static const int BWD_MW_WIDE[][2] = {{16, 2}, {32, 2}, {32, 4}, {64, 4}, {128, 4},
+                                     {32, 8}, {64, 8}, {128, 8}};
+static const int BWD_BN_WIDE[] = {32, 64, 128, 256};
+
+#define N_OF(a) ((int)(sizeof(a) / sizeof *(a)))
+static const grid GRIDS[2][2] = {
+    {{FWD_MW, N_OF(FWD_MW), FWD_BN, N_OF(FWD_BN), FWD_ST, N_OF(FWD_ST)},
+     {FWD_MW_WIDE, N_OF(FWD_MW_WIDE), FWD_BN_WIDE, N_OF(FWD_BN_WIDE), FWD_ST_WIDE,
+      N_OF(FWD_ST_WIDE)}},
+    {{BWD_MW, N_OF(BWD_MW), BWD_BN, N_OF(BWD_BN), BWD_ST, N_OF(BWD_ST)},
+     {BWD_MW_WIDE, N_OF(BWD_MW_WIDE), BWD_BN_WIDE, N_OF(BWD_BN_WIDE), BWD_ST, N_OF(BWD_ST)}},
+};
+
+void rt_tune_shape(const gen_variant *v, int n, int *batch, int *heads) {
+  *batch = n >= 16384 ? 1 : 16384 / n;
+  *heads = 2048 / v->head_dim > 0 ? 2048 / v->head_dim : 1;
+}
+
+double rt_tune_flops(const gen_variant *v, int n) {
+  int b, h;
+  rt_tune_shape(v, n, &b, &h);
+  double f = 4.0 * b * h * (double)n * n * v->head_dim;
+  if (v->causal) f /= 2;
+  return v->pass == GEN_PASS_BWD ? 2.5 * f : f;
+}
+
+static void group_key(const gen_variant *v, char *buf, size_t len) {
+  rt_request r = {v->pass, v->dtype, v->head_dim, v->causal, v->stab, 0, 0, 0};
+  rt_tuning_key_for_mode(&r, v->stab, buf, len);
+}
+
+/* Adds the tiles t (NULL: the built-in ones) to g when the generator takes
+ * them and they are not there yet. */
+static int add_cand(rt_source *s, rt_tune_group *g, const int *t, const char *arch,
+                    int smem_limit) {
+  gen_variant v = g->base;
+  if (t) v.block_m = t[0], v.block_n = t[1], v.warps = t[2], v.stages = t[3];
+  char err[1024];
+  if (rt_source_complete(s, &v, arch, err, sizeof err) != FA2_OK) return 0;
+  if (smem_limit > 0 && v.smem_bytes > smem_limit) return 0;
+  for (int i = 0; i < g->n; i++)
+    if (!strcmp(g->cands[i].v.name, v.name)) {
+      g->cands[i].is_default |= !t;
+      return 0;
+    }
+  rt_tune_cand *c = &g->cands[g->n++];
+  memset(c, 0, sizeof *c);
+  c->v = v;
+  c->is_default = !t;
+  return 1;
+}
+
+static int make_group(rt_source *s, const gen_variant *sv, const char *arch, int smem_limit,
+                      int wide, rt_tune_group *g) {
+  memset(g, 0, sizeof *g);
+  g->best = -1;
+  g->base.pass = sv->pass, g->base.dtype = sv->dtype, g->base.head_dim = sv->head_dim;
+  g->base.causal = sv->causal;
+  if (sv->pass == GEN_PASS_FWD) { /* a backward does not depend on the mode */
+    g->base.stab = sv->stab, g->base.beta = sv->beta, g->base.eps = sv->eps;
+  }
+  group_key(&g->base, g->key, sizeof g->key);
+  const grid *gr = &GRIDS[sv->pass == GEN_PASS_BWD][wide != 0];
+  g->cands = calloc((size_t)(1 + gr->n_mw * gr->n_bn * gr->n_st), sizeof *g->cands);
+  if (!g->cands) return -1;
+  add_cand(s, g, NULL, arch, smem_limit); /* the built-in tiles come first */
+  for (int a = 0; a < gr->n_mw; a++)
+    for (int b = 0; b < gr->n_bn; b++)
+      for (int c = 0; c < gr->n_st; c++) {
+        const int t[4] = {gr->mw[a][0], gr->bn[b], gr->mw[a][1], gr->st[c]};
+        add_cand(s, g, t, arch, smem_limit);
+      }
+  return 0;
+}
+
+int rt_tune_plan_make(rt_source *s, const gen_spec *spec, const char *arch, int smem_limit,
+                      int wide, const int *seqlens, int n_seqlens, rt_tune_plan *out, char *err,
+                      size_t len) {
+  memset(out, 0, sizeof *out);
+  out->wide = wide;
+  if (n_seqlens < 1 || n_seqlens > RT_TUNE_MAX_SEQLENS) {
+    snprintf(err, len, "%d sequence lengths: allowed 1 to %d", n_seqlens, RT_TUNE_MAX_SEQLENS);
+    return FA2_ERR_INVALID_ARGUMENT;
+  }
+  for (int i = 0; i < n_seqlens; i++) {
+    if (seqlens[i] < 16 || seqlens[i] > 65536) {
+      snprintf(err, len, "sequence length %d: allowed 16 to 65536", seqlens[i]);
+      return FA2_ERR_INVALID_ARGUMENT;
+    }
+    out->seqlens[out->n_seqlens++] = seqlens[i];
+  }
+  out->groups = calloc((size_t)(spec->n_variants > 0 ? spec->n_variants : 1), sizeof *out->groups);
+  if (!out->groups) return snprintf(err, len, "out of memory"), FA2_ERR_OUT_OF_MEMORY;
+  for (int i = 0; i < spec->n_variants; i++) {
+    rt_tune_group g;
+    if (make_group(s, &spec->variants[i], arch, smem_limit, wide, &g) != 0) {
+      rt_tune_plan_free(out);
+      return snprintf(err, len, "out of memory"), FA2_ERR_OUT_OF_MEMORY;
+    }
+    int seen = 0;
+    for (int j = 0; j < out->n && !seen; j++) seen = !strcmp(out->groups[j].key, g.key);
+    if (seen || g.n == 0)
+      free(g.cands);
+    else
+      out->groups[out->n++] = g;
+  }
+  if (out->n == 0) {
+    snprintf(err, len, "the spec has no variant with tiles that fit %s", arch);
+    rt_tune_plan_free(out);
+    return FA2_ERR_INVALID_ARGUMENT;
+  }
+  return FA2_OK;
+}
+
+void rt_tune_plan_free(rt_tune_plan *p) {
+  for (int i = 0; i < p->n; i++) free(p->groups[i].cands);
+  free(p->groups);
+  memset(p, 0, sizeof *p);
+}
+
+int rt_tune_timed(const rt_tune_group *g, int i) {
+  int any = 0;
+  for (int c = 0; c < g->n; c++) {
+    if (g->cands[c].pruned[0]) continue;
+    if (g->cands[c].ms[i] <= 0) return 0;
+    any = 1;
+  }
+  return any;
+}
+
+void rt_tune_choose(rt_tune_group *g, int n_seqlens) {
+  double fastest[RT_TUNE_MAX_SEQLENS];
+  int use[RT_TUNE_MAX_SEQLENS], n_use = 0;
+  for (int i = 0; i < n_seqlens; i++) {
+    use[i] = rt_tune_timed(g, i);
+    n_use += use[i];
+    fastest[i] = INFINITY;
+    for (int c = 0; use[i] && c < g->n; c++)
+      if (!g->cands[c].pruned[0] && g->cands[c].ms[i] < fastest[i]) fastest[i] = g->cands[c].ms[i];
+  }
+  g->best = -1;
+  g->worst = 0;
+  if (!n_use) return;
+  double best_sum = INFINITY;
+  for (int c = 0; c < g->n; c++) {
+    if (g->cands[c].pruned[0]) continue;
+    double worst = 0, sum = 0;
+    for (int i = 0; i < n_seqlens; i++) {
+      if (!use[i]) continue;
+      const double r = g->cands[c].ms[i] / fastest[i];
+      worst = r > worst ? r : worst;
+      sum += g->cands[c].ms[i];
+    }
+    if (g->best < 0 || worst < g->worst || (worst == g->worst && sum < best_sum)) {
+      g->best = c, g->worst = worst, best_sum = sum;
+    }
+  }
+}
+
+/* ---- journal ---- */
+
+void rt_tune_journal_header(const rt_tune_plan *p, const rt_identity *id, int reps, int rounds,
+                            char *buf, size_t len) {
+  char slug[160], lens[128] = "";
+  rt_identity_slug(id, slug, sizeof slug);
+  for (int i = 0, o = 0; i < p->n_seqlens && o < (int)sizeof lens; i++)
+    o += snprintf(lens + o, sizeof lens - (size_t)o, "%s%d", i ? "," : "", p->seqlens[i]);
+  snprintf(buf, len,
+           "{\"journal\": \"fa2 tune\", \"gpu\": \"%s\", \"fa2gen\": \"%s\", \"wide\": %d, "
+           "\"reps\": %d, \"rounds\": %d, \"seqlens\": [%s]}",
+           slug, id->fa2gen, p->wide, reps, rounds, lens);
+}
+
+static rt_tune_cand *find_cand(rt_tune_plan *p, const char *name) {
+  for (int g = 0; g < p->n; g++)
+    for (int c = 0; c < p->groups[g].n; c++)
+      if (!strcmp(p->groups[g].cands[c].v.name, name)) return &p->groups[g].cands[c];
+  return NULL;
+}
+
+static int apply_record(rt_tune_plan *p, json_t *rec) {
+  const char *name = json_string_value(json_object_get(rec, "v"));
+  rt_tune_cand *c = name ? find_cand(p, name) : NULL;
+  if (!c) return 0;
+  const char *why = json_string_value(json_object_get(rec, "pruned"));
+  if (why) {
+    snprintf(c->pruned, sizeof c->pruned, "%s", why);
+    return 1;
+  }
+  json_t *n = json_object_get(rec, "n"), *ms = json_object_get(rec, "ms");
+  if (!json_is_integer(n) || !json_is_number(ms) || !(json_number_value(ms) > 0)) return 0;
+  for (int i = 0; i < p->n_seqlens; i++)
+    if (p->seqlens[i] == json_integer_value(n)) {
+      c->ms[i] = json_number_value(ms);
+      return 1;
+    }
+  return 0;
+}
+
+int rt_tune_journal_resume(const char *path, const char *header, rt_tune_plan *p) {
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char line[4096];
+  int used = 0;
+  if (!fgets(line, sizeof line, f) || strncmp(line, header, strlen(header)) != 0 ||
+      (line[strlen(header)] != '\n' && line[strlen(header)] != 0)) {
+    fclose(f);
+    unlink(path); /* another run's: its timings do not apply */
+    return 0;
+  }
+  while (fgets(line, sizeof line, f)) {
+    json_t *rec = json_loads(line, 0, NULL); /* a torn last line does not parse */
+    if (rec) used += apply_record(p, rec);
+    json_decref(rec);
+  }
+  fclose(f);
+  return used;
+}
+
+FILE *rt_tune_journal_open(const char *path, const char *header) {
+  FILE *f = fopen(path, "a");
+  if (!f) return NULL;
+  if (ftell(f) == 0) fprintf(f, "%s\n", header);
+  fflush(f);
+  return f;
+}
+
+void rt_tune_journal_time(FILE *f, const rt_tune_cand *c, int seqlen, double ms) {
+  if (!f) return;
+  fprintf(f, "{\"v\": \"%s\", \"n\": %d, \"ms\": %.17g}\n", c->v.name, seqlen, ms);
+  fflush(f);
+}
+
+void rt_tune_journal_prune(FILE *f, const rt_tune_cand *c) {
+  if (!f) return;
+  json_t *rec = json_pack("{s:s, s:s}", "v", c->v.name, "pruned", c->pruned);
+  char *s = rec ? json_dumps(rec, JSON_COMPACT) : NULL;
+  if (s) fprintf(f, "%s\n", s);
+  fflush(f);
+  free(s);
+  json_decref(rec);
+}
+
+/* ---- results ---- */
+
+static json_t *timings(const rt_tune_plan *p, const rt_tune_cand *c) {
+  json_t *ms = json_object();
+  for (int i = 0; i < p->n_seqlens; i++) {
+    if (c->ms[i] <= 0) continue;
+    char n[16];
+    snprintf(n, sizeof n, "%d", p->seqlens[i]);
+    json_object_set_new(ms, n, json_real(c->ms[i]));
+  }
+  return ms;
+}
+
+json_t *rt_tune_entries(const rt_tune_plan *p) {
+  json_t *entries = json_object();
+  for (int g = 0; g < p->n; g++) {
+    const rt_tune_group *gr = &p->groups[g];
+    if (gr->best < 0) continue;
+    const gen_variant *v = &gr->cands[gr->best].v;
+    json_object_set_new(entries, gr->key,
+                        json_pack("{s:i, s:i, s:i, s:i, s:o}", "block_m", v->block_m, "block_n",
+                                  v->block_n, "warps", v->warps, "stages", v->stages, "ms",
+                                  timings(p, &gr->cands[gr->best])));
+  }
+  return entries;
+}
+
+json_t *rt_tune_report(const rt_tune_plan *p, const rt_identity *id, int reps, int rounds) {
+  json_t *groups = json_array(), *lens = json_array();
+  for (int i = 0; i < p->n_seqlens; i++) json_array_append_new(lens, json_integer(p->seqlens[i]));
+  for (int g = 0; g < p->n; g++) {
+    const rt_tune_group *gr = &p->groups[g];
+    json_t *cands = json_array();
+    for (int c = 0; c < gr->n; c++) {
+      const rt_tune_cand *cd = &gr->cands[c];
+      json_t *tf = json_object();
+      for (int i = 0; i < p->n_seqlens; i++) {
+        if (cd->ms[i] <= 0) continue;
+        char n[16];
+        snprintf(n, sizeof n, "%d", p->seqlens[i]);
+        json_object_set_new(tf, n, json_real(rt_tune_flops(&cd->v, p->seqlens[i]) / cd->ms[i] / 1e9));
+      }
+      char tile[48];
+      snprintf(tile, sizeof tile, "m%dn%dw%ds%d", cd->v.block_m, cd->v.block_n, cd->v.warps,
+               cd->v.stages);
+      json_array_append_new(
+          cands, json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:b, s:s, s:o, s:o}", "name", cd->v.name,
+                           "tile", tile, "block_m", cd->v.block_m, "block_n", cd->v.block_n,
+                           "warps", cd->v.warps, "stages", cd->v.stages, "default", cd->is_default,
+                           "pruned", cd->pruned, "ms", timings(p, cd), "tflops", tf));
+    }
+    json_array_append_new(
+        groups, json_pack("{s:s, s:s?, s:f, s:o}", "key", gr->key, "best",
+                          gr->best >= 0 ? gr->cands[gr->best].v.name : NULL, "worst_ratio",
+                          gr->worst, "candidates", cands));
+  }
+  return json_pack("{s:{s:s, s:s, s:i, s:i, s:s}, s:b, s:i, s:i, s:o, s:o}", "gpu", "name",
+                   id->name, "arch", id->arch, "sm_count", id->sm_count, "driver", id->driver,
+                   "fa2gen", id->fa2gen, "wide", p->wide, "reps", reps, "rounds", rounds,
+                   "seqlens", lens, "groups", groups);
+}

@@ -1,0 +1,501 @@
+/* The autotuner and the tuning database: file format, identity matching,
+ * fallback, choice rule, journal and resume; fa2_tune end to end on the
+ * stand-in driver (tests/fake) with the real generator and a fake NVRTC.
+ * On the GPU, bench/gpu_run.sh tune times the real thing. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <sys/stat.h>
+
+#include "fake_driver.h"
+#include "rt_fake_gen.h"
+#include "rt_paths.h"
+#include "rt_select.h"
+#include "rt_test_util.h"
+#include "rt_tune.h"
+#include "rt_tuning.h"
+
+static fake_cuda_state *fake;
+static char root[256];
+static tu_log seen;
+
+static void setup(void) {
+  fake = tu_fake_driver();
+  tu_tmpdir(root, sizeof root);
+  memset(&seen, 0, sizeof seen);
+  rt_jit_set_compiler_for_tests(fg_compile); /* the real generator, a fake NVRTC */
+  fake->elapsed_ms = 0;
+  fake->alloc_ok = 1;
+}
+
+static void teardown(void) {
+  rt_jit_set_compiler_for_tests(NULL);
+  fake->elapsed_ms = 0;
+  tu_rmtree(root);
+}
+
+TestSuite(tuning, .init = setup, .fini = teardown);
+
+static const rt_log quiet = {FA2_LOG_QUIET, NULL, NULL};
+
+static rt_identity h100(void) {
+  rt_identity id = {"NVIDIA H100 80GB HBM3", "sm_90", 132, 13000, 13, 0, ""};
+  snprintf(id.fa2gen, sizeof id.fa2gen, "%s", gen_version());
+  return id;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  cr_assert_not_null(f, "%s", path);
+  static char buf[1 << 16];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = 0;
+  fclose(f);
+  return buf;
+}
+
+Test(tuning, identity_slug_and_default_path) {
+  rt_identity id = h100();
+  char slug[160], path[512];
+  rt_identity_slug(&id, slug, sizeof slug);
+  cr_expect_str_eq(slug, "nvidia-h100-80gb-hbm3_sm_90_132sm");
+  cr_assert_eq(rt_identity_db_path(&id, "/c", path, sizeof path), 0);
+  cr_expect_str_eq(path, "/c/tuning/nvidia-h100-80gb-hbm3_sm_90_132sm.json");
+  snprintf(id.name, sizeof id.name, "  --  ");
+  rt_identity_slug(&id, slug, sizeof slug);
+  cr_expect_str_eq(slug, "gpu_sm_90_132sm");
+}
+
+Test(tuning, save_writes_the_documented_format_and_reads_back) {
+  char db[300];
+  snprintf(db, sizeof db, "%s/sub/dir/t.json", root); /* folders are created */
+  rt_identity id = h100();
+  json_t *e = json_pack("{s:{s:i, s:i, s:i, s:i}}", "fwd_bf16_d64_robust", "block_m", 128,
+                        "block_n", 96, "warps", 8, "stages", 2);
+  char err[600];
+  cr_assert_eq(rt_tuning_save(db, &id, e, err, sizeof err), 0, "%s", err);
+  json_decref(e);
+  json_t *root_ = json_load_file(db, 0, NULL);
+  cr_assert_not_null(root_);
+  cr_expect_str_eq(json_string_value(json_object_get(root_, "format")), "fa2gen-tuning");
+  cr_expect_eq(json_integer_value(json_object_get(root_, "version")), 2);
+  json_t *gpu = json_object_get(root_, "gpu"), *made = json_object_get(root_, "made_with");
+  cr_expect_str_eq(json_string_value(json_object_get(gpu, "name")), "NVIDIA H100 80GB HBM3");
+  cr_expect_str_eq(json_string_value(json_object_get(gpu, "arch")), "sm_90");
+  cr_expect_eq(json_integer_value(json_object_get(gpu, "sm_count")), 132);
+  cr_expect_eq(json_integer_value(json_object_get(made, "driver")), 13000);
+  cr_expect_str_eq(json_string_value(json_object_get(made, "nvrtc")), "13.0");
+  cr_expect_str_eq(json_string_value(json_object_get(made, "fa2gen")), gen_version());
+  json_decref(root_);
+
+  /* a second save merges field by field: tiles stay, stab joins */
+  e = json_pack("{s:{s:s, s:f}}", "fwd_bf16_d64_robust", "stab", "robust", "beta", 3.0);
+  cr_assert_eq(rt_tuning_save(db, &id, e, err, sizeof err), 0, "%s", err);
+  json_decref(e);
+  rt_tuning *t = rt_tuning_load(db, &id, 0, &quiet);
+  cr_assert_not_null(t);
+  rt_tuning_entry en;
+  cr_assert(rt_tuning_find(t, "fwd_bf16_d64_robust", &en));
+  cr_expect_eq(en.block_m, 128);
+  cr_expect_eq(en.block_n, 96);
+  cr_expect_eq(en.warps, 8);
+  cr_expect_eq(en.stages, 2);
+  cr_expect_eq(en.stab, GEN_STAB_ROBUST);
+  cr_expect_eq(en.beta, 3.0);
+  cr_expect_not(rt_tuning_find(t, "fwd_bf16_d64", &en));
+  rt_tuning_free(t);
+  cr_expect_eq(tu_count(root, ".tmp."), 0);
+}
+
+Test(tuning, another_identity_is_ignored_with_one_warning) {
+  char db[300];
+  snprintf(db, sizeof db, "%s/t.json", root);
+  rt_identity id = h100(), other = id;
+  json_t *e = json_pack("{s:{s:i, s:i, s:i, s:i}}", "fwd_bf16_d64", "block_m", 128, "block_n",
+                        32, "warps", 8, "stages", 3);
+  char err[600];
+  cr_assert_eq(rt_tuning_save(db, &id, e, err, sizeof err), 0, "%s", err);
+  json_decref(e);
+  const rt_log log = {FA2_LOG_DEBUG, tu_log_fn, &seen};
+  snprintf(other.name, sizeof other.name, "NVIDIA H100 PCIe");
+  cr_expect_null(rt_tuning_load(db, &other, 0, &log));
+  cr_expect_eq(seen.count[FA2_LOG_WARN], 1);
+  cr_expect(strstr(seen.last, "made for NVIDIA H100 80GB HBM3 (sm_90, 132 SMs), this is NVIDIA "
+                              "H100 PCIe (sm_90, 132 SMs)"), "%s", seen.last);
+  other = id, other.sm_count = 114;
+  cr_expect_null(rt_tuning_load(db, &other, 0, &log));
+  other = id, snprintf(other.fa2gen, sizeof other.fa2gen, "9.9.9");
+  cr_expect_null(rt_tuning_load(db, &other, 0, &log));
+  cr_expect(strstr(seen.last, "made with fa2gen") != NULL, "%s", seen.last);
+  cr_expect_eq(seen.count[FA2_LOG_WARN], 3);
+  /* another driver or NVRTC: used, with a note */
+  other = id, other.driver = 12080;
+  rt_tuning *t = rt_tuning_load(db, &other, 0, &log);
+  cr_expect_not_null(t);
+  cr_expect_eq(seen.count[FA2_LOG_WARN], 3);
+  rt_tuning_free(t);
+  /* a missing default file is normal; a missing named one is not */
+  char missing[300];
+  snprintf(missing, sizeof missing, "%s/none.json", root);
+  cr_expect_null(rt_tuning_load(missing, &id, 1, &log));
+  cr_expect_eq(seen.count[FA2_LOG_WARN], 3);
+  cr_expect_null(rt_tuning_load(missing, &id, 0, &log));
+  cr_expect_eq(seen.count[FA2_LOG_WARN], 4);
+}
+
+Test(tuning, bad_tile_values_are_dropped_with_a_warning) {
+  char db[300];
+  snprintf(db, sizeof db, "%s/t.json", root);
+  FILE *f = fopen(db, "w");
+  fprintf(f, "{\"format\": \"fa2gen-tuning\", \"version\": 2, \"gpu\": {\"name\": \"X\", \"arch\": "
+             "\"sm_90\", \"sm_count\": 1}, \"made_with\": {\"fa2gen\": \"0\"}, \"entries\": {"
+             "\"a\": {\"block_m\": 4294967360, \"block_n\": 64, \"warps\": 4, \"stages\": 1, "
+             "\"stab\": \"paper\"},"
+             "\"b\": {\"block_m\": 64.0, \"block_n\": 64, \"warps\": 4, \"stages\": 1},"
+             "\"c\": {\"block_m\": 64}}}");
+  fclose(f);
+  const rt_log log = {FA2_LOG_WARN, tu_log_fn, &seen};
+  rt_tuning *t = rt_tuning_load(db, NULL, 0, &log);
+  cr_assert_not_null(t);
+  rt_tuning_entry e;
+  cr_assert(rt_tuning_find(t, "a", &e));
+  cr_expect_eq(e.block_m, 0);
+  cr_expect_eq(e.stab, GEN_STAB_PAPER); /* the other fields still apply */
+  cr_expect(strstr(seen.last, "entry a: block_m = 4294967360 is not a tile size (integers 1 to "
+                              "1024); built-in tiles for it"), "%s", seen.last);
+  cr_assert(rt_tuning_find(t, "b", &e));
+  cr_expect_eq(e.block_m, 0);
+  cr_expect(strstr(seen.last, "entry b: block_m = 64.0 is not a tile size"), "%s", seen.last);
+  cr_assert(rt_tuning_find(t, "c", &e));
+  cr_expect_eq(e.block_m, 0);
+  cr_expect(strstr(seen.last, "go together"), "%s", seen.last);
+  cr_expect_eq(seen.count[FA2_LOG_WARN], 3);
+  rt_tuning_free(t);
+}
+
+/* ---- selection through a context ---- */
+
+static fa2_context *ctx_with_db(const char *db) {
+  fa2_options o = {0};
+  char cache[300];
+  snprintf(cache, sizeof cache, "%s/cache", root);
+  o.cache_dir = cache;
+  o.tuning_db = db;
+  o.log_fn = tu_log_fn;
+  o.log_user = &seen;
+  fa2_context *ctx;
+  cr_assert_eq(fa2_create(&ctx, &o), FA2_OK, "%s", fa2_last_error());
+  return ctx;
+}
+
+/* The identity of the stand-in driver (Fake GPU, sm_90, 132 SMs). */
+static void write_fake_db(const char *path, const char *entries) {
+  FILE *f = fopen(path, "w");
+  fprintf(f, "{\"format\": \"fa2gen-tuning\", \"version\": 2, \"gpu\": {\"name\": \"Fake GPU\", "
+             "\"arch\": \"sm_90\", \"sm_count\": 132}, \"made_with\": {\"fa2gen\": \"%s\", "
+             "\"driver\": 13000, \"nvrtc\": \"13.0\"}, \"entries\": %s}",
+          gen_version(), entries);
+  fclose(f);
+}
+
+static fa2_fwd_args fwd(int d, int causal, fa2_stab stab) {
+  fa2_fwd_args a = {0};
+  const long long row = 2 * d;
+  a.q = a.k = a.v = a.o = (fa2_tensor){(void *)0x100000, FA2_BF16, 300 * row, row, d};
+  a.o.data = (void *)0x200000;
+  a.lse = (float *)0x300000;
+  a.batch = 1, a.seqlen_q = a.seqlen_k = 300, a.heads_q = a.heads_kv = 2, a.head_dim = d;
+  a.causal = causal, a.stab = stab;
+  return a;
+}
+
+static void expect_launch_of(fa2_context *ctx, fa2_fwd_args a, const char *name) {
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect(strstr(fake->last_image_head, name) != NULL, "launched %s, expected %s",
+            fake->last_image_head, name);
+}
+
+Test(tuning, mode_keys_then_the_plain_key_and_tuned_beta) {
+  char db[300];
+  snprintf(db, sizeof db, "%s/t.json", root);
+  write_fake_db(db, "{\"fwd_bf16_d64_robust\": {\"block_m\": 128, \"block_n\": 32, \"warps\": 8, "
+                    "\"stages\": 2},"
+                    "\"fwd_bf16_d64\": {\"block_m\": 64, \"block_n\": 64, \"warps\": 4, "
+                    "\"stages\": 2, \"stab\": \"robust\", \"beta\": 4, \"eps\": 0.002}}");
+  fa2_context *ctx = ctx_with_db(db);
+  expect_launch_of(ctx, fwd(64, 0, FA2_STAB_ROBUST), "fwd_bf16_d64_m128n32w8s2_robust_b2_e1em3");
+  expect_launch_of(ctx, fwd(64, 0, FA2_STAB_TUNED), "fwd_bf16_d64_m128n32w8s2_robust_b4_e2em3");
+  expect_launch_of(ctx, fwd(64, 0, FA2_STAB_NONE), "fwd_bf16_d64_m64n64w4s2_none");
+  cr_expect_eq(seen.count[FA2_LOG_WARN], 0, "%s", seen.last);
+  fa2_destroy(ctx);
+}
+
+Test(tuning, tiles_the_generator_rejects_fall_back_to_the_built_in_ones) {
+  char db[300];
+  snprintf(db, sizeof db, "%s/t.json", root);
+  write_fake_db(db, "{\"fwd_bf16_d64\": {\"block_m\": 48, \"block_n\": 64, \"warps\": 4, "
+                    "\"stages\": 1}}");
+  fa2_context *ctx = ctx_with_db(db);
+  fa2_fwd_args a = fwd(64, 0, FA2_STAB_NONE);
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(seen.count[FA2_LOG_WARN], 1);
+  cr_expect(strstr(seen.last, db) && strstr(seen.last, "tiles m48n64w4s1 ignored") &&
+                strstr(seen.last, "built-in tiles"),
+            "%s", seen.last);
+  fa2_destroy(ctx);
+}
+
+Test(tuning, default_database_is_found_in_the_cache_dir_and_off_switches_it_off) {
+  char dir[300], db[400];
+  snprintf(dir, sizeof dir, "%s/cache/tuning", root);
+  cr_assert_eq(rt_mkdirs(dir), 0);
+  snprintf(db, sizeof db, "%s/fake-gpu_sm_90_132sm.json", dir);
+  write_fake_db(db, "{\"fwd_bf16_d64_none\": {\"block_m\": 128, \"block_n\": 96, \"warps\": 8, "
+                    "\"stages\": 1}}");
+  fa2_context *ctx = ctx_with_db(NULL);
+  char path[600];
+  cr_assert_eq(fa2_tuning_path(ctx, path, sizeof path), FA2_OK);
+  cr_expect_str_eq(path, db);
+  expect_launch_of(ctx, fwd(64, 0, FA2_STAB_NONE), "fwd_bf16_d64_m128n96w8s1_none");
+  fa2_destroy(ctx);
+  ctx = ctx_with_db("off");
+  cr_expect_eq(fa2_tuning_path(ctx, path, sizeof path), FA2_ERR_NOT_AVAILABLE);
+  expect_launch_of(ctx, fwd(64, 0, FA2_STAB_NONE), "fwd_bf16_d64_m128n64w4s1_none");
+  fa2_destroy(ctx);
+}
+
+/* ---- choice, plan and journal ---- */
+
+Test(tuning, choice_minimizes_the_worst_ratio_to_the_fastest) {
+  rt_tune_cand c[3] = {0};
+  /* a: fastest at one length, 30 % slow at the other; b: 5 % off at both; c: out */
+  c[0].ms[0] = 1.0, c[0].ms[1] = 13.0;
+  c[1].ms[0] = 1.05, c[1].ms[1] = 10.5;
+  c[2].ms[0] = 0.5, c[2].ms[1] = 0.5;
+  snprintf(c[2].pruned, sizeof c[2].pruned, "spills");
+  rt_tune_group g = {"k", {0}, c, 3, -1, 0};
+  rt_tune_choose(&g, 2);
+  cr_expect_eq(g.best, 1);
+  cr_expect_float_eq(g.worst, 1.05, 1e-12);
+  c[1].ms[1] = 0; /* a length not timed by every candidate does not count */
+  rt_tune_choose(&g, 2);
+  cr_expect_eq(g.best, 0);
+  cr_expect_float_eq(g.worst, 1.0, 1e-12);
+  c[0].ms[0] = c[1].ms[0] = 0;
+  rt_tune_choose(&g, 2);
+  cr_expect_eq(g.best, -1);
+}
+
+static void default_plan(rt_source *s, rt_tune_plan *p) {
+  rt_source_init(s);
+  gen_spec spec;
+  char err[2048];
+  cr_assert_eq(rt_source_spec(s, NULL, &spec, err, sizeof err), FA2_OK, "%s", err);
+  const int lens[2] = {1024, 4096};
+  cr_assert_eq(rt_tune_plan_make(s, &spec, "sm_90", 232448, 0, lens, 2, p, err, sizeof err), FA2_OK,
+               "%s", err);
+  rt_source_spec_free(&spec);
+}
+
+Test(tuning, plan_of_the_default_spec) {
+  rt_source s;
+  rt_tune_plan p;
+  default_plan(&s, &p);
+  /* d 64/128 x causal x none/paper/robust forward, d 64/128 x causal backward */
+  cr_expect_eq(p.n, 16);
+  cr_expect_str_eq(p.groups[0].key, "fwd_bf16_d64_none");
+  int bwd = 0;
+  for (int g = 0; g < p.n; g++) {
+    const rt_tune_group *gr = &p.groups[g];
+    bwd += gr->base.pass == GEN_PASS_BWD;
+    cr_expect(gr->n >= 4, "%s: %d candidates", gr->key, gr->n);
+    cr_expect(gr->cands[0].is_default, "%s: the built-in tiles come first", gr->key);
+    for (int c = 0; c < gr->n; c++) cr_expect(gr->cands[c].v.smem_bytes <= 232448);
+  }
+  cr_expect_eq(bwd, 4);
+  cr_expect_str_eq(p.groups[15].key, "bwd_bf16_d128_causal");
+  rt_tune_plan_free(&p);
+  rt_source_free(&s);
+}
+
+Test(tuning, journal_of_the_same_run_resumes_another_is_removed) {
+  rt_source s;
+  rt_tune_plan p;
+  default_plan(&s, &p);
+  rt_identity id = h100();
+  char header[512], path[300];
+  rt_tune_journal_header(&p, &id, 5, 1, header, sizeof header);
+  snprintf(path, sizeof path, "%s/t.json.journal", root);
+  FILE *f = rt_tune_journal_open(path, header);
+  cr_assert_not_null(f);
+  rt_tune_group *g = &p.groups[0];
+  for (int c = 0; c < g->n; c++) rt_tune_journal_time(f, &g->cands[c], 1024, 1.0 + c);
+  snprintf(g->cands[1].pruned, sizeof g->cands[1].pruned, "spills");
+  rt_tune_journal_prune(f, &g->cands[1]);
+  fputs("{\"v\": \"torn", f); /* a run killed mid-line */
+  fclose(f);
+  g->cands[1].pruned[0] = 0;
+  for (int c = 0; c < g->n; c++) cr_assert_eq(g->cands[c].ms[0], 0);
+  cr_expect_eq(rt_tune_journal_resume(path, header, &p), g->n + 1);
+  cr_expect_eq(g->cands[2].ms[0], 3.0);
+  cr_expect_str_eq(g->cands[1].pruned, "spills");
+  cr_expect(rt_tune_timed(g, 0));
+  cr_expect_not(rt_tune_timed(g, 1));
+  /* another run (other reps): its timings do not apply */
+  rt_tune_plan_free(&p);
+  default_plan(&s, &p);
+  char other[512];
+  rt_tune_journal_header(&p, &id, 10, 1, other, sizeof other);
+  cr_expect_eq(rt_tune_journal_resume(path, other, &p), 0);
+  cr_expect_eq(access(path, F_OK), -1);
+  rt_tune_plan_free(&p);
+  rt_source_free(&s);
+}
+
+/* ---- fa2_tune on the stand-in driver ---- */
+
+static const char *SPEC = "return { dtype = {\"bf16\"}, head_dim = {64}, causal = {false}, "
+                          "stab = {{mode = \"none\"}}, pass = {\"fwd\"} }";
+
+/* root/spec.lua with SPEC; smaller shared memory times faster from now on. */
+static const char *spec_file(void) {
+  static char spec[300];
+  snprintf(spec, sizeof spec, "%s/spec.lua", root);
+  FILE *f = fopen(spec, "w");
+  fputs(SPEC, f);
+  fclose(f);
+  fake->elapsed_ms = 1;
+  return spec;
+}
+
+static int n_progress;
+static void count_progress(const fa2_tune_progress *p, void *user) {
+  n_progress++;
+  cr_expect(p->done <= p->total);
+}
+
+Test(tuning, fa2_tune_times_stores_and_the_runtime_uses_the_choice) {
+  char db[300], report[300];
+  const char *spec = spec_file();
+  snprintf(db, sizeof db, "%s/db/t.json", root);
+  snprintf(report, sizeof report, "%s/report.json", root);
+  fa2_context *ctx = ctx_with_db(db);
+  const int lens[1] = {1024};
+  fa2_tune_options o = {spec, lens, 1, 0, 0, 0, 0, 0, NULL, report, 0, count_progress, NULL};
+  int complete = 0;
+  const int launches = fake->launches;
+  cr_assert_eq(fa2_tune(ctx, &o, &complete), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(complete, 1);
+  cr_expect_gt(n_progress, 2);
+  /* 30 grid points: 10 do not fit (block_n 96/128 with 2 stages, ...) or repeat */
+  json_t *rep = json_load_file(report, 0, NULL);
+  cr_assert_not_null(rep);
+  json_t *g0 = json_array_get(json_object_get(rep, "groups"), 0);
+  cr_expect_str_eq(json_string_value(json_object_get(g0, "key")), "fwd_bf16_d64_none");
+  const size_t n = json_array_size(json_object_get(g0, "candidates"));
+  cr_expect_eq(fake->launches - launches, (int)n * 12, "2 rounds of a warm-up and 5 timed launches");
+  cr_expect_str_eq(json_string_value(json_object_get(g0, "best")), "fwd_bf16_d64_m64n32w2s1_none");
+  json_decref(rep);
+  cr_expect_eq(access(db, F_OK), 0);
+  char journal[400];
+  snprintf(journal, sizeof journal, "%s.journal", db);
+  cr_expect_eq(access(journal, F_OK), -1, "a finished run leaves no journal");
+  fa2_destroy(ctx);
+
+  /* a context made afterwards launches the choice */
+  ctx = ctx_with_db(db);
+  expect_launch_of(ctx, fwd(64, 0, FA2_STAB_NONE), "fwd_bf16_d64_m64n32w2s1_none");
+  fa2_destroy(ctx);
+}
+
+Test(tuning, fa2_tune_budget_stops_and_the_next_run_resumes) {
+  char db[300], journal[400];
+  const char *spec = spec_file();
+  snprintf(db, sizeof db, "%s/t.json", root);
+  snprintf(journal, sizeof journal, "%s.journal", db);
+  fa2_context *ctx = ctx_with_db(db);
+  const int lens[2] = {1024, 2048};
+  fa2_tune_options o = {spec, lens, 2, 1e-9, 0, 0, 0, 0, NULL, NULL, 0, NULL, NULL};
+  int complete = 1;
+  cr_assert_eq(fa2_tune(ctx, &o, &complete), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(complete, 0);
+  cr_expect_eq(access(journal, F_OK), 0, "the journal stays for the next run");
+  /* pretend the first run timed N = 1024 and liked the built-in tiles */
+  rt_source s;
+  rt_source_init(&s);
+  gen_spec sp;
+  char err[2048];
+  cr_assert_eq(rt_source_spec(&s, spec, &sp, err, sizeof err), FA2_OK, "%s", err);
+  rt_tune_plan p;
+  cr_assert_eq(rt_tune_plan_make(&s, &sp, "sm_90", 232448, 0, lens, 2, &p, err, sizeof err), FA2_OK);
+  FILE *f = fopen(journal, "a");
+  for (int c = 0; c < p.groups[0].n; c++)
+    rt_tune_journal_time(f, &p.groups[0].cands[c], 1024, c == 0 ? 0.5 : 2.0);
+  fclose(f);
+  const int n = p.groups[0].n;
+  char def[160];
+  snprintf(def, sizeof def, "%s", p.groups[0].cands[0].v.name);
+  rt_tune_plan_free(&p);
+  rt_source_spec_free(&sp);
+  rt_source_free(&s);
+
+  o.budget_s = 0;
+  const int launches = fake->launches;
+  cr_assert_eq(fa2_tune(ctx, &o, &complete), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(complete, 1);
+  cr_expect_eq(fake->launches - launches, n * 12, "only N = 2048 is timed again");
+  cr_expect_eq(access(journal, F_OK), -1);
+  rt_tuning *t = rt_tuning_load(db, NULL, 0, &quiet);
+  rt_tuning_entry e;
+  cr_assert(rt_tuning_find(t, "fwd_bf16_d64_none", &e));
+  /* built-in: 0.5 ms at 1024 (the journal), 1.22x the smallest tile at 2048;
+   * the smallest tile: 4x at 1024. The worst ratio picks the built-in one. */
+  cr_expect(strstr(def, "m128n64w4s1") != NULL, "%s", def);
+  cr_expect_eq(e.block_m, 128);
+  cr_expect_eq(e.block_n, 64);
+  cr_expect_eq(e.warps, 4);
+  cr_expect_eq(e.stages, 1);
+  rt_tuning_free(t);
+  fa2_destroy(ctx);
+}
+
+Test(tuning, fa2_tune_rejects_bad_options) {
+  fa2_context *ctx = ctx_with_db("off");
+  fa2_tune_options o = {0};
+  int complete = 1;
+  cr_expect_eq(fa2_tune(ctx, &o, &complete), FA2_ERR_NOT_AVAILABLE);
+  cr_expect(strstr(fa2_last_error(), "no database path"), "%s", fa2_last_error());
+  cr_expect_eq(complete, 0);
+  o.dry_run = 1, o.reps = 101;
+  cr_expect_eq(fa2_tune(ctx, &o, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect_str_eq(fa2_last_error(), "reps is 101: allowed 1 to 100 (0: default)");
+  o.reps = 0, o.budget_s = -1;
+  cr_expect_eq(fa2_tune(ctx, &o, NULL), FA2_ERR_INVALID_ARGUMENT);
+  o.budget_s = 0;
+  const int bad[1] = {8};
+  o.seqlens = bad, o.n_seqlens = 1;
+  cr_expect_eq(fa2_tune(ctx, &o, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect(strstr(fa2_last_error(), "sequence length 8: allowed 16 to 65536"), "%s", fa2_last_error());
+  cr_expect_eq(fa2_tune(NULL, &o, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect_eq(fa2_tuning_set_stab(ctx, NULL, FA2_BF16, 64, FA2_STAB_ROBUST, 3, 0), FA2_ERR_NOT_AVAILABLE);
+  cr_expect_eq(fa2_tuning_set_stab(ctx, "/tmp/x.json", FA2_BF16, 64, FA2_STAB_ROBUST, 0.5, 0),
+               FA2_ERR_INVALID_ARGUMENT);
+  fa2_destroy(ctx);
+}
+
+Test(tuning, set_stab_writes_both_causal_keys) {
+  char db[300];
+  snprintf(db, sizeof db, "%s/t.json", root);
+  fa2_context *ctx = ctx_with_db(db);
+  cr_assert_eq(fa2_tuning_set_stab(ctx, NULL, FA2_BF16, 128, FA2_STAB_ROBUST, 3, 0), FA2_OK, "%s",
+               fa2_last_error());
+  fa2_destroy(ctx);
+  const char *text = slurp(db);
+  cr_expect(strstr(text, "\"fwd_bf16_d128\": {\n      \"beta\": 3.0,\n      \"eps\": 0.001,\n      "
+                         "\"stab\": \"robust\"\n    }"),
+            "%s", text);
+  cr_expect(strstr(text, "\"fwd_bf16_d128_causal\""), "%s", text);
+  ctx = ctx_with_db(db);
+  fa2_fwd_args a = fwd(128, 1, FA2_STAB_TUNED);
+  expect_launch_of(ctx, a, "_robust_b3_e1em3");
+  fa2_destroy(ctx);
+}
