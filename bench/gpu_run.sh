@@ -18,6 +18,10 @@
 #   python    the Python binding against PyTorch (bench/py_smoke.py)
 #   sdpa_bias the bias suite's inputs through PyTorch SDPA flash/cuDNN and fa2gen
 #   determ    the backward in deterministic mode, timed (after perf: compared with SDPA)
+#   tune      fa2 tune over specs/default.lua (tiles and beta, report and plot),
+#             then the runtime's forward and backward without and with its database
+#   tune_sweep the wider manual sweep (bench/specs/tune_sweep.lua), and the tuned
+#             choices against it (needs tune's tune.json: $TUNE_JSON or $OUT/tune)
 #
 # Each step runs under a time limit and says how long it took; the summary
 # table prints last.
@@ -67,18 +71,34 @@ for s in $steps; do
   sweep) step bwd_sweep 300 bin/fa2_bench --spec bench/specs/bwd_sweep.lua --json "$OUT/bwd_sweep.json" --reps 10 --rounds 3 ;;
   python) step py_smoke 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 bench/py_smoke.py ;;
   plots) step plots 120 python3 bench/plot_results.py "$OUT" ;;
+  tune)
+    step tune 420 bin/fa2 tune --report "$OUT/tune" -j 16
+    step tune_show 30 bin/fa2 tune --show
+    step tune_plot 120 python3 bench/plot_tune.py "$OUT/tune"
+    fwd_bwd=(python3 bench/sdpa_bench.py --backward --backends fa2gen-none,fa2gen-robust,fa2gen-tuned
+             --seqlens 1024,2048,4096,8192,16384)
+    step tune_before 300 env FA2_TUNING_DB=off PYTHONPATH=python FA2_LIB=lib/libfa2rt.so "${fwd_bwd[@]}" --json "$OUT/tune/before.json"
+    step tune_after 300 env PYTHONPATH=python FA2_LIB=lib/libfa2rt.so "${fwd_bwd[@]}" --json "$OUT/tune/after.json"
+    step tune_effect 60 python3 bench/tune_check.py effect "$OUT/tune/before.json" "$OUT/tune/after.json"
+    ;;
+  tune_sweep)
+    step tune_wide 560 bin/fa2 tune bench/specs/tune_sweep.lua --wide --dry-run --no-beta \
+      --reps 3 --rounds 2 --shapes 1024,4096,16384 --budget 300 -j 16 --report "$OUT/wide" \
+      --db /tmp/fa2_wide.json
+    step tune_check 60 python3 bench/tune_check.py sweep "${TUNE_JSON:-$OUT/tune/tune.json}" "$OUT/wide/tune.json"
+    ;;
   sanitize)
     for tool in memcheck racecheck; do
       step "sanitize_$tool" 500 compute-sanitizer --tool "$tool" --error-exitcode 9 \
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, sweep, python, plots, sanitize)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 
 cat "$OUT/device.txt"
-for f in compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
+for f in tune tune_effect tune_check compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
 [ -s "$OUT/bias_gpu.txt" ] && cat "$OUT/bias_gpu.txt"
 [ -s "$OUT/bias_vs_sdpa.txt" ] && cat "$OUT/bias_vs_sdpa.txt"
 printf '%s\n' "${summary[@]}"

@@ -4,12 +4,18 @@ cuDNN) on the shape table fa2_bench uses: B*N = 16k tokens, H*d = 2048,
 N = 512..16k. The backward is timed alone (torch.autograd.grad on a kept
 graph) and counts 2.5x the forward's FLOPs.
 
-    python3 bench/sdpa_bench.py --json FILE [--reps N]
+    python3 bench/sdpa_bench.py --json FILE [--reps N] [--backends flash,cudnn,fa2gen-robust,...]
+
+Backends fa2gen-none, fa2gen-paper, fa2gen-robust and fa2gen-tuned time
+fa2gen.attention through the Python binding on the same tensors: run once
+with FA2_TUNING_DB=off and once without to see what the tuning database of
+`fa2 tune` changes (bench/tune_check.py effect BEFORE AFTER).
 
 Inputs are (B, N, H, d) bf16 tensors viewed as (B, H, N, d), the layout a
 model hands to SDPA (and the one fa2gen kernels read). Median of --reps
 launches timed with CUDA events, after two warm-up launches."""
 import argparse, json, statistics, sys
+from contextlib import nullcontext
 
 import torch
 import torch.nn.functional as F
@@ -32,26 +38,47 @@ def time_one(fn, reps):
     return statistics.median(times)
 
 
+def attention(backend, q, k, v, causal):
+    """A call of one backend on (B, H, N, d) views of (B, N, H, d) tensors."""
+    if not isinstance(backend, str):
+        return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    import fa2gen
+    return lambda: fa2gen.attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                    causal=causal, stab=backend).transpose(1, 2)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", required=True)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--head-dims", default="64,128")
     ap.add_argument("--backward", action="store_true", help="also time the backward")
+    ap.add_argument("--backends", default="flash,cudnn")
+    ap.add_argument("--seqlens", default="512,1024,2048,4096,8192,16384")
     args = ap.parse_args()
+    backends = {}
+    for name in args.backends.split(","):
+        if name in BACKENDS:
+            backends[name] = BACKENDS[name]
+        elif name.startswith("fa2gen-") and name[7:] in ("none", "paper", "robust", "tuned"):
+            backends[name] = name[7:]
+        else:
+            ap.error(f"--backends: {name!r}: allowed flash, cudnn, fa2gen-none, fa2gen-paper, "
+                     "fa2gen-robust, fa2gen-tuned")
     rows = []
     for d in [int(x) for x in args.head_dims.split(",")]:
         H = 2048 // d
         for causal in (False, True):
-            for N in (512, 1024, 2048, 4096, 8192, 16384):
+            for N in [int(x) for x in args.seqlens.split(",")]:
                 B = 16384 // N
                 q, k, v = (torch.empty(B, N, H, d, device="cuda", dtype=torch.bfloat16).uniform_(-2, 2)
                            .transpose(1, 2).requires_grad_(args.backward) for _ in range(3))
                 flops = 4 * B * H * N * N * d / (2 if causal else 1)
-                for name, backend in BACKENDS.items():
+                for name, backend in backends.items():
+                    attend = attention(backend, q, k, v, causal)
                     try:
-                        with sdpa_kernel([backend]):
-                            ms = time_one(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), args.reps)
+                        with sdpa_kernel([backend]) if not isinstance(backend, str) else nullcontext():
+                            ms = time_one(attend, args.reps)
                     except RuntimeError as e:  # backend unavailable for this shape
                         print(f"sdpa {name} d{d} N{N} causal={causal}: {e}", file=sys.stderr)
                         continue
@@ -59,8 +86,8 @@ def main():
                     rows.append(dict(backend=name, pass_="fwd", head_dim=d, causal=causal, seqlen=N, batch=B,
                                      heads=H, ms=round(ms, 5), tflops=round(tf, 2)))
                     if args.backward:
-                        with sdpa_kernel([backend]):
-                            out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                        with sdpa_kernel([backend]) if not isinstance(backend, str) else nullcontext():
+                            out = attend()
                             dout = torch.empty_like(out).uniform_(-1, 1)
                             bms = time_one(lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True),
                                            args.reps)
