@@ -103,7 +103,8 @@ int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, con
     }
     /* A database from an older generator, or edited by hand: the defaults
      * still work. The warning names the file; the call goes on. */
-    rt_logf(rt_tuning_log(t), FA2_LOG_WARN, "tuning database %s: tiles m%dn%dw%ds%d ignored for %s (%s); built-in tiles",
+    rt_logf(rt_tuning_log(t), FA2_LOG_WARN,
+            "tuning database %s: tiles m%dn%dw%ds%d ignored for %s (%s); built-in tiles",
             rt_tuning_path(t), e.block_m, e.block_n, e.warps, e.stages, arch, why);
   }
   return rt_source_complete(s, out, arch, err, n);
