@@ -125,7 +125,7 @@ static void show_progress(const fa2_tune_progress *p, void *user) {
   }
   const int tenth = p->total ? 10 * p->done / p->total : 10;
   const int key = (p->phase[0] == 't') * 100 + tenth;
-  if (key == *last_tenth || (p->done < p->total && tenth == *last_tenth % 100 && key / 100 == *last_tenth / 100)) return;
+  if (key == *last_tenth) return;
   *last_tenth = key;
   fprintf(stderr, "fa2 tune: %s %d/%d, %s, ETA %s\n", p->phase, p->done, p->total, el, eta);
 }

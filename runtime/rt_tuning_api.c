@@ -42,9 +42,9 @@ fa2_status fa2_tuning_set_stab(fa2_context *ctx, const char *db_path, fa2_dtype 
   static const char *const names[3] = {"none", "paper", "robust"};
   json_t *entries = json_object();
   for (int causal = 0; causal < 2; causal++) {
+    const rt_request r = {GEN_PASS_FWD, (int32_t)dtype, head_dim, causal, (int32_t)stab, 0, 0, 0};
     char key[64];
-    snprintf(key, sizeof key, "fwd_%s_d%d%s", dtype == FA2_FP16 ? "fp16" : "bf16", head_dim,
-             causal ? "_causal" : "");
+    rt_request_tuning_key(&r, key, sizeof key);
     json_t *e = json_pack("{s:s}", "stab", names[stab]);
     if (stab != FA2_STAB_NONE) {
       json_object_set_new(e, "beta", json_real(beta != 0 ? beta : FA2_DEFAULT_BETA));
