@@ -22,7 +22,7 @@ M.TILES = {
 -- backward keeps dK and dV in registers, which limits it to head_dim <= 128.
 M.BWD_TILES = {
   [32]  = { block_m = 64, block_n = 64, warps = 4, stages = 2 },
-  [64]  = { block_m = 64, block_n = 64, warps = 4, stages = 2 },
+  [64]  = { block_m = 32, block_n = 128, warps = 4, stages = 2 },  -- +17-28 % over m64n64w4 (H100 tuner)
   [96]  = { block_m = 64, block_n = 64, warps = 4, stages = 2 },
   [128] = { block_m = 64, block_n = 128, warps = 8, stages = 2 }, -- +12 % over m64n64w4 (H100)
 }

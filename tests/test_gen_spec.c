@@ -187,15 +187,15 @@ Test(spec, backward_pass_is_one_variant_per_shape) {
   const char *text = "return { dtype = {'bf16'}, head_dim = {64}, pass = {'fwd', 'bwd'} }";
   cr_assert_eq(load(text, &s, &err, &path), GEN_OK, "%s", err.msg);
   cr_assert_eq(s.n_variants, 8); /* 2 causal x 3 modes forward + 2 causal backward */
-  cr_expect_str_eq(s.variants[6].name, "bwd_bf16_d64_m64n64w4s2_none");
-  cr_expect_str_eq(s.variants[7].name, "bwd_bf16_d64_causal_m64n64w4s2_none");
+  cr_expect_str_eq(s.variants[6].name, "bwd_bf16_d64_m32n128w4s2_none");
+  cr_expect_str_eq(s.variants[7].name, "bwd_bf16_d64_causal_m32n128w4s2_none");
   cr_expect_eq(s.variants[6].n_entries, 4);
   cr_expect_str_eq(s.variants[6].entries[0], "fa2_bwd_pre");
   cr_expect_str_eq(s.variants[6].entries[1], "fa2_bwd");
   cr_expect_str_eq(s.variants[6].entries[2], "fa2_bwd_dq");
   cr_expect_str_eq(s.variants[6].entries[3], "fa2_bwd_dq_det");
   /* 2 (d+8)(2 block_n + 2 stages block_m) + 8 stages block_m + 2 block_n (block_m + 8) */
-  cr_expect_eq(s.variants[6].smem_bytes, 2 * 72 * (128 + 256) + 8 * 2 * 64 + 2 * 64 * 72);
+  cr_expect_eq(s.variants[6].smem_bytes, 2 * 72 * (2 * 128 + 2 * 2 * 32) + 8 * 2 * 32 + 2 * 128 * (32 + 8));
   gen_spec_free(&s);
   char *tdir = tu_tmpdir();
   free(tu_write(tdir, "fwd.cu.tpl", "// fwd\n"));
