@@ -3,15 +3,21 @@
 and bench/sdpa_bench.py write.
 
     python3 bench/tune_check.py sweep TUNE.json WIDE.json [--tolerance 1.03]
-        Per key and sequence length: the time of the tiles `fa2 tune` chose,
-        as the wider manual sweep (fa2 tune --wide --dry-run) measured them,
-        over the fastest candidate of that sweep. Exit 1 when a ratio is
+        Per key and sequence length: the time of the tiles `fa2 tune` chose
+        for that length (by_seqlen, else the key's), as the wider manual sweep
+        (fa2 tune --wide --dry-run) measured them (re-timed when a finalist
+        there), over the fastest candidate of that sweep. Exit 1 when a ratio is
         above the tolerance.
     python3 bench/tune_check.py effect BEFORE.json AFTER.json
         sdpa_bench.py rows with FA2_TUNING_DB=off (before) and with the
         database (after): ms and speed-up per row, geometric mean per backend.
 """
 import argparse, json, math, sys
+
+
+def ms_of(c, n):
+    """A candidate's time at length n: re-timed (a finalist) when it was."""
+    return c.get("ms_final", {}).get(n) or c["ms"].get(n)
 
 
 def sweep(args):
@@ -24,13 +30,16 @@ def sweep(args):
         if not w or not g.get("best"):
             continue
         cands = {c["name"]: c for c in w["candidates"]}
-        chosen = cands.get(g["best"])
-        if not chosen or chosen["pruned"]:
-            missing.append(g["key"])
-            continue
-        for n, ms in chosen["ms"].items():
-            timed = [(c["ms"][n], c["tile"]) for c in w["candidates"] if not c["pruned"] and n in c["ms"]]
+        for n in sorted(cands.get(g["best"], {}).get("ms", {}), key=int):
+            name = g.get("by_seqlen", {}).get(n, g["best"])  # the tiles a call at n gets
+            chosen = cands.get(name)
+            if not chosen or chosen["pruned"] or not ms_of(chosen, n):
+                missing.append(f"{g['key']} N={n} ({name})")
+                continue
+            timed = [(ms_of(c, n), c["tile"]) for c in w["candidates"]
+                     if not c["pruned"] and ms_of(c, n)]
             best_ms, best_tile = min(timed)
+            ms = ms_of(chosen, n)
             r = ms / best_ms
             worst, rows = max(worst, r), rows + 1
             flag = "" if r <= args.tolerance else " **over**"

@@ -19,16 +19,20 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: fa2 tune [SPEC] [--shapes N,N,...] [--budget SECONDS] [--db FILE]\n"
           "                [--report DIR] [--betas B,B,...] [--no-beta] [--wide]\n"
-          "                [--reps N] [--rounds N] [--dry-run] [--fresh] [-j N]\n"
+          "                [--reps N] [--rounds N] [--finalists N] [--final-reps N]\n"
+          "                [--dry-run] [--fresh] [-j N]\n"
           "       fa2 tune --show [--db FILE]\n"
           "\n"
           "Times every tile shape (block_m, block_n, warps, stages) the generator accepts\n"
           "for each pass x dtype x head dim x causal x mode of SPEC (default\n"
-          "specs/default.lua) on CUDA device 0, drops those that spill or do not load, and\n"
-          "keeps per key the one whose worst ratio to the fastest over the sequence lengths\n"
-          "is smallest; then runs the tie suite of `fa2 bias --gpu` for each beta and keeps,\n"
-          "per head dim, the mode and beta with the smallest largest |bias ratio| among\n"
-          "those with no NaN/Inf and mean |error| within 1.5x of none. Both go into the\n"
+          "specs/default.lua) on CUDA device 0, drops those that spill or do not load,\n"
+          "re-times the finalists (within 5 %% of the fastest at some length) with more\n"
+          "launches, and keeps per key the one whose worst ratio to the fastest over the\n"
+          "sequence lengths is smallest, plus per length the fastest there when it is 1.5 %%\n"
+          "faster still (calls take the tiles of the nearest tuned length). Then it runs\n"
+          "the tie suite of `fa2 bias --gpu` for each beta and keeps, per head dim, the\n"
+          "mode and beta with the smallest largest |bias ratio| among those with no\n"
+          "NaN/Inf and mean |error| within 1.5x of none. Both go into the\n"
           "tuning database of this GPU, which libfa2rt reads for tiles \"auto\" and\n"
           "FA2_STAB_TUNED. Shapes: B*N = 16384 tokens, H*d = 2048.\n"
           "\n"
@@ -42,8 +46,10 @@ static void usage(FILE *f) {
           "  --eps E          eps of the calibrated modes (default 1e-3)\n"
           "  --no-beta        tiles only\n"
           "  --wide           the larger grid of a manual sweep, 10 reps x 3 rounds (slow)\n"
-          "  --reps N         timed launches per candidate and round (default 5)\n"
-          "  --rounds N       rounds over all candidates (default 2)\n"
+          "  --reps N         first pass: timed launches per candidate and round (default 3)\n"
+          "  --rounds N       first pass: rounds over all candidates (default 2)\n"
+          "  --finalists N    candidates per key re-timed (default 6; 0: no second pass)\n"
+          "  --final-reps N   their timed launches per round, 4 rounds (default 10)\n"
           "  --dry-run        time and report, write no database\n"
           "  --fresh          ignore the journal of an interrupted run\n"
           "  -j N             compile threads (default: CPUs, at most 8)\n"
@@ -63,6 +69,7 @@ typedef struct options {
   int n_betas;
   double budget, eps;
   int wide, reps, rounds, dry_run, fresh, no_beta, show, jobs;
+  int finalists, final_reps; /* as fa2_tune_options */
 } options;
 
 /* "1024,2048" into out[]; -1 with a message on a bad list. */
@@ -134,43 +141,75 @@ static void show_progress(const fa2_tune_progress *p, void *user) {
 
 static const char *tile_of(json_t *cand) { return json_string_value(json_object_get(cand, "tile")); }
 
+/* A candidate's time at length key: re-timed (finalists) when it was. */
+static double ms_at(json_t *cand, const char *key) {
+  const double fin = json_number_value(json_object_get(json_object_get(cand, "ms_final"), key));
+  return fin > 0 ? fin : json_number_value(json_object_get(json_object_get(cand, "ms"), key));
+}
+
+static json_t *cand_named(json_t *cands, const char *name) {
+  size_t k;
+  json_t *c;
+  json_array_foreach(cands, k, c) if (name && !strcmp(name, json_string_value(json_object_get(c, "name")))) return c;
+  return NULL;
+}
+
 static void print_tiles(json_t *rep) {
   json_t *lens = json_object_get(rep, "seqlens"), *groups = json_object_get(rep, "groups");
-  printf("\nTiles (median ms per call; speed-up over the built-in tiles)\n%-30s %-14s %-14s %5s",
-         "KEY", "CHOSEN", "BUILT-IN", "TIMED");
+  printf("\nTiles (median ms per call; speed-up over the built-in tiles; * a length's own tiles)\n"
+         "%-30s %-14s %-14s %5s %3s", "KEY", "CHOSEN", "BUILT-IN", "TIMED", "FIN");
   size_t i, g;
   json_t *n, *gr;
   json_array_foreach(lens, i, n) printf(" %14lld", (long long)json_integer_value(n));
   printf(" %6s\n", "WORST");
+  int any_own = 0;
   json_array_foreach(groups, g, gr) {
     const char *best = json_string_value(json_object_get(gr, "best"));
-    json_t *cands = json_object_get(gr, "candidates"), *c, *chosen = NULL, *def = NULL;
-    int timed = 0, all = 0;
+    json_t *cands = json_object_get(gr, "candidates"), *c, *chosen = cand_named(cands, best), *def = NULL;
+    int timed = 0, all = 0, fin = 0;
     size_t k;
     json_array_foreach(cands, k, c) {
       all++;
       timed += !*json_string_value(json_object_get(c, "pruned"));
-      if (best && !strcmp(best, json_string_value(json_object_get(c, "name")))) chosen = c;
+      fin += json_is_true(json_object_get(c, "finalist"));
       if (json_is_true(json_object_get(c, "default"))) def = c;
     }
     char counts[32];
     snprintf(counts, sizeof counts, "%d/%d", timed, all);
-    printf("%-30s %-14s %-14s %5s", json_string_value(json_object_get(gr, "key")),
-           chosen ? tile_of(chosen) : "(none)", def ? tile_of(def) : "?", counts);
+    printf("%-30s %-14s %-14s %5s %3d", json_string_value(json_object_get(gr, "key")),
+           chosen ? tile_of(chosen) : "(none)", def ? tile_of(def) : "?", counts, fin);
     json_array_foreach(lens, i, n) {
       char key[16];
       snprintf(key, sizeof key, "%lld", (long long)json_integer_value(n));
-      const double a = chosen ? json_number_value(json_object_get(json_object_get(chosen, "ms"), key)) : 0;
-      const double b = def ? json_number_value(json_object_get(json_object_get(def, "ms"), key)) : 0;
+      json_t *own = cand_named(cands, json_string_value(json_object_get(json_object_get(gr, "by_seqlen"), key)));
+      json_t *at = own ? own : chosen;
+      const double a = at ? ms_at(at, key) : 0, b = def ? ms_at(def, key) : 0;
+      any_own |= own && own != chosen;
       if (a > 0 && b > 0)
-        printf(" %7.3f %5.2fx", a, b / a);
+        printf(" %7.3f %4.2fx%s", a, b / a, own && own != chosen ? "*" : " ");
       else
         printf(" %14s", a > 0 ? "new" : "-");
     }
     printf(" %6.3f\n", json_number_value(json_object_get(gr, "worst_ratio")));
   }
   printf("TIMED: candidates in the race / generated (the others spill or do not load).\n"
+         "FIN: finalists, re-timed with more launches (their times are shown).\n"
          "WORST: the chosen tiles' largest time / the fastest candidate's, over the lengths.\n");
+  if (!any_own) return;
+  printf("Own tiles per length (* above):\n");
+  json_array_foreach(groups, g, gr) {
+    json_t *cands = json_object_get(gr, "candidates");
+    json_t *chosen = cand_named(cands, json_string_value(json_object_get(gr, "best")));
+    json_array_foreach(lens, i, n) {
+      char key[16];
+      snprintf(key, sizeof key, "%lld", (long long)json_integer_value(n));
+      json_t *own = cand_named(cands, json_string_value(json_object_get(json_object_get(gr, "by_seqlen"), key)));
+      if (own && chosen && own != chosen)
+        printf("  %-30s N=%-6s %-14s %.3f ms, %.3fx the key's %s there\n",
+               json_string_value(json_object_get(gr, "key")), key, tile_of(own), ms_at(own, key),
+               ms_at(chosen, key) / ms_at(own, key), tile_of(chosen));
+    }
+  }
 }
 
 static int choose_beta(const cli_beta_row *rows, int n) {
@@ -268,6 +307,12 @@ static int show(const char *path) {
     const char *stab = json_string_value(json_object_get(e, "stab"));
     printf("%-30s %-14s %-7s %5g %7g  %s\n", key, tiles, stab ? stab : "-",
            json_number_value(json_object_get(e, "beta")), json_number_value(json_object_get(e, "eps")), ms);
+    json_object_foreach(json_object_get(e, "by_seqlen"), n, t)
+      printf("  N=%-6s %s%lldn%lldw%llds%lld\n", n, "m",
+             (long long)json_integer_value(json_object_get(t, "block_m")),
+             (long long)json_integer_value(json_object_get(t, "block_n")),
+             (long long)json_integer_value(json_object_get(t, "warps")),
+             (long long)json_integer_value(json_object_get(t, "stages")));
   }
   json_decref(root);
   return 0;
@@ -277,7 +322,7 @@ static int show(const char *path) {
 
 static int parse(int argc, char **argv, options *o) {
   enum { O_SHAPES = 256, O_BUDGET, O_DB, O_REPORT, O_BETAS, O_EPS, O_NO_BETA, O_WIDE, O_REPS,
-         O_ROUNDS, O_DRY, O_FRESH, O_SHOW };
+         O_ROUNDS, O_DRY, O_FRESH, O_SHOW, O_FINALISTS, O_FINAL_REPS };
   static const struct option opts[] = {
       {"shapes", required_argument, NULL, O_SHAPES}, {"budget", required_argument, NULL, O_BUDGET},
       {"db", required_argument, NULL, O_DB},         {"report", required_argument, NULL, O_REPORT},
@@ -286,6 +331,8 @@ static int parse(int argc, char **argv, options *o) {
       {"reps", required_argument, NULL, O_REPS},     {"rounds", required_argument, NULL, O_ROUNDS},
       {"dry-run", no_argument, NULL, O_DRY},         {"fresh", no_argument, NULL, O_FRESH},
       {"show", no_argument, NULL, O_SHOW},           {"help", no_argument, NULL, 'h'},
+      {"finalists", required_argument, NULL, O_FINALISTS},
+      {"final-reps", required_argument, NULL, O_FINAL_REPS},
       {NULL, 0, NULL, 0}};
   static const double DEFAULT_BETAS[] = {1.5, 2, 3, 4, 6, 8};
   memcpy(o->betas, DEFAULT_BETAS, sizeof DEFAULT_BETAS);
@@ -309,15 +356,26 @@ static int parse(int argc, char **argv, options *o) {
     case O_DRY: o->dry_run = 1; break;
     case O_FRESH: o->fresh = 1; break;
     case O_SHOW: o->show = 1; break;
+    case O_FINALISTS: {
+      const int x = cli_parse_int(optarg);
+      bad = x < 0 || x == 1 || x > 32;
+      if (bad)
+        fprintf(stderr, "fa2 tune: --finalists %s: not allowed; allowed: 0 (no second pass) or "
+                        "whole numbers from 2 to 32\n", optarg);
+      o->finalists = x == 0 ? -1 : x;
+      break;
+    }
+    case O_FINAL_REPS:
     case O_REPS:
     case O_ROUNDS:
     case 'j': {
-      const int x = cli_parse_int(optarg), hi = c == 'j' ? 64 : c == O_REPS ? 100 : 20;
+      const int x = cli_parse_int(optarg), hi = c == 'j' ? 64 : c == O_ROUNDS ? 20 : 100;
       bad = x < 1 || x > hi;
       if (bad)
         fprintf(stderr, "fa2 tune: %s %s: not allowed; allowed: whole numbers from 1 to %d\n",
-                c == 'j' ? "-j" : c == O_REPS ? "--reps" : "--rounds", optarg, hi);
-      *(c == 'j' ? &o->jobs : c == O_REPS ? &o->reps : &o->rounds) = x;
+                c == 'j' ? "-j" : c == O_REPS ? "--reps" : c == O_ROUNDS ? "--rounds" : "--final-reps",
+                optarg, hi);
+      *(c == 'j' ? &o->jobs : c == O_REPS ? &o->reps : c == O_ROUNDS ? &o->rounds : &o->final_reps) = x;
       break;
     }
     case 'h': usage(stdout); return 0;
@@ -426,6 +484,7 @@ int cli_tune(int argc, char **argv) {
   to.seqlens = o.n_seqlens ? o.seqlens : NULL;
   to.n_seqlens = o.n_seqlens;
   to.budget_s = o.budget, to.wide = o.wide, to.reps = o.reps, to.rounds = o.rounds;
+  to.finalists = o.finalists, to.final_reps = o.final_reps;
   to.dry_run = o.dry_run, to.fresh = o.fresh;
   to.db_path = db[0] ? db : NULL;
   to.report_path = report;

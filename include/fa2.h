@@ -183,6 +183,8 @@ typedef struct fa2_kernel_desc {
   int causal;
   fa2_stab stab;
   double beta, eps;
+  int seqlen; /* the calls' sequence length (sqrt(seqlen_q * seqlen_k)): picks the
+                 tuning database's tiles for that length; 0: the key's own tiles */
 } fa2_kernel_desc;
 
 /* Loads or compiles each kernel now (options.jobs threads), so that the
@@ -229,9 +231,12 @@ FA2_API fa2_status fa2_tuning_set_stab(fa2_context *ctx, const char *db_path, fa
  * drops those that spill or use a stack, times the rest with CUDA events
  * (one warm-up, reps launches per round, rounds interleaved, the median;
  * two input sets in turn so the L2 cache does not flatter) on the
- * shape table B*N = 16384 tokens, H*d = 2048, and stores the tiles whose
- * worst ratio to the fastest over the lengths is smallest. Contexts created
- * afterwards use them. Each timing is journaled next to the database; a run
+ * shape table B*N = 16384 tokens, H*d = 2048, re-times the finalists (those
+ * within 5 % of the fastest at some length) with more launches, and stores
+ * the tiles whose worst ratio to the fastest over the lengths is smallest,
+ * plus per length the fastest there when it is 1.5 % faster still (the
+ * runtime picks by the nearest tuned length). Contexts created afterwards
+ * use them. Each timing is journaled next to the database; a run
  * that stops (budget, Ctrl-C, a crash) resumes from the journal. */
 typedef struct fa2_tune_progress {
   const char *phase;       /* "compile" or "time" */
@@ -249,7 +254,9 @@ typedef struct fa2_tune_options {
   double budget_s;             /* > 0: stop timing after this many seconds, store the best
                                   of what was timed, keep the journal */
   int wide;                    /* 1: the larger grid of a manual sweep (slow) */
-  int reps, rounds;            /* 0: 5 and 2 (wide: 10 and 3) */
+  int reps, rounds;            /* first pass: 0: 3 and 2 (wide: 10 and 3) */
+  int finalists;               /* re-timed candidates per key: 0: 6, -1: no second pass */
+  int final_reps;              /* their launches per round (4 rounds): 0: 10 */
   int dry_run;                 /* 1: write no database */
   const char *db_path;         /* NULL: fa2_tuning_path's */
   const char *report_path;     /* JSON of every candidate, timing and choice; NULL: none */

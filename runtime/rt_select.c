@@ -1,8 +1,16 @@
 /* rt_select: requests and variant selection (see rt_select.h). */
 #include "rt_select.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+enum { LEN_CLASS_STEPS = 8 }; /* length classes per octave */
+
+static int32_t len_class(long long seqlen_q, long long seqlen_k) {
+  const double n = sqrt((double)seqlen_q * (double)seqlen_k);
+  return n > 1 ? (int32_t)lround(LEN_CLASS_STEPS * log2(n)) : 0;
+}
 
 static void normalize(rt_request *r, int stab, double beta, double eps) {
   r->stab = stab;
@@ -22,6 +30,7 @@ void rt_request_fwd(const fa2_fwd_args *a, rt_request *r) {
   r->dtype = (int)a->q.dtype;
   r->head_dim = a->head_dim;
   r->causal = a->causal != 0;
+  r->len_class = len_class(a->seqlen_q, a->seqlen_k);
   normalize(r, (int)a->stab, a->beta, a->eps);
 }
 
@@ -31,6 +40,7 @@ void rt_request_bwd(const fa2_bwd_args *a, rt_request *r) {
   r->dtype = (int)a->q.dtype;
   r->head_dim = a->head_dim;
   r->causal = a->causal != 0;
+  r->len_class = len_class(a->seqlen_q, a->seqlen_k);
 }
 
 void rt_request_desc(const fa2_kernel_desc *d, rt_request *r) {
@@ -39,6 +49,7 @@ void rt_request_desc(const fa2_kernel_desc *d, rt_request *r) {
   r->dtype = (int)d->dtype;
   r->head_dim = d->head_dim;
   r->causal = d->causal != 0;
+  r->len_class = d->seqlen > 0 ? len_class(d->seqlen, d->seqlen) : 0;
   normalize(r, (int)d->stab, d->beta, d->eps);
 }
 
@@ -57,13 +68,14 @@ void rt_tuning_key_for_mode(const rt_request *r, int stab, char *buf, size_t len
   snprintf(buf, len, "%s%s", base, r->pass == GEN_PASS_FWD ? mode_suffix(stab) : "");
 }
 
-/* Tiles for mode stab: its own key, else the key without a mode. */
+/* Tiles for mode stab (and r's length): its own key, else the key without a mode. */
 static int tuned_tiles(const rt_tuning *t, const rt_request *r, int stab, rt_tuning_entry *e) {
   char key[80];
+  const double n = r->len_class > 0 ? exp2((double)r->len_class / LEN_CLASS_STEPS) : 0;
   rt_tuning_key_for_mode(r, stab, key, sizeof key);
-  if (rt_tuning_find(t, key, e) && e->block_m) return 1;
+  if (rt_tuning_find(t, key, n, e) && e->block_m) return 1;
   rt_request_tuning_key(r, key, sizeof key);
-  return rt_tuning_find(t, key, e) && e->block_m;
+  return rt_tuning_find(t, key, n, e) && e->block_m;
 }
 
 int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, const char *arch,
@@ -79,7 +91,7 @@ int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, con
     char key[64];
     rt_request_tuning_key(r, key, sizeof key);
     rt_tuning_entry e;
-    int tuned = rt_tuning_find(t, key, &e);
+    int tuned = rt_tuning_find(t, key, 0, &e);
     stab = FA2_STAB_ROBUST;
     if (tuned && e.stab >= 0) stab = e.stab;
     if (tuned && e.beta > 1) beta = e.beta;

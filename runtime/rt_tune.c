@@ -161,38 +161,117 @@ int rt_tune_timed(const rt_tune_group *g, int i) {
   return any;
 }
 
-void rt_tune_choose(rt_tune_group *g, int n_seqlens) {
+int rt_tune_final_timed(const rt_tune_group *g, int i) {
+  int any = 0;
+  for (int c = 0; c < g->n; c++) {
+    if (!g->cands[c].finalist || g->cands[c].pruned[0]) continue;
+    if (g->cands[c].fin[i] <= 0) return 0;
+    any = 1;
+  }
+  return any;
+}
+
+/* The time the choice goes by: the re-timed median in the final round. */
+static double time_of(const rt_tune_cand *c, int i, int final) { return final ? c->fin[i] : c->ms[i]; }
+
+static int in_race(const rt_tune_cand *c, int final) {
+  return !c->pruned[0] && (!final || c->finalist);
+}
+
+/* Minimax over the candidates in the race (see rt_tune_choose); use[i]
+ * says which lengths count. */
+static void choose_over(rt_tune_group *g, int n_seqlens, int final, const int *use) {
   double fastest[RT_TUNE_MAX_SEQLENS];
-  int use[RT_TUNE_MAX_SEQLENS], n_use = 0;
   for (int i = 0; i < n_seqlens; i++) {
-    use[i] = rt_tune_timed(g, i);
-    n_use += use[i];
     fastest[i] = INFINITY;
     for (int c = 0; use[i] && c < g->n; c++)
-      if (!g->cands[c].pruned[0] && g->cands[c].ms[i] < fastest[i]) fastest[i] = g->cands[c].ms[i];
+      if (in_race(&g->cands[c], final) && time_of(&g->cands[c], i, final) < fastest[i])
+        fastest[i] = time_of(&g->cands[c], i, final);
   }
-  g->best = -1;
-  g->worst = 0;
-  if (!n_use) return;
   double best_sum = INFINITY;
   for (int c = 0; c < g->n; c++) {
-    if (g->cands[c].pruned[0]) continue;
+    if (!in_race(&g->cands[c], final)) continue;
     double worst = 0, sum = 0;
     for (int i = 0; i < n_seqlens; i++) {
       if (!use[i]) continue;
-      const double r = g->cands[c].ms[i] / fastest[i];
+      const double r = time_of(&g->cands[c], i, final) / fastest[i];
       worst = r > worst ? r : worst;
-      sum += g->cands[c].ms[i];
+      sum += time_of(&g->cands[c], i, final);
     }
     if (g->best < 0 || worst < g->worst || (worst == g->worst && sum < best_sum)) {
       g->best = c, g->worst = worst, best_sum = sum;
     }
   }
+  /* per length: the fastest there, when it beats the choice by enough */
+  for (int i = 0; i < n_seqlens; i++) {
+    g->per_len[i] = g->best;
+    for (int c = 0; use[i] && g->best >= 0 && c < g->n; c++)
+      if (in_race(&g->cands[c], final) && time_of(&g->cands[c], i, final) == fastest[i] &&
+          time_of(&g->cands[g->best], i, final) > fastest[i] * RT_TUNE_LENGTH_GAIN)
+        g->per_len[i] = c;
+  }
+}
+
+void rt_tune_choose(rt_tune_group *g, int n_seqlens) {
+  int use[RT_TUNE_MAX_SEQLENS], n_use = 0, n_fin = 0, final = 1;
+  for (int c = 0; c < g->n; c++) n_fin += g->cands[c].finalist;
+  for (int i = 0; i < n_seqlens; i++) {
+    use[i] = rt_tune_timed(g, i);
+    n_use += use[i];
+    final &= n_fin > 0 && rt_tune_final_timed(g, i);
+  }
+  g->best = -1;
+  g->worst = 0;
+  g->final = final;
+  for (int i = 0; i < RT_TUNE_MAX_SEQLENS; i++) g->per_len[i] = -1;
+  if (!n_use) return;
+  if (final)
+    for (int i = 0; i < n_seqlens; i++) use[i] = 1;
+  choose_over(g, n_seqlens, final, use);
+}
+
+int rt_tune_finalists(rt_tune_group *g, int n_seqlens, int max_finalists) {
+  for (int c = 0; c < g->n; c++) g->cands[c].finalist = 0; /* fin stays: a resumed journal's */
+  for (int i = 0; i < n_seqlens; i++)
+    if (!rt_tune_timed(g, i)) return 0;
+  int use[RT_TUNE_MAX_SEQLENS] = {0};
+  for (int i = 0; i < n_seqlens; i++) use[i] = 1;
+  g->best = -1;
+  choose_over(g, n_seqlens, 0, use); /* the first pass's choice and per-length fastest */
+  if (g->best < 0 || max_finalists < 2) return 0;
+  int k = 0;
+  g->cands[g->best].finalist = 1, k++;
+  for (int i = 0; i < n_seqlens && k < max_finalists; i++) {
+    double f = INFINITY;
+    int fc = -1;
+    for (int c = 0; c < g->n; c++)
+      if (!g->cands[c].pruned[0] && g->cands[c].ms[i] < f) f = g->cands[c].ms[i], fc = c;
+    if (fc >= 0 && !g->cands[fc].finalist) g->cands[fc].finalist = 1, k++;
+  }
+  /* then the closest of the rest: smallest ratio to the fastest anywhere */
+  while (k < max_finalists) {
+    int pick = -1;
+    double pick_r = RT_TUNE_FINAL_WITHIN;
+    for (int c = 0; c < g->n; c++) {
+      const rt_tune_cand *cd = &g->cands[c];
+      if (cd->pruned[0] || cd->finalist) continue;
+      for (int i = 0; i < n_seqlens; i++) {
+        double f = INFINITY;
+        for (int o = 0; o < g->n; o++)
+          if (!g->cands[o].pruned[0] && g->cands[o].ms[i] < f) f = g->cands[o].ms[i];
+        if (cd->ms[i] / f <= pick_r) pick_r = cd->ms[i] / f, pick = c;
+      }
+    }
+    if (pick < 0) break;
+    g->cands[pick].finalist = 1, k++;
+  }
+  if (k < 2) g->cands[g->best].finalist = 0, k = 0; /* one candidate: nothing to decide */
+  return k;
 }
 
 /* ---- journal ---- */
 
-void rt_tune_journal_header(const rt_tune_plan *p, const rt_identity *id, int reps, int rounds,
+void rt_tune_journal_header(const rt_tune_plan *p, const rt_identity *id, const rt_tune_reps *r,
                             char *buf, size_t len) {
   char slug[160], lens[128] = "";
   rt_identity_slug(id, slug, sizeof slug);
@@ -200,8 +279,10 @@ void rt_tune_journal_header(const rt_tune_plan *p, const rt_identity *id, int re
     o += snprintf(lens + o, sizeof lens - (size_t)o, "%s%d", i ? "," : "", p->seqlens[i]);
   snprintf(buf, len,
            "{\"journal\": \"fa2 tune\", \"gpu\": \"%s\", \"fa2gen\": \"%s\", \"wide\": %d, "
-           "\"reps\": %d, \"rounds\": %d, \"seqlens\": [%s]}",
-           slug, id->fa2gen, p->wide, reps, rounds, lens);
+           "\"reps\": %d, \"rounds\": %d, \"finalists\": %d, \"final_reps\": %d, "
+           "\"final_rounds\": %d, \"seqlens\": [%s]}",
+           slug, id->fa2gen, p->wide, r->reps, r->rounds, r->finalists, r->final_reps,
+           r->final_rounds, lens);
 }
 
 static rt_tune_cand *find_cand(rt_tune_plan *p, const char *name) {
@@ -220,11 +301,12 @@ static int apply_record(rt_tune_plan *p, json_t *rec) {
     snprintf(c->pruned, sizeof c->pruned, "%s", why);
     return 1;
   }
-  json_t *n = json_object_get(rec, "n"), *ms = json_object_get(rec, "ms");
+  json_t *n = json_object_get(rec, "n"), *fin = json_object_get(rec, "fin");
+  json_t *ms = fin ? fin : json_object_get(rec, "ms");
   if (!json_is_integer(n) || !json_is_number(ms) || !(json_number_value(ms) > 0)) return 0;
   for (int i = 0; i < p->n_seqlens; i++)
     if (p->seqlens[i] == json_integer_value(n)) {
-      c->ms[i] = json_number_value(ms);
+      *(fin ? &c->fin[i] : &c->ms[i]) = json_number_value(ms);
       return 1;
     }
   return 0;
@@ -258,9 +340,10 @@ FILE *rt_tune_journal_open(const char *path, const char *header) {
   return f;
 }
 
-void rt_tune_journal_time(FILE *f, const rt_tune_cand *c, int seqlen, double ms) {
+void rt_tune_journal_time(FILE *f, const rt_tune_cand *c, int seqlen, double ms, int final) {
   if (!f) return;
-  fprintf(f, "{\"v\": \"%s\", \"n\": %d, \"ms\": %.17g}\n", c->v.name, seqlen, ms);
+  fprintf(f, "{\"v\": \"%s\", \"n\": %d, \"%s\": %.17g}\n", c->v.name, seqlen,
+          final ? "fin" : "ms", ms);
   fflush(f);
 }
 
@@ -276,15 +359,24 @@ void rt_tune_journal_prune(FILE *f, const rt_tune_cand *c) {
 
 /* ---- results ---- */
 
-static json_t *timings(const rt_tune_plan *p, const rt_tune_cand *c) {
-  json_t *ms = json_object();
+static json_t *timings(const rt_tune_plan *p, const double *ms) {
+  json_t *o = json_object();
   for (int i = 0; i < p->n_seqlens; i++) {
-    if (c->ms[i] <= 0) continue;
+    if (ms[i] <= 0) continue;
     char n[16];
     snprintf(n, sizeof n, "%d", p->seqlens[i]);
-    json_object_set_new(ms, n, json_real(c->ms[i]));
+    json_object_set_new(o, n, json_real(ms[i]));
   }
-  return ms;
+  return o;
+}
+
+static json_t *tiles(const gen_variant *v) {
+  return json_pack("{s:i, s:i, s:i, s:i}", "block_m", v->block_m, "block_n", v->block_n, "warps",
+                   v->warps, "stages", v->stages);
+}
+
+static const double *chosen_ms(const rt_tune_group *g, const rt_tune_cand *c) {
+  return g->final ? c->fin : c->ms;
 }
 
 json_t *rt_tune_entries(const rt_tune_plan *p) {
@@ -292,46 +384,67 @@ json_t *rt_tune_entries(const rt_tune_plan *p) {
   for (int g = 0; g < p->n; g++) {
     const rt_tune_group *gr = &p->groups[g];
     if (gr->best < 0) continue;
-    const gen_variant *v = &gr->cands[gr->best].v;
-    json_object_set_new(entries, gr->key,
-                        json_pack("{s:i, s:i, s:i, s:i, s:o}", "block_m", v->block_m, "block_n",
-                                  v->block_n, "warps", v->warps, "stages", v->stages, "ms",
-                                  timings(p, &gr->cands[gr->best])));
+    const rt_tune_cand *best = &gr->cands[gr->best];
+    json_t *e = tiles(&best->v), *by = json_object();
+    json_object_set_new(e, "ms", timings(p, chosen_ms(gr, best)));
+    int other = 0;
+    for (int i = 0; i < p->n_seqlens; i++) {
+      if (gr->per_len[i] < 0) continue;
+      char n[16];
+      snprintf(n, sizeof n, "%d", p->seqlens[i]);
+      json_object_set_new(by, n, tiles(&gr->cands[gr->per_len[i]].v));
+      other |= gr->per_len[i] != gr->best;
+    }
+    if (other) json_object_set_new(e, "by_seqlen", by);
+    else json_decref(by);
+    json_object_set_new(entries, gr->key, e);
   }
   return entries;
 }
 
-json_t *rt_tune_report(const rt_tune_plan *p, const rt_identity *id, int reps, int rounds) {
+static void tile_name(const gen_variant *v, char *buf, size_t len) {
+  snprintf(buf, len, "m%dn%dw%ds%d", v->block_m, v->block_n, v->warps, v->stages);
+}
+
+json_t *rt_tune_report(const rt_tune_plan *p, const rt_identity *id, const rt_tune_reps *r) {
   json_t *groups = json_array(), *lens = json_array();
   for (int i = 0; i < p->n_seqlens; i++) json_array_append_new(lens, json_integer(p->seqlens[i]));
   for (int g = 0; g < p->n; g++) {
     const rt_tune_group *gr = &p->groups[g];
-    json_t *cands = json_array();
+    json_t *cands = json_array(), *by = json_object();
     for (int c = 0; c < gr->n; c++) {
       const rt_tune_cand *cd = &gr->cands[c];
       json_t *tf = json_object();
       for (int i = 0; i < p->n_seqlens; i++) {
-        if (cd->ms[i] <= 0) continue;
+        const double ms = cd->fin[i] > 0 ? cd->fin[i] : cd->ms[i];
+        if (ms <= 0) continue;
         char n[16];
         snprintf(n, sizeof n, "%d", p->seqlens[i]);
-        json_object_set_new(tf, n, json_real(rt_tune_flops(&cd->v, p->seqlens[i]) / cd->ms[i] / 1e9));
+        json_object_set_new(tf, n, json_real(rt_tune_flops(&cd->v, p->seqlens[i]) / ms / 1e9));
       }
       char tile[48];
-      snprintf(tile, sizeof tile, "m%dn%dw%ds%d", cd->v.block_m, cd->v.block_n, cd->v.warps,
-               cd->v.stages);
+      tile_name(&cd->v, tile, sizeof tile);
       json_array_append_new(
-          cands, json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:b, s:s, s:o, s:o}", "name", cd->v.name,
-                           "tile", tile, "block_m", cd->v.block_m, "block_n", cd->v.block_n,
-                           "warps", cd->v.warps, "stages", cd->v.stages, "default", cd->is_default,
-                           "pruned", cd->pruned, "ms", timings(p, cd), "tflops", tf));
+          cands, json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:b, s:s, s:o, s:b, s:o, s:o}", "name",
+                           cd->v.name, "tile", tile, "block_m", cd->v.block_m, "block_n",
+                           cd->v.block_n, "warps", cd->v.warps, "stages", cd->v.stages, "default",
+                           cd->is_default, "pruned", cd->pruned, "ms", timings(p, cd->ms),
+                           "finalist", cd->finalist, "ms_final", timings(p, cd->fin), "tflops", tf));
+    }
+    for (int i = 0; i < p->n_seqlens; i++) {
+      if (gr->per_len[i] < 0) continue;
+      char n[16];
+      snprintf(n, sizeof n, "%d", p->seqlens[i]);
+      json_object_set_new(by, n, json_string(gr->cands[gr->per_len[i]].v.name));
     }
     json_array_append_new(
-        groups, json_pack("{s:s, s:s?, s:f, s:o}", "key", gr->key, "best",
+        groups, json_pack("{s:s, s:s?, s:f, s:b, s:o, s:o}", "key", gr->key, "best",
                           gr->best >= 0 ? gr->cands[gr->best].v.name : NULL, "worst_ratio",
-                          gr->worst, "candidates", cands));
+                          gr->worst, "final", gr->final, "by_seqlen", by, "candidates", cands));
   }
-  return json_pack("{s:{s:s, s:s, s:i, s:i, s:s}, s:b, s:i, s:i, s:o, s:o}", "gpu", "name",
-                   id->name, "arch", id->arch, "sm_count", id->sm_count, "driver", id->driver,
-                   "fa2gen", id->fa2gen, "wide", p->wide, "reps", reps, "rounds", rounds,
-                   "seqlens", lens, "groups", groups);
+  return json_pack("{s:{s:s, s:s, s:i, s:i, s:s}, s:b, s:i, s:i, s:i, s:i, s:i, s:o, s:o}", "gpu",
+                   "name", id->name, "arch", id->arch, "sm_count", id->sm_count, "driver",
+                   id->driver, "fa2gen", id->fa2gen, "wide", p->wide, "reps", r->reps, "rounds",
+                   r->rounds, "finalists", r->finalists, "final_reps", r->final_reps,
+                   "final_rounds", r->final_rounds, "seqlens", lens, "groups", groups);
 }

@@ -12,6 +12,10 @@
 #include "rt_tune.h"
 
 enum { MAX_REPS = 100, MAX_ROUNDS = 20, N_SETS = 2 };
+/* Defaults: a quick first pass over every candidate, then the finalists
+ * with 10 launches x 4 rounds (bench/NOTES.md: 5 x 2 decided within 3-4 %). */
+enum { FIRST_REPS = 3, FIRST_ROUNDS = 2, WIDE_REPS = 10, WIDE_ROUNDS = 3, FINAL_REPS = 10,
+       FINAL_ROUNDS = 4 };
 enum { T_Q, T_K, T_V, T_O, T_DO, T_DQ, T_DK, T_DV, N_TENSORS };
 
 static const int DEFAULT_SEQLENS[] = {1024, 2048, 4096, 8192, 16384};
@@ -20,7 +24,8 @@ typedef struct tuner {
   fa2_context *ctx;
   const fa2_tune_options *o;
   rt_tune_plan plan;
-  int reps, rounds, any_bwd;
+  rt_tune_reps r;
+  int any_bwd;
   FILE *journal;
   double t0;
   /* two input sets, launched in turn: each launch reads what the last did not */
@@ -239,11 +244,11 @@ static int cmp_float(const void *a, const void *b) {
 /* Times one candidate once: a warm-up, then reps launches between events.
  * Appends the times to ms[*n]. A launch that fails prunes the candidate
  * (and returns 0) unless the context is lost (an error). */
-static int time_once(tuner *t, rt_tune_cand *c, int n, float *ms, int *cnt) {
+static int time_once(tuner *t, rt_tune_cand *c, int n, int reps, float *ms, int *cnt) {
   const rt_cuda_api *cu = t->ctx->cu;
   rt_kernel *k;
   int rc = rt_kernel_for_variant(t->ctx, &c->v, &k);
-  for (int r = -1; rc == FA2_OK && r < t->reps; r++) {
+  for (int r = -1; rc == FA2_OK && r < reps; r++) {
     if (r >= 0) rc = cu_ok(cu->cuEventRecord(t->ev[2 * r], NULL), "cuEventRecord");
     if (rc == FA2_OK) rc = launch(t, k, &c->v, n, (r + 2) % N_SETS);
     if (rc == FA2_OK && r >= 0) rc = cu_ok(cu->cuEventRecord(t->ev[2 * r + 1], NULL), "cuEventRecord");
@@ -256,88 +261,123 @@ static int time_once(tuner *t, rt_tune_cand *c, int n, float *ms, int *cnt) {
      * a fault does not, and the run cannot go on */
     return cu_ok(cu->cuCtxSynchronize(), "cuCtxSynchronize after a failed candidate");
   }
-  for (int r = 0; r < t->reps; r++)
+  for (int r = 0; r < reps; r++)
     if ((rc = cu_ok(cu->cuEventElapsedTime(&ms[(*cnt)++], t->ev[2 * r], t->ev[2 * r + 1]),
                     "cuEventElapsedTime")) != FA2_OK)
       return rc;
   return FA2_OK;
 }
 
-/* Times every candidate of g still in the race at length index i: rounds
- * over all of them in turn, so clock drifts hit all alike; the median. */
-static int time_length(tuner *t, rt_tune_group *g, int i) {
-  const int n = t->plan.seqlens[i], per = t->reps * t->rounds;
+/* Times every candidate of g still in the race at length index i (final:
+ * every finalist, with the finalists' launches): rounds over all of them in
+ * turn, so clock drifts hit all alike; the median. */
+static int time_length(tuner *t, rt_tune_group *g, int i, int final) {
+  const int n = t->plan.seqlens[i];
+  const int reps = final ? t->r.final_reps : t->r.reps, rounds = final ? t->r.final_rounds : t->r.rounds;
+  const int per = reps * rounds;
   float *ms = malloc(sizeof *ms * (size_t)(g->n * per));
   int *cnt = calloc((size_t)g->n, sizeof *cnt);
   int rc = ms && cnt ? FA2_OK : rt_set_error(FA2_ERR_OUT_OF_MEMORY, "fa2_tune: out of memory");
   if (rc == FA2_OK && g->base.pass == GEN_PASS_BWD) rc = prepare_bwd_inputs(t, &g->base, n);
-  for (int r = 0; rc == FA2_OK && r < t->rounds; r++)
-    for (int c = 0; rc == FA2_OK && c < g->n; c++)
-      if (!g->cands[c].pruned[0] && g->cands[c].ms[i] <= 0)
-        rc = time_once(t, &g->cands[c], n, ms + c * per, &cnt[c]);
+  for (int r = 0; rc == FA2_OK && r < rounds; r++)
+    for (int c = 0; rc == FA2_OK && c < g->n; c++) {
+      const rt_tune_cand *cd = &g->cands[c];
+      if (!cd->pruned[0] && (final ? cd->finalist && cd->fin[i] <= 0 : cd->ms[i] <= 0))
+        rc = time_once(t, &g->cands[c], n, reps, ms + c * per, &cnt[c]);
+    }
   for (int c = 0; rc == FA2_OK && c < g->n; c++) {
     rt_tune_cand *cd = &g->cands[c];
-    if (cd->pruned[0] || cd->ms[i] > 0 || cnt[c] == 0) continue;
+    double *slot = final ? &cd->fin[i] : &cd->ms[i];
+    if (cd->pruned[0] || *slot > 0 || cnt[c] == 0) continue;
     qsort(ms + c * per, (size_t)cnt[c], sizeof *ms, cmp_float);
-    cd->ms[i] = ms[c * per + cnt[c] / 2];
-    rt_tune_journal_time(t->journal, cd, n, cd->ms[i]);
+    *slot = ms[c * per + cnt[c] / 2];
+    rt_tune_journal_time(t->journal, cd, n, *slot, final);
   }
   free(ms);
   free(cnt);
   return rc;
 }
 
-static double group_weight(const tuner *t, const rt_tune_group *g, int i) {
-  int live = 0;
-  for (int c = 0; c < g->n; c++) live += !g->cands[c].pruned[0];
-  return rt_tune_flops(&g->base, t->plan.seqlens[i]) * live * (t->reps + 1) * t->rounds;
+/* Work of one length of g, for the ETA: FLOPs x launches (the finalists'
+ * count is known only after the first pass: estimated until then). */
+static double group_weight(const tuner *t, const rt_tune_group *g, int i, int final) {
+  int live = 0, fin = 0;
+  for (int c = 0; c < g->n; c++) live += !g->cands[c].pruned[0], fin += g->cands[c].finalist;
+  if (final && !fin) fin = live < t->r.finalists ? live : t->r.finalists;
+  const double f = rt_tune_flops(&g->base, t->plan.seqlens[i]);
+  return final ? f * fin * (t->r.final_reps + 1) * t->r.final_rounds
+               : f * live * (t->r.reps + 1) * t->r.rounds;
+}
+
+/* One length of gr, first pass or final, unless done or out of budget.
+ * Returns an fa2 status; *stop when the budget ran out. */
+static int time_step(tuner *t, rt_tune_group *gr, int i, int final, int *stop) {
+  if (final ? rt_tune_final_timed(gr, i) : rt_tune_timed(gr, i)) return FA2_OK;
+  if (t->o->budget_s > 0 && now_s() - t->t0 > t->o->budget_s) return *stop = 1, FA2_OK;
+  char what[128];
+  snprintf(what, sizeof what, "%s N=%d%s", gr->key, t->plan.seqlens[i], final ? " (finalists)" : "");
+  progress(t, what);
+  const double w = group_weight(t, gr, i, final);
+  int rc = time_length(t, gr, i, final);
+  t->pr.done++;
+  t->w_done += w;
+  progress(t, what);
+  return rc;
 }
 
 /* Returns FA2_OK; *complete 0 when the budget ran out first. */
 static int time_all(tuner *t, int *complete) {
   t->pr = (fa2_tune_progress){"time", 0, 0, 0, -1, ""};
   t->phase_t0 = now_s(), t->w_total = 0, t->w_done = 0;
-  for (int g = 0; g < t->plan.n; g++)
-    for (int i = 0; i < t->plan.n_seqlens; i++)
-      if (!rt_tune_timed(&t->plan.groups[g], i)) {
-        t->pr.total++;
-        t->w_total += group_weight(t, &t->plan.groups[g], i);
-      }
-  *complete = 1;
+  const int n_len = t->plan.n_seqlens;
   for (int g = 0; g < t->plan.n; g++) {
     rt_tune_group *gr = &t->plan.groups[g];
-    for (int i = 0; i < t->plan.n_seqlens; i++) {
-      if (rt_tune_timed(gr, i)) continue;
-      if (t->o->budget_s > 0 && now_s() - t->t0 > t->o->budget_s) {
-        *complete = 0;
-        break;
-      }
-      char what[128];
-      snprintf(what, sizeof what, "%s N=%d", gr->key, t->plan.seqlens[i]);
-      progress(t, what);
-      const double w = group_weight(t, gr, i);
-      int rc = time_length(t, gr, i);
-      if (rc != FA2_OK) return rc;
-      t->pr.done++;
-      t->w_done += w;
-      progress(t, what);
+    rt_tune_finalists(gr, n_len, t->r.finalists); /* from a resumed first pass */
+    for (int i = 0; i < n_len; i++) {
+      if (!rt_tune_timed(gr, i)) t->pr.total++, t->w_total += group_weight(t, gr, i, 0);
+      if (t->r.finalists >= 2 && (!rt_tune_timed(gr, i) || !rt_tune_final_timed(gr, i)))
+        t->pr.total++, t->w_total += group_weight(t, gr, i, 1);
     }
-    rt_tune_choose(gr, t->plan.n_seqlens);
   }
+  int stop = 0, rc = FA2_OK;
+  for (int g = 0; g < t->plan.n && !stop; g++) {
+    rt_tune_group *gr = &t->plan.groups[g];
+    for (int i = 0; i < n_len && !stop && rc == FA2_OK; i++) rc = time_step(t, gr, i, 0, &stop);
+    if (!stop && rc == FA2_OK && rt_tune_finalists(gr, n_len, t->r.finalists))
+      for (int i = 0; i < n_len && !stop && rc == FA2_OK; i++) rc = time_step(t, gr, i, 1, &stop);
+    if (rc != FA2_OK) return rc;
+    rt_tune_choose(gr, n_len);
+  }
+  *complete = !stop;
   return FA2_OK;
 }
 
 /* ---- the entry point ---- */
 
-static int check_options(const fa2_tune_options *o, int *reps, int *rounds) {
-  *reps = o->reps ? o->reps : o->wide ? 10 : 5;
-  *rounds = o->rounds ? o->rounds : o->wide ? 3 : 2;
-  if (*reps < 1 || *reps > MAX_REPS)
+static int check_options(const fa2_tune_options *o, rt_tune_reps *r) {
+  r->reps = o->reps ? o->reps : o->wide ? WIDE_REPS : FIRST_REPS;
+  r->rounds = o->rounds ? o->rounds : o->wide ? WIDE_ROUNDS : FIRST_ROUNDS;
+  r->finalists = o->finalists < 0 ? 0 : o->finalists ? o->finalists : RT_TUNE_MAX_FINALISTS;
+  r->final_reps = o->final_reps ? o->final_reps : FINAL_REPS;
+  r->final_rounds = FINAL_ROUNDS;
+  if (r->reps < 1 || r->reps > MAX_REPS)
     return rt_set_error(FA2_ERR_INVALID_ARGUMENT, "reps is %d: allowed 1 to %d (0: default)",
-                        *reps, MAX_REPS);
-  if (*rounds < 1 || *rounds > MAX_ROUNDS)
+                        r->reps, MAX_REPS);
+  if (r->rounds < 1 || r->rounds > MAX_ROUNDS)
     return rt_set_error(FA2_ERR_INVALID_ARGUMENT, "rounds is %d: allowed 1 to %d (0: default)",
-                        *rounds, MAX_ROUNDS);
+                        r->rounds, MAX_ROUNDS);
+  if (o->finalists > RT_TUNE_MAX_SEQLENS * 4)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "finalists is %d: allowed 2 to %d (0: default %d, -1: no second pass)",
+                        o->finalists, RT_TUNE_MAX_SEQLENS * 4, RT_TUNE_MAX_FINALISTS);
+  if (r->finalists == 1)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "finalists is 1: allowed 2 to %d (0: default %d, -1: no second pass)",
+                        RT_TUNE_MAX_SEQLENS * 4, RT_TUNE_MAX_FINALISTS);
+  if (r->final_reps < 1 || r->final_reps > MAX_REPS)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "final_reps is %d: allowed 1 to %d (0: default %d)", r->final_reps,
+                        MAX_REPS, FINAL_REPS);
   if (o->budget_s < 0 || isnan(o->budget_s))
     return rt_set_error(FA2_ERR_INVALID_ARGUMENT, "budget_s is %g: allowed > 0 (0: none)",
                         o->budget_s);
@@ -356,7 +396,7 @@ static int write_results(tuner *t, const char *db, const rt_identity *id) {
     if (bad) return rt_set_error(FA2_ERR_INTERNAL, "fa2_tune: %s", err);
   }
   if (t->o->report_path) {
-    json_t *rep = rt_tune_report(&t->plan, id, t->reps, t->rounds);
+    json_t *rep = rt_tune_report(&t->plan, id, &t->r);
     json_object_set_new(rep, "database", json_string(t->o->dry_run ? "" : db));
     int bad = json_dump_file(rep, t->o->report_path, JSON_INDENT(1));
     json_decref(rep);
@@ -370,7 +410,7 @@ fa2_status fa2_tune(fa2_context *ctx, const fa2_tune_options *options, int *comp
   if (!ctx) return (fa2_status)rt_set_error(FA2_ERR_INVALID_ARGUMENT, "ctx is NULL");
   fa2_tune_options o = options ? *options : (fa2_tune_options){0};
   tuner t = {.ctx = ctx, .o = &o, .t0 = now_s()};
-  int rc = check_options(&o, &t.reps, &t.rounds);
+  int rc = check_options(&o, &t.r);
   if (rc != FA2_OK) return (fa2_status)rc;
   const char *db = o.db_path ? o.db_path : ctx->tuning_path;
   if (!o.dry_run && !db[0])
@@ -392,7 +432,7 @@ fa2_status fa2_tune(fa2_context *ctx, const fa2_tune_options *options, int *comp
   rt_identity id;
   rt_ctx_identity(ctx, &id);
   char journal[1200] = "", header[512];
-  rt_tune_journal_header(&t.plan, &id, t.reps, t.rounds, header, sizeof header);
+  rt_tune_journal_header(&t.plan, &id, &t.r, header, sizeof header);
   if (db[0]) {
     snprintf(journal, sizeof journal, "%s.%sjournal", db, o.wide ? "wide." : "");
     if (o.fresh) unlink(journal);
@@ -409,11 +449,12 @@ fa2_status fa2_tune(fa2_context *ctx, const fa2_tune_options *options, int *comp
   int done = 0;
   if ((rc = rt_ctx_enter(ctx, &saved)) == FA2_OK) {
     rc = load_candidates(&t);
-    for (int r = 0; rc == FA2_OK && r < 2 * t.reps; r++)
+    const int n_ev = 2 * (t.r.reps > t.r.final_reps ? t.r.reps : t.r.final_reps);
+    for (int r = 0; rc == FA2_OK && r < n_ev; r++)
       rc = cu_ok(ctx->cu->cuEventCreate(&t.ev[r], RT_CU_EVENT_DEFAULT), "cuEventCreate");
     if (rc == FA2_OK) rc = alloc_buffers(&t);
     if (rc == FA2_OK) rc = time_all(&t, &done);
-    for (int r = 0; r < 2 * t.reps; r++)
+    for (int r = 0; r < n_ev; r++)
       if (t.ev[r]) ctx->cu->cuEventDestroy(t.ev[r]);
     free_buffers(&t);
     rt_ctx_leave(ctx, saved);

@@ -2,6 +2,7 @@
 #include "rt_tuning.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,33 +117,80 @@ static int tile_field(json_t *o, const char *k) {
   return i >= 1 && i <= RT_TUNING_MAX_TILE ? (int)i : -1;
 }
 
-int rt_tuning_find(const rt_tuning *t, const char *key, rt_tuning_entry *out) {
+/* The four tile fields of o into tile[]: 1 when all are there and valid, 0
+ * when none is, -1 (with a warning naming where) otherwise. */
+static int read_tiles(const rt_tuning *t, json_t *o, const char *where, int tile[4]) {
+  static const char *const names[4] = {"block_m", "block_n", "warps", "stages"};
+  int present = 0, bad = -1;
+  for (int i = 0; i < 4; i++) {
+    tile[i] = tile_field(o, names[i]);
+    present += tile[i] != 0;
+    if (tile[i] < 0 && bad < 0) bad = i;
+  }
+  if (bad >= 0) {
+    char *v = json_dumps(json_object_get(o, names[bad]), JSON_ENCODE_ANY);
+    rt_logf(&t->log, FA2_LOG_WARN,
+            "tuning database %s, entry %s: %s = %s is not a tile size (integers 1 to %d); "
+            "built-in tiles for it",
+            t->path, where, names[bad], v ? v : "?", RT_TUNING_MAX_TILE);
+    free(v);
+    return -1;
+  }
+  if (present && present < 4) { /* all or nothing */
+    rt_logf(&t->log, FA2_LOG_WARN,
+            "tuning database %s, entry %s: block_m, block_n, warps and stages go together; "
+            "built-in tiles for it",
+            t->path, where);
+    return -1;
+  }
+  return present ? 1 : 0;
+}
+
+/* by_seqlen's entry nearest to seqlen (log scale; a tie: the shorter), or
+ * NULL; a key that is not a length, or a value that is not an object, makes
+ * the whole by_seqlen void (with a warning). */
+static json_t *nearest_length(const rt_tuning *t, const char *key, json_t *by, double seqlen,
+                              long *len) {
+  const char *k;
+  json_t *v, *pick = NULL;
+  double best = INFINITY;
+  json_object_foreach(by, k, v) {
+    char *end;
+    errno = 0;
+    const long n = strtol(k, &end, 10);
+    if (end == k || *end || errno || n < 1 || n > (1L << 30) || !json_is_object(v)) {
+      rt_logf(&t->log, FA2_LOG_WARN,
+              "tuning database %s, entry %s: by_seqlen \"%s\" is not a sequence length (1 to "
+              "2^30) with tiles; by_seqlen ignored",
+              t->path, key, k);
+      return NULL;
+    }
+    const double d = fabs(log2((double)n) - log2(seqlen));
+    if (d < best || (d == best && n < *len)) best = d, pick = v, *len = n;
+  }
+  return pick;
+}
+
+int rt_tuning_find(const rt_tuning *t, const char *key, double seqlen, rt_tuning_entry *out) {
   memset(out, 0, sizeof *out);
   out->stab = -1;
   if (!t) return 0;
   json_t *e = json_object_get(t->entries, key);
   if (!json_is_object(e)) return 0;
-  static const char *const names[4] = {"block_m", "block_n", "warps", "stages"};
-  int tile[4], present = 0, bad = -1;
-  for (int i = 0; i < 4; i++) {
-    tile[i] = tile_field(e, names[i]);
-    present += tile[i] != 0;
-    if (tile[i] < 0 && bad < 0) bad = i;
-  }
-  if (bad >= 0) {
-    char *v = json_dumps(json_object_get(e, names[bad]), JSON_ENCODE_ANY);
-    rt_logf(&t->log, FA2_LOG_WARN,
-            "tuning database %s, entry %s: %s = %s is not a tile size (integers 1 to %d); "
-            "built-in tiles for it",
-            t->path, key, names[bad], v ? v : "?", RT_TUNING_MAX_TILE);
-    free(v);
-  } else if (present && present < 4) { /* all or nothing */
-    rt_logf(&t->log, FA2_LOG_WARN,
-            "tuning database %s, entry %s: block_m, block_n, warps and stages go together; "
-            "built-in tiles for it",
-            t->path, key);
-  } else if (present) {
+  int tile[4];
+  if (read_tiles(t, e, key, tile) > 0)
     out->block_m = tile[0], out->block_n = tile[1], out->warps = tile[2], out->stages = tile[3];
+  json_t *by = json_object_get(e, "by_seqlen");
+  if (by && !json_is_object(by))
+    rt_logf(&t->log, FA2_LOG_WARN, "tuning database %s, entry %s: by_seqlen is not an object; ignored",
+            t->path, key);
+  long n = 0;
+  json_t *at = seqlen > 0 && json_is_object(by) ? nearest_length(t, key, by, seqlen, &n) : NULL;
+  char where[160];
+  snprintf(where, sizeof where, "%s, by_seqlen %ld", key, n);
+  if (at && read_tiles(t, at, where, tile) > 0) {
+    out->block_m = tile[0], out->block_n = tile[1], out->warps = tile[2], out->stages = tile[3];
+    out->seqlen = (int)n;
   }
   const char *stab = str_field(e, "stab");
   if (stab && !strcmp(stab, "none")) out->stab = GEN_STAB_NONE;

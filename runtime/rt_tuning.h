@@ -9,11 +9,15 @@
  *      "fwd_bf16_d128_causal_robust": {"block_m": 128, "block_n": 64, "warps": 4,
  *                                      "stages": 2},
  *      "fwd_bf16_d128_causal": {"stab": "robust", "beta": 3, "eps": 0.001},
- *      "bwd_bf16_d128": {"block_m": 64, "block_n": 128, "warps": 8, "stages": 2}}}
+ *      "bwd_bf16_d128": {"block_m": 64, "block_n": 128, "warps": 8, "stages": 2,
+ *                        "by_seqlen": {"1024": {"block_m": 64, "block_n": 64, "warps": 4,
+ *                                               "stages": 2}, "16384": {...}, ...}}}}
  * Keys are "{pass}_{dtype}_d{head_dim}[_causal][_{mode}]". A forward looks
  * for its mode's key, then the key without a mode; tiles there apply to
- * every mode, stab/beta/eps to FA2_STAB_TUNED. Other fields (timings) are
- * for people. A file that does not parse, is of another format or version,
+ * every mode, stab/beta/eps to FA2_STAB_TUNED. by_seqlen (optional) has the
+ * tiles per tuned sequence length: a call takes those of the length nearest
+ * to sqrt(seqlen_q * seqlen_k) on a log scale (a tie: the shorter). Other
+ * fields (timings) are for people. A file that does not parse, is of another format or version,
  * or was made for another identity is ignored with one warning and the
  * built-in defaults apply; so is a single entry's value that is not a tile
  * size (the other fields of the entry still apply).
@@ -32,6 +36,7 @@ typedef struct rt_tuning rt_tuning;
 
 typedef struct rt_tuning_entry {
   int block_m, block_n, warps, stages; /* block_m 0: no tiles recorded */
+  int seqlen;                          /* the by_seqlen length they came from; 0: the key's */
   int stab;                            /* GEN_STAB_*, -1: none recorded */
   double beta, eps;                    /* 0: not recorded */
 } rt_tuning_entry;
@@ -46,8 +51,9 @@ const char *rt_tuning_path(const rt_tuning *t);
 /* The log the database was loaded with (a quiet one for NULL). */
 const rt_log *rt_tuning_log(const rt_tuning *t);
 
-/* 1 and *out when the database has key, else 0. t may be NULL. */
-int rt_tuning_find(const rt_tuning *t, const char *key, rt_tuning_entry *out);
+/* 1 and *out when the database has key, else 0. t may be NULL. seqlen > 0:
+ * the tiles of its nearest length in by_seqlen when the entry has them. */
+int rt_tuning_find(const rt_tuning *t, const char *key, double seqlen, rt_tuning_entry *out);
 
 /* The identity a database root records. Returns 0, or -1 with why in err
  * when the format, version or identity fields are missing or wrong. */

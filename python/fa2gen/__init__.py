@@ -66,7 +66,7 @@ class Context:
 
     def prepare(self, kernels):
         """kernels: variant names (str) or dicts with dtype ("bf16"/"fp16"), head_dim,
-        causal, stab, beta, eps."""
+        causal, stab, beta, eps, seqlen (the calls' length: tuned per-length tiles)."""
         import ctypes
         arr = (KernelDesc * len(kernels))()
         keep = []
@@ -81,6 +81,7 @@ class Context:
                 arr[i].stab = _stab(k.get("stab", "robust"))
                 arr[i].beta = k.get("beta") or 0.0
                 arr[i].eps = k.get("eps") or 0.0
+                arr[i].seqlen = k.get("seqlen") or 0
         check(lib().fa2_prepare(self._ptr, arr, len(kernels)))
 
     def prepare_spec(self, path=None):

@@ -73,7 +73,7 @@ class Options(ctypes.Structure):
 class KernelDesc(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("dtype", ctypes.c_int), ("head_dim", ctypes.c_int),
                 ("causal", ctypes.c_int), ("stab", ctypes.c_int),
-                ("beta", ctypes.c_double), ("eps", ctypes.c_double)]
+                ("beta", ctypes.c_double), ("eps", ctypes.c_double), ("seqlen", ctypes.c_int)]
 
 
 class CacheStats(ctypes.Structure):

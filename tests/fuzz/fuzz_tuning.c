@@ -34,7 +34,7 @@ static void check_tiles(rt_source *src, const rt_tuning *t, const rt_request *r,
   char key[80];
   rt_tuning_entry mode;
   rt_tuning_key_for_mode(r, v->stab, key, sizeof key);
-  if (r->pass == GEN_PASS_FWD && rt_tuning_find(t, key, &mode) && mode.block_m) return;
+  if (r->pass == GEN_PASS_FWD && rt_tuning_find(t, key, 0, &mode) && mode.block_m) return;
   gen_variant tuned = *v;
   tuned.block_m = e->block_m, tuned.block_n = e->block_n, tuned.warps = e->warps;
   tuned.stages = e->stages;
@@ -92,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           char key[64];
           rt_request_tuning_key(&r, key, sizeof key);
           rt_tuning_entry e;
-          if (!rt_tuning_find(t, key, &e)) continue;
+          if (!rt_tuning_find(t, key, 0, &e)) continue;
           for (int i = pass; i < 2; i++) { /* a backward is always asked for as `none` */
             r.stab = i ? FA2_STAB_NONE : FA2_STAB_TUNED;
             gen_variant v;
