@@ -51,3 +51,12 @@ int rt_mkdirs(const char *path) {
   }
   return 0;
 }
+
+int rt_mkdirs_parent(const char *path) {
+  char dir[4096];
+  if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return errno = ENAMETOOLONG, -1;
+  char *slash = strrchr(dir, '/');
+  if (!slash || slash == dir) return 0;
+  *slash = 0;
+  return rt_mkdirs(dir);
+}

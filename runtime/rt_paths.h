@@ -10,5 +10,7 @@ int rt_cache_dir(const char *explicit_dir, char *buf, size_t len);
 
 /* mkdir -p (0777 & ~umask). Returns 0 or -1 with errno. */
 int rt_mkdirs(const char *path);
+/* rt_mkdirs of the folder that holds the file at path (none in path: 0). */
+int rt_mkdirs_parent(const char *path);
 
 #endif

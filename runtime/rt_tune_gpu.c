@@ -439,10 +439,7 @@ fa2_status fa2_tune(fa2_context *ctx, const fa2_tune_options *options, int *comp
     const int used = rt_tune_journal_resume(journal, header, &t.plan);
     if (used)
       rt_logf(&ctx->log, FA2_LOG_WARN, "fa2 tune: resuming, %d results from %s", used, journal);
-    char dir[1200];
-    snprintf(dir, sizeof dir, "%s", journal);
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) *slash = 0, rt_mkdirs(dir);
+    rt_mkdirs_parent(journal); /* no folder: no journal, the run goes on */
     t.journal = rt_tune_journal_open(journal, header);
   }
   CUcontext saved;

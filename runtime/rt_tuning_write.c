@@ -8,15 +8,6 @@
 #include "rt_paths.h"
 #include "rt_tuning.h"
 
-static int make_parent(const char *path) {
-  char dir[1024];
-  snprintf(dir, sizeof dir, "%s", path);
-  char *slash = strrchr(dir, '/');
-  if (!slash || slash == dir) return 0;
-  *slash = 0;
-  return rt_mkdirs(dir);
-}
-
 /* The entries of the file at path when it is for id; else a new object. */
 static json_t *existing_entries(const char *path, const rt_identity *id) {
   json_t *root = json_load_file(path, 0, NULL);
@@ -33,7 +24,7 @@ static json_t *existing_entries(const char *path, const rt_identity *id) {
 
 int rt_tuning_save(const char *path, const rt_identity *id, json_t *entries, char *err,
                    size_t len) {
-  if (make_parent(path) != 0)
+  if (rt_mkdirs_parent(path) != 0)
     return snprintf(err, len, "cannot create the folder of %s: %s", path, strerror(errno)), -1;
   json_t *all = existing_entries(path, id);
   const char *key;
