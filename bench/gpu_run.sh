@@ -14,6 +14,8 @@
 #   plots     speed.png and bias.png from the steps above (bench/plot_results.py)
 #   sanitize  compute-sanitizer memcheck and racecheck over the kernel check
 #             (tests/gpu/sanitize_spec.lua, fa2_gpu_tests --odd-shapes)
+#   layouts   every backward layout (paired and not) and head dim against float64
+#             (tests/gpu/bwd_layouts_spec.lua), then timed
 #   sweep     backward tile candidates (bench/specs/bwd_sweep.lua), timed
 #   python    the Python binding against PyTorch (bench/py_smoke.py)
 #   sdpa_bias the bias suite's inputs through PyTorch SDPA flash/cuDNN and fa2gen
@@ -68,6 +70,10 @@ for s in $steps; do
     step fa2_bench_det 300 bin/fa2_bench --spec specs/default.lua --only bwd --deterministic --json "$OUT/fa2_bench_det.json" --reps 10 --rounds 3
     [ -s "$OUT/sdpa.json" ] && step compare_det 60 python3 bench/compare.py "$OUT/fa2_bench_det.json" "$OUT/sdpa.json" --markdown --backward
     ;;
+  layouts)
+    step check_layouts 300 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/bwd_layouts_spec.lua
+    step bwd_layouts 300 bin/fa2_bench --spec tests/gpu/bwd_layouts_spec.lua --json "$OUT/bwd_layouts.json" --reps 10 --rounds 3
+    ;;
   sweep) step bwd_sweep 300 bin/fa2_bench --spec bench/specs/bwd_sweep.lua --json "$OUT/bwd_sweep.json" --reps 10 --rounds 3 ;;
   python) step py_smoke 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 bench/py_smoke.py ;;
   plots) step plots 120 python3 bench/plot_results.py "$OUT" ;;
@@ -93,7 +99,7 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, layouts, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 

@@ -53,14 +53,22 @@ M.PASSES = {
       local det = 4 * (v.head_dim + 8) * (16 * v.warps + v.block_n)
       return math.max(main, det)
     end,
-    -- Each warp owns 16 or 32 keys (its rows of dK and dV), and the Q/dO tiles
-    -- are double-buffered at least.
+    -- Each warp owns 32 keys (its rows of dK and dV), or two warps share 32
+    -- (16 per warp: one keeps dV, the other dK); the Q/dO tiles are
+    -- double-buffered at least.
     check = function(t, path)
       local keys = t.block_n // t.warps
       if (keys ~= 16 and keys ~= 32) or t.block_n % t.warps ~= 0 then
         U.fail(path .. ".block_n", t.block_n,
           string.format("%d warps cannot split %d keys into 16 or 32 per warp (backward)", t.warps, t.block_n),
           string.format("%d or %d with warps = %d", 16 * t.warps, 32 * t.warps, t.warps))
+      end
+      -- 16 keys per warp: two warps share 32 keys and split each step's queries.
+      if keys == 16 and (t.warps % 2 ~= 0 or t.block_m % 32 ~= 0) then
+        U.fail(path .. (t.warps % 2 ~= 0 and ".warps" or ".block_m"),
+          t.warps % 2 ~= 0 and t.warps or t.block_m,
+          "with 16 keys per warp, warp pairs share 32 keys and split the block_m queries (backward)",
+          t.warps % 2 ~= 0 and "an even number of warps" or "multiples of 32")
       end
       if t.stages < 2 or t.stages > 3 then
         U.fail(path .. ".stages", t.stages, "the backward double-buffers Q and dO", "2 or 3")

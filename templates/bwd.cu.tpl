@@ -16,6 +16,13 @@
 //                 dS^T = P^T * (dP^T - delta), dV += P^T dO, dK += dS^T Q,
 //               then dS goes through shared memory so each warp can add its
 //               rows of dQ = dS K to dq_accum (fp32 atomics).
+//               32 keys per warp: the warp takes every query of a step and
+//               keeps dK and dV of its keys. 16 keys per warp: two warps
+//               share 32 keys ("paired"); each computes S^T and dP^T for half
+//               the queries, they swap halves of P^T and dS^T through shared
+//               memory, and one keeps dV, the other dK. Same registers, but
+//               each warp reads half the Q and dO tiles: 4-6 % faster at
+//               d = 128 on the H100 (bench/NOTES.md).
 // fa2_bwd_dq:   dQ = dtype(scale * dq_accum).
 // fa2_bwd_dq_det (deterministic mode, in place of the dQ part of fa2_bwd and
 //               of fa2_bwd_dq): one block per 16*warps query rows recomputes
@@ -34,9 +41,13 @@ constexpr int kStages = {{ stages }};  // Q/dO/LSE/delta buffers (>= 2)
 constexpr bool kCausal = {{ causal }};
 
 constexpr int kThreads = kWarps * 32;
-constexpr int kKeyRows = kBlockN / kWarps;    // keys per warp (its rows of dK, dV)
+constexpr bool kPaired = kBlockN / kWarps == 16; // two warps per 32 keys (see above)
+constexpr int kGroups = kPaired ? kWarps / 2 : kWarps; // key groups
+constexpr int kKeyRows = kBlockN / kGroups;   // keys per group (its rows of dK, dV)
 constexpr int kKTiles = kKeyRows / 16;
-constexpr int kQTiles = kBlockM / 8;          // n8 query tiles of S^T
+constexpr int kQW = kPaired ? kBlockM / 2 : kBlockM; // queries per warp in S^T, dP^T
+constexpr int kQTiles = kQW / 8;              // n8 query tiles of a warp's S^T
+constexpr int kQWSteps = kQW / 16;            // k16 steps of a warp's own P^T, dS^T
 constexpr int kQSteps = kBlockM / 16;         // k16 query steps of dV, dK
 constexpr int kDTiles = kHeadDim / 8;
 constexpr int kKSteps = kHeadDim / 16;
@@ -62,7 +73,8 @@ constexpr int kDetM = 16 * kWarps;
 constexpr int kDetSmem = 2 * kDetM * kStride * 2 + 2 * kTileKV;
 constexpr int kSmemBytes = kMainSmem > kDetSmem ? kMainSmem : kDetSmem; // every entry's allocation
 static_assert(kSmemBytes == {{ smem_bytes }}, "smem layout differs from gen/variant.lua");
-static_assert(kKeyRows % 16 == 0 && kStages >= 2 && kBlockM % 16 == 0, "tile rules");
+static_assert(kKeyRows % 16 == 0 && kStages >= 2 && kQW % 16 == 0, "tile rules");
+static_assert(!kPaired || kWarps % 2 == 0, "paired warps");
 static_assert(kWarps % kRowGroups == 0 || kRowGroups % kWarps == 0, "dQ rows per warp");
 static_assert(kDQTiles % 2 == 0, "dQ columns per warp: pairs of n8 tiles");
 
@@ -102,6 +114,22 @@ __device__ __forceinline__ void add2(float *dst, float a, float b) {
 }
 
 __device__ __forceinline__ elem_t from_float(float f) { return (elem_t)(pack2(f, 0.f) & 0xffffu); }
+
+// A fragments of kKTiles x kQWSteps k16 steps (rows: keys from r0, columns:
+// queries from c0) into the keys x queries buffer at byte address s.
+__device__ __forceinline__ void store_frags(unsigned char *s, const unsigned (&f)[kKTiles][kQWSteps][4],
+                                            int r0, int c0, int g, int qd) {
+#pragma unroll
+  for (int kt = 0; kt < kKTiles; ++kt)
+#pragma unroll
+    for (int qs = 0; qs < kQWSteps; ++qs) {
+      const int r = r0 + kt * 16 + g, col = c0 + qs * 16 + 2 * qd;
+      *(unsigned *)(s + (r * kStrideS + col) * 2) = f[kt][qs][0];
+      *(unsigned *)(s + ((r + 8) * kStrideS + col) * 2) = f[kt][qs][1];
+      *(unsigned *)(s + (r * kStrideS + col + 8) * 2) = f[kt][qs][2];
+      *(unsigned *)(s + ((r + 8) * kStrideS + col + 8) * 2) = f[kt][qs][3];
+    }
+}
 
 // ---- fa2_bwd_pre: delta and the zeroed dQ accumulator, one warp per row --------
 extern "C" __global__ void __launch_bounds__(kThreads) fa2_bwd_pre(const fa2_bwd_params p) {
@@ -194,8 +222,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   // Fragment geometry (see fwd.cu.tpl): lane l feeds row l%8 of matrix l/8.
   const int g = lane / 4, qd = lane % 4;
   const int mi = lane / 8, mr = lane % 8;
-  const unsigned a_off = ((warp * kKeyRows + (mi & 1) * 8 + mr) * kStride + (mi >> 1) * 8) * 2;
-  const unsigned b_off = (((mi >> 1) * 8 + mr) * kStride + (mi & 1) * 8) * 2;  // B, n rows
+  // Key group and, paired, which half of the queries (0: dV, 1: dK).
+  const int kg = kPaired ? warp / 2 : warp, half = kPaired ? warp % 2 : 0, q0 = half * kQW;
+  const unsigned a_off = ((kg * kKeyRows + (mi & 1) * 8 + mr) * kStride + (mi >> 1) * 8) * 2;
+  const unsigned sa_off = ((kg * kKeyRows + (mi & 1) * 8 + mr) * kStrideS + (mi >> 1) * 8) * 2; // A from sS
+  const unsigned b_off = ((q0 + (mi >> 1) * 8 + mr) * kStride + (mi & 1) * 8) * 2; // B, n rows (queries)
   const unsigned t_off = (((mi & 1) * 8 + mr) * kStride + (mi >> 1) * 8) * 2;  // B^T, k rows
   // This warp's dQ rows and first dQ column (constant 0 without a split: the
   // compiler cannot know warp < kWarps, and the spare register matters at d=128).
@@ -204,13 +235,20 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   const unsigned s_off = (((mi >> 1) * 8 + mr) * kStrideS + dq_rows + (mi & 1) * 8) * 2;
 
   const float c = p.scale * 1.44269504f; // scores -> log2 units
-  float dk[kKTiles][kDTiles][4], dv[kKTiles][kDTiles][4];
+  // dV of the warp's keys (paired: dV for half 0, dK for half 1), and dK (unpaired)
+  float acc[kKTiles][kDTiles][4], acc_k[kPaired ? 1 : kKTiles][kPaired ? 1 : kDTiles][4];
 #pragma unroll
   for (int kt = 0; kt < kKTiles; ++kt)
 #pragma unroll
     for (int dt = 0; dt < kDTiles; ++dt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) dk[kt][dt][e] = dv[kt][dt][e] = 0.f;
+      for (int e = 0; e < 4; ++e) acc[kt][dt][e] = 0.f;
+#pragma unroll
+  for (int kt = 0; kt < (kPaired ? 1 : kKTiles); ++kt)
+#pragma unroll
+    for (int dt = 0; dt < (kPaired ? 1 : kDTiles); ++dt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc_k[kt][dt][e] = 0.f;
 
   for (int t = 0; t < n_steps; ++t) {
     const int slot = t % kStages;
@@ -221,7 +259,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     cp_async_commit();
     const unsigned sQt = sQ + slot * kTileQ, sdOt = sdO + slot * kTileQ;
 
-    // S^T = K Q^T and dP^T = V dO^T for this warp's keys (fp32 accumulation)
+    // S^T = K Q^T and dP^T = V dO^T for this warp's keys and queries (fp32 accumulation)
     float st[kKTiles][kQTiles][4], dpt[kKTiles][kQTiles][4];
 #pragma unroll
     for (int kt = 0; kt < kKTiles; ++kt)
@@ -262,7 +300,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     for (int nt = 0; nt < kQTiles; ++nt)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const int col = nt * 8 + 2 * qd + e;
+        const int col = q0 + nt * 8 + 2 * qd + e;
         const float l2 = sLf[slot * kBlockM + col] * 1.44269504f;
         const float dl = sDf[slot * kBlockM + col];
 #pragma unroll
@@ -271,7 +309,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
           for (int hh = 0; hh < 2; ++hh) {
             float pe = exp2_approx(fmaf(st[kt][nt][2 * hh + e], c, -l2));
             if (masked) {
-              const int key = n0 + warp * kKeyRows + kt * 16 + hh * 8 + g, q = m0 + col;
+              const int key = n0 + kg * kKeyRows + kt * 16 + hh * 8 + g, q = m0 + col;
               if (q >= p.seqlen_q || key >= p.seqlen_k || (kCausal && key > q + diag)) pe = 0.f;
             }
             st[kt][nt][2 * hh + e] = pe;
@@ -281,12 +319,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 
     // P^T and dS^T rounded to {{ dtype }} now (their fp32 copies die here): the
     // accumulator layout of two n8 query tiles is the A fragment of one k16
-    // step. dS^T also goes to shared memory for the dQ step (rows = keys).
-    unsigned ap[kKTiles][kQSteps][4], as[kKTiles][kQSteps][4];
+    // step. Unpaired, dS^T also goes to shared memory for the dQ step (rows =
+    // keys), unless fa2_bwd_dq_det computes dQ.
+    unsigned char *sSp = smem + (sS - sK);
+    unsigned ap[kKTiles][kQWSteps][4], as[kKTiles][kQWSteps][4];
 #pragma unroll
     for (int kt = 0; kt < kKTiles; ++kt)
 #pragma unroll
-      for (int qs = 0; qs < kQSteps; ++qs) {
+      for (int qs = 0; qs < kQWSteps; ++qs) {
         ap[kt][qs][0] = pack2(st[kt][2 * qs][0], st[kt][2 * qs][1]);
         ap[kt][qs][1] = pack2(st[kt][2 * qs][2], st[kt][2 * qs][3]);
         ap[kt][qs][2] = pack2(st[kt][2 * qs + 1][0], st[kt][2 * qs + 1][1]);
@@ -295,33 +335,78 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
         as[kt][qs][1] = pack2(dpt[kt][2 * qs][2], dpt[kt][2 * qs][3]);
         as[kt][qs][2] = pack2(dpt[kt][2 * qs + 1][0], dpt[kt][2 * qs + 1][1]);
         as[kt][qs][3] = pack2(dpt[kt][2 * qs + 1][2], dpt[kt][2 * qs + 1][3]);
-        if (!p.deterministic) { // fa2_bwd_dq_det computes dQ instead
-          const int r = warp * kKeyRows + kt * 16 + g, col = qs * 16 + 2 * qd;
-          *(unsigned *)(smem + (sS - sK) + (r * kStrideS + col) * 2) = as[kt][qs][0];
-          *(unsigned *)(smem + (sS - sK) + ((r + 8) * kStrideS + col) * 2) = as[kt][qs][1];
-          *(unsigned *)(smem + (sS - sK) + (r * kStrideS + col + 8) * 2) = as[kt][qs][2];
-          *(unsigned *)(smem + (sS - sK) + ((r + 8) * kStrideS + col + 8) * 2) = as[kt][qs][3];
+        if (!kPaired && !p.deterministic) { // (stored here, not after the loop: 4 % faster at d = 64)
+          const int r = kg * kKeyRows + kt * 16 + g, col = qs * 16 + 2 * qd;
+          *(unsigned *)(sSp + (r * kStrideS + col) * 2) = as[kt][qs][0];
+          *(unsigned *)(sSp + ((r + 8) * kStrideS + col) * 2) = as[kt][qs][1];
+          *(unsigned *)(sSp + (r * kStrideS + col + 8) * 2) = as[kt][qs][2];
+          *(unsigned *)(sSp + ((r + 8) * kStrideS + col + 8) * 2) = as[kt][qs][3];
         }
       }
 
-    // dV += P^T dO and dK += dS^T Q, B from dO and Q through .trans.
+    if constexpr (!kPaired) { // dV += P^T dO and dK += dS^T Q, B from dO and Q through .trans
 #pragma unroll
-    for (int qs = 0; qs < kQSteps; ++qs) {
+      for (int qs = 0; qs < kQSteps; ++qs) {
 #pragma unroll
-      for (int dp = 0; dp < kDTiles / 2; ++dp) {
-        unsigned b0, b1, b2, b3;
-        ldmatrix_x4_trans(sdOt + t_off + (qs * 16 * kStride + dp * 16) * 2, b0, b1, b2, b3);
+        for (int dp = 0; dp < kDTiles / 2; ++dp) {
+          unsigned b0, b1, b2, b3;
+          ldmatrix_x4_trans(sdOt + t_off + (qs * 16 * kStride + dp * 16) * 2, b0, b1, b2, b3);
+#pragma unroll
+          for (int kt = 0; kt < kKTiles; ++kt) {
+            mma_16816(acc[kt][2 * dp], ap[kt][qs], b0, b1);
+            mma_16816(acc[kt][2 * dp + 1], ap[kt][qs], b2, b3);
+          }
+          ldmatrix_x4_trans(sQt + t_off + (qs * 16 * kStride + dp * 16) * 2, b0, b1, b2, b3);
+#pragma unroll
+          for (int kt = 0; kt < kKTiles; ++kt) {
+            mma_16816(acc_k[kPaired ? 0 : kt][kPaired ? 0 : 2 * dp], as[kt][qs], b0, b1);
+            mma_16816(acc_k[kPaired ? 0 : kt][kPaired ? 0 : 2 * dp + 1], as[kt][qs], b2, b3);
+          }
+        }
+      }
+    } else {
+      // Half 0 needs all of P^T (dV), half 1 all of dS^T (dK): half 0 publishes
+      // its dS^T, half 1 its P^T, in their query columns of the dS^T buffer.
+      unsigned keep[kKTiles][kQWSteps][4], pub[kKTiles][kQWSteps][4];
+#pragma unroll
+      for (int kt = 0; kt < kKTiles; ++kt)
+#pragma unroll
+        for (int qs = 0; qs < kQWSteps; ++qs)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            keep[kt][qs][e] = half == 0 ? ap[kt][qs][e] : as[kt][qs][e];
+            pub[kt][qs][e] = half == 0 ? as[kt][qs][e] : ap[kt][qs][e];
+          }
+      store_frags(sSp, pub, kg * kKeyRows, q0, g, qd);
+      __syncthreads(); // both halves published
+      const unsigned sB = half == 0 ? sdOt : sQt; // dV += P^T dO, dK += dS^T Q
+#pragma unroll
+      for (int qs = 0; qs < kQSteps; ++qs) {
+        unsigned a[kKTiles][4];
+        const bool own = (qs < kQWSteps) == (half == 0);
 #pragma unroll
         for (int kt = 0; kt < kKTiles; ++kt) {
-          mma_16816(dv[kt][2 * dp], ap[kt][qs], b0, b1);
-          mma_16816(dv[kt][2 * dp + 1], ap[kt][qs], b2, b3);
-        }
-        ldmatrix_x4_trans(sQt + t_off + (qs * 16 * kStride + dp * 16) * 2, b0, b1, b2, b3);
+          if (own) {
 #pragma unroll
-        for (int kt = 0; kt < kKTiles; ++kt) {
-          mma_16816(dk[kt][2 * dp], as[kt][qs], b0, b1);
-          mma_16816(dk[kt][2 * dp + 1], as[kt][qs], b2, b3);
+            for (int e = 0; e < 4; ++e) a[kt][e] = keep[kt][qs % kQWSteps][e];
+          } else {
+            ldmatrix_x4(sS + sa_off + (kt * 16 * kStrideS + qs * 16) * 2, a[kt][0], a[kt][1], a[kt][2], a[kt][3]);
+          }
         }
+#pragma unroll
+        for (int dp = 0; dp < kDTiles / 2; ++dp) {
+          unsigned b0, b1, b2, b3;
+          ldmatrix_x4_trans(sB + t_off + (qs * 16 * kStride + dp * 16) * 2, b0, b1, b2, b3);
+#pragma unroll
+          for (int kt = 0; kt < kKTiles; ++kt) {
+            mma_16816(acc[kt][2 * dp], a[kt], b0, b1);
+            mma_16816(acc[kt][2 * dp + 1], a[kt], b2, b3);
+          }
+        }
+      }
+      if (!p.deterministic) { // half 1's dS^T replaces its P^T for the dQ step
+        __syncthreads();       // (uniform: every warp reaches both barriers)
+        if (half == 1) store_frags(sSp, keep, kg * kKeyRows, q0, g, qd);
       }
     }
     if (p.deterministic) continue; // (uniform: the barriers below stay matched)
@@ -373,14 +458,21 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   for (int kt = 0; kt < kKTiles; ++kt)
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
-      const int key = n0 + warp * kKeyRows + kt * 16 + hh * 8 + g;
+      const int key = n0 + kg * kKeyRows + kt * 16 + hh * 8 + g;
       if (key >= p.seqlen_k) continue;
 #pragma unroll
       for (int dt = 0; dt < kDTiles; ++dt) {
         const int col = dt * 8 + 2 * qd;
-        *(unsigned *)(dkp + key * p.dk_row_stride + col) =
-            pack2(dk[kt][dt][2 * hh] * p.scale, dk[kt][dt][2 * hh + 1] * p.scale);
-        *(unsigned *)(dvp + key * p.dv_row_stride + col) = pack2(dv[kt][dt][2 * hh], dv[kt][dt][2 * hh + 1]);
+        if constexpr (kPaired) { // half 0 holds dV, half 1 dK
+          const float f = half == 0 ? 1.f : p.scale;
+          *(unsigned *)((half == 0 ? dvp + key * p.dv_row_stride : dkp + key * p.dk_row_stride) + col) =
+              pack2(acc[kt][dt][2 * hh] * f, acc[kt][dt][2 * hh + 1] * f);
+        } else {
+          *(unsigned *)(dkp + key * p.dk_row_stride + col) =
+              pack2(acc_k[kPaired ? 0 : kt][kPaired ? 0 : dt][2 * hh] * p.scale,
+                    acc_k[kPaired ? 0 : kt][kPaired ? 0 : dt][2 * hh + 1] * p.scale);
+          *(unsigned *)(dvp + key * p.dv_row_stride + col) = pack2(acc[kt][dt][2 * hh], acc[kt][dt][2 * hh + 1]);
+        }
       }
     }
 }

@@ -210,6 +210,8 @@ Test(variant, bad_and_non_canonical_names) {
       {"bwd_bf16_d256_m64n64w4s2_none", "supports head dims up to 128"},
       {"bwd_bf16_d128_m64n64w4s1_none", "double-buffers"},
       {"bwd_bf16_d128_m64n256w4s2_none", "16 or 32 per warp"},
+      {"bwd_bf16_d64_m16n32w2s2_none", "block_m = 16: with 16 keys per warp, warp pairs share 32 keys"},
+      {"bwd_bf16_d64_m32n16w1s2_none", "warps = 1: with 16 keys per warp"},
       {"hello", "d<head_dim>"},
       {"", "d<head_dim>"},
       {"fwd_bf16_d128_m99999999999999999999n64w4s2_none", "out of range"},
