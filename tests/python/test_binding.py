@@ -5,6 +5,7 @@ runtime (each field is checked through the message that names it).
 Run by `make test`: FA2_LIB points at the library just built and
 FA2_FAKE_CUDA at the stand-in driver (tests/fake)."""
 import ctypes
+import json
 import os
 import subprocess
 import sys
@@ -203,6 +204,31 @@ class FakeDriver(unittest.TestCase):
             self.assertGreater(s["compile_ms"], 0)
             names = os.listdir(os.path.join(tmp, "kernels"))
             self.assertEqual(len([n for n in names if n.endswith(".fa2k")]), 2, names)
+
+    def test_prepare_takes_the_tuned_tiles_of_a_length(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            db = os.path.join(tmp, "t.json")
+            tiles = {"block_m": 64, "block_n": 32, "warps": 2, "stages": 2}
+            with open(db, "w") as f:
+                json.dump({"format": "fa2gen-tuning", "version": 2,
+                           "gpu": {"name": "Fake GPU", "arch": "sm_90", "sm_count": 132},
+                           "made_with": {"fa2gen": fa2gen.version(), "driver": 13000,
+                                         "nvrtc": "13.0"},
+                           "entries": {"fwd_bf16_d64_none": {
+                               "block_m": 128, "block_n": 64, "warps": 4, "stages": 1,
+                               "by_seqlen": {"1024": {"block_m": 128, "block_n": 64, "warps": 4,
+                                                      "stages": 1}, "4096": tiles}}}}, f)
+            c = fa2gen.Context(cache_dir=os.path.join(tmp, "cache"), tuning_db=db)
+            c.prepare([{"head_dim": 64, "stab": "none", "seqlen": 8192},
+                       {"head_dim": 64, "stab": "none"}])
+            s = c.stats()
+            c.close()
+            self.assertEqual(s["misses"], 2)
+            kernels = os.path.join(tmp, "cache", "kernels")
+            blobs = b"".join(open(os.path.join(kernels, n), "rb").read()
+                             for n in os.listdir(kernels))  # cubins name their source (-lineinfo)
+            self.assertIn(b"fwd_bf16_d64_m64n32w2s2_none", blobs)
+            self.assertIn(b"fwd_bf16_d64_m128n64w4s1_none", blobs)
 
     def test_bad_device_ordinal(self):
         with self.assertRaises(fa2gen.Fa2Error) as cm:
