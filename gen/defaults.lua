@@ -18,7 +18,8 @@ M.TILES = {
 }
 
 -- Backward tiles per head dim: queries per step (block_m), keys per block
--- (block_n, 16 or 32 per warp), warps, Q/dO buffers (stages, 2 or 3). The
+-- (block_n, 16 per warp in pairs or 32 per warp), warps, Q/dO buffers
+-- (stages, 2 or 3). The
 -- backward keeps dK and dV in registers, which limits it to head_dim <= 128.
 M.BWD_TILES = {
   [32]  = { block_m = 64, block_n = 64, warps = 4, stages = 2 },
