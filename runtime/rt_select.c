@@ -68,10 +68,14 @@ void rt_tuning_key_for_mode(const rt_request *r, int stab, char *buf, size_t len
   snprintf(buf, len, "%s%s", base, r->pass == GEN_PASS_FWD ? mode_suffix(stab) : "");
 }
 
+double rt_request_seqlen(const rt_request *r) {
+  return r->len_class > 0 ? exp2((double)r->len_class / LEN_CLASS_STEPS) : 0;
+}
+
 /* Tiles for mode stab (and r's length): its own key, else the key without a mode. */
 static int tuned_tiles(const rt_tuning *t, const rt_request *r, int stab, rt_tuning_entry *e) {
   char key[80];
-  const double n = r->len_class > 0 ? exp2((double)r->len_class / LEN_CLASS_STEPS) : 0;
+  const double n = rt_request_seqlen(r);
   rt_tuning_key_for_mode(r, stab, key, sizeof key);
   if (rt_tuning_find(t, key, n, e) && e->block_m) return 1;
   rt_request_tuning_key(r, key, sizeof key);

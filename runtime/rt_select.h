@@ -29,6 +29,10 @@ void rt_request_fwd(const fa2_fwd_args *a, rt_request *r);
 void rt_request_bwd(const fa2_bwd_args *a, rt_request *r);
 void rt_request_desc(const fa2_kernel_desc *d, rt_request *r);
 
+/* The sequence length r's length class stands for (0: none), what the
+ * tuning database's by_seqlen is matched against. */
+double rt_request_seqlen(const rt_request *r);
+
 /* "fwd_bf16_d128_causal": the tuning database's key of a request. */
 void rt_request_tuning_key(const rt_request *r, char *buf, size_t len);
 

@@ -233,6 +233,30 @@ Test(cli, help_for_every_command) {
   tu_run_free(&r);
 }
 
+/* fa2 tune --show reads a database without a GPU: the key's tiles and
+ * timings, then a line per tuned length with its own tiles. */
+Test(cli, tune_show_prints_the_database_with_its_lengths) {
+  char *dir = tu_tmpdir();
+  char *db = tu_write(dir, "t.json",
+                      "{\"format\": \"fa2gen-tuning\", \"version\": 2, \"gpu\": {\"name\": \"NVIDIA "
+                      "H100 80GB HBM3\", \"arch\": \"sm_90\", \"sm_count\": 132}, \"made_with\": "
+                      "{\"fa2gen\": \"0.1.0\", \"driver\": 13000, \"nvrtc\": \"13.0\"}, \"updated\": "
+                      "\"2026-11-23T18:00:00Z\", \"entries\": {\"fwd_bf16_d128_none\": {\"block_m\": "
+                      "128, \"block_n\": 64, \"warps\": 4, \"stages\": 1, \"ms\": {\"1024\": 0.455}, "
+                      "\"by_seqlen\": {\"1024\": {\"block_m\": 128, \"block_n\": 64, \"warps\": 4, "
+                      "\"stages\": 1}, \"16384\": {\"block_m\": 256, \"block_n\": 64, \"warps\": 8, "
+                      "\"stages\": 3}}}}}");
+  tu_run r = tu_fa2(NULL, ARGS("tune", "--show", "--db", db));
+  cr_assert_eq(r.status, 0, "%s", r.err);
+  cr_expect(strstr(r.out, "gpu: NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)"), "%s", r.out);
+  cr_expect(strstr(r.out, "fwd_bf16_d128_none             m128n64w4s1    -           0       0  "
+                          "1024:0.455"), "%s", r.out);
+  cr_expect(strstr(r.out, "  N=1024   m128n64w4s1\n  N=16384  m256n64w8s3\n"), "%s", r.out);
+  tu_run_free(&r);
+  free(db);
+  free(dir);
+}
+
 Test(cli, usage_errors_exit_2) {
   struct {
     const char *const *args;
@@ -252,6 +276,8 @@ Test(cli, usage_errors_exit_2) {
       {ARGS("build", "--arch", "sm_80,,sm_90"), "expected a comma-separated list"},
       {ARGS("build", "specs/default.lua", "--arch", "sm_99"), "arch = \"sm_99\""},
       {ARGS("build", "specs/default.lua", "--arch", "sm_80,sm_86"), "sm_86 allows 101376"},
+      {ARGS("tune", "--finalists", "1"), "--finalists 1: not allowed; allowed: 0 (no second pass)"},
+      {ARGS("tune", "--final-reps", "0"), "--final-reps 0: not allowed; allowed: whole numbers from 1 to 100"},
       {ARGS("frobnicate"), "unknown command 'frobnicate'"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

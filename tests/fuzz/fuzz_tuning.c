@@ -4,7 +4,8 @@
  *
  * The input is the database file, loaded for sm_90. For every key a launch
  * can ask for ({fwd,bwd}_{bf16,fp16}_d{32..256}[_causal]) that the
- * database has, the variant is selected in the tuned mode and in `none`.
+ * database has, the variant is selected in the tuned mode and in `none`,
+ * without a length and at three lengths (by_seqlen).
  * Contracts checked besides the sanitizers: a selection either fails with
  * FA2_ERR_INVALID_ARGUMENT / FA2_ERR_UNSUPPORTED and a message, or gives a
  * completed variant that keeps the request's shape, has sane derived
@@ -23,6 +24,7 @@
 #include "rt_tuning.h"
 
 static const int HEAD_DIMS[] = {32, 64, 96, 128, 160, 192, 224, 256};
+static const int LEN_CLASSES[] = {0, 80, 100, 120}; /* none, 1024, ~5.8k, 32k */
 
 /* Tuned tiles may only be passed over when the generator rejects them (the
  * fallback to the built-in tiles) or the mode's own key decided. */
@@ -34,7 +36,8 @@ static void check_tiles(rt_source *src, const rt_tuning *t, const rt_request *r,
   char key[80];
   rt_tuning_entry mode;
   rt_tuning_key_for_mode(r, v->stab, key, sizeof key);
-  if (r->pass == GEN_PASS_FWD && rt_tuning_find(t, key, 0, &mode) && mode.block_m) return;
+  if (r->pass == GEN_PASS_FWD && rt_tuning_find(t, key, rt_request_seqlen(r), &mode) && mode.block_m)
+    return;
   gen_variant tuned = *v;
   tuned.block_m = e->block_m, tuned.block_n = e->block_n, tuned.warps = e->warps;
   tuned.stages = e->stages;
@@ -87,21 +90,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (int pass = 0; t && pass < 2; pass++)
     for (int dtype = 0; dtype < 2; dtype++)
       for (size_t d = 0; d < sizeof HEAD_DIMS / sizeof *HEAD_DIMS; d++)
-        for (int causal = 0; causal < 2; causal++) {
-          rt_request r = {pass, dtype, HEAD_DIMS[d], causal, FA2_STAB_TUNED, 0, 0, 0};
-          char key[64];
-          rt_request_tuning_key(&r, key, sizeof key);
-          rt_tuning_entry e;
-          if (!rt_tuning_find(t, key, 0, &e)) continue;
-          for (int i = pass; i < 2; i++) { /* a backward is always asked for as `none` */
-            r.stab = i ? FA2_STAB_NONE : FA2_STAB_TUNED;
-            gen_variant v;
-            char err[2048] = "";
-            int rc = rt_select_variant(&src, t, &r, "sm_90", &v, err, sizeof err);
-            check(&src, &r, &e, rc, &v, err);
-            if (rc == FA2_OK) check_tiles(&src, t, &r, &e, &v);
+        for (int causal = 0; causal < 2; causal++)
+          for (size_t lc = 0; lc < sizeof LEN_CLASSES / sizeof *LEN_CLASSES; lc++) {
+            rt_request r = {pass, dtype, HEAD_DIMS[d], causal, FA2_STAB_TUNED, LEN_CLASSES[lc], 0, 0};
+            char key[64];
+            rt_request_tuning_key(&r, key, sizeof key);
+            rt_tuning_entry e;
+            if (!rt_tuning_find(t, key, rt_request_seqlen(&r), &e)) continue;
+            for (int i = pass; i < 2; i++) { /* a backward is always asked for as `none` */
+              r.stab = i ? FA2_STAB_NONE : FA2_STAB_TUNED;
+              gen_variant v;
+              char err[2048] = "";
+              int rc = rt_select_variant(&src, t, &r, "sm_90", &v, err, sizeof err);
+              check(&src, &r, &e, rc, &v, err);
+              if (rc == FA2_OK) check_tiles(&src, t, &r, &e, &v);
+            }
           }
-        }
   rt_tuning_free(t);
   return 0;
 }
