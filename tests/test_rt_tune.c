@@ -380,6 +380,10 @@ Test(tuning, finalists_are_re_timed_and_a_length_gets_its_own_tiles) {
   rt_tune_choose(&g, 2); /* finalists not re-timed yet: the first pass decides */
   cr_expect_not(g.final);
   cr_expect_eq(g.best, 1, "worst 1.04 like c[2], and the smaller sum");
+  c[0].fin[0] = c[1].fin[0] = c[2].fin[0] = 0.1; /* one length re-timed: still the first pass */
+  rt_tune_choose(&g, 2);
+  cr_expect_not(g.final);
+  cr_expect_eq(g.best, 1);
   /* re-timed: c[0] now best at both lengths but c[1] 3 % faster at length 1 */
   c[0].fin[0] = 1.00, c[0].fin[1] = 10.3;
   c[1].fin[0] = 1.05, c[1].fin[1] = 10.0;
@@ -613,6 +617,54 @@ Test(tuning, fa2_tune_budget_stops_and_the_next_run_resumes) {
   cr_expect_eq(e.block_n, 64);
   cr_expect_eq(e.warps, 4);
   cr_expect_eq(e.stages, 1);
+  rt_tuning_free(t);
+  fa2_destroy(ctx);
+}
+
+/* A run stopped in the finalists' pass resumes there: journaled first-pass
+ * and re-timed medians are not timed again, and the re-timed ones decide. */
+Test(tuning, fa2_tune_resumes_the_finalists_pass) {
+  char db[300], journal[400];
+  const char *spec = spec_file();
+  snprintf(db, sizeof db, "%s/t.json", root);
+  snprintf(journal, sizeof journal, "%s.journal", db);
+  fa2_context *ctx = ctx_with_db(db);
+  const int lens[1] = {1024};
+  fa2_tune_options o = {.spec_path = spec, .seqlens = lens, .n_seqlens = 1, .budget_s = 1e-9};
+  int complete = 1;
+  cr_assert_eq(fa2_tune(ctx, &o, &complete), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(complete, 0);
+  rt_source s;
+  rt_source_init(&s);
+  gen_spec sp;
+  char err[2048];
+  cr_assert_eq(rt_source_spec(&s, spec, &sp, err, sizeof err), FA2_OK, "%s", err);
+  rt_tune_plan p;
+  cr_assert_eq(rt_tune_plan_make(&s, &sp, "sm_90", 232448, 0, lens, 1, &p, err, sizeof err), FA2_OK);
+  rt_tune_group *g = &p.groups[0];
+  cr_assert_geq(g->n, 7);
+  /* first pass: candidate c at 1 + 0.008 c ms, so c = 0..5 are the finalists
+   * (the closest within 5 %, six at most); their re-timed medians put c = 3 first */
+  FILE *f = fopen(journal, "a");
+  for (int c = 0; c < g->n; c++) rt_tune_journal_time(f, &g->cands[c], 1024, 1.0 + 0.008 * c, 0);
+  for (int c = 0; c < 6; c++) rt_tune_journal_time(f, &g->cands[c], 1024, c == 3 ? 0.5 : 1.0, 1);
+  fclose(f);
+  const gen_variant want = g->cands[3].v;
+  rt_tune_plan_free(&p);
+  rt_source_spec_free(&sp);
+  rt_source_free(&s);
+
+  o.budget_s = 0;
+  const int launches = fake->launches;
+  cr_assert_eq(fa2_tune(ctx, &o, &complete), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(complete, 1);
+  cr_expect_eq(fake->launches - launches, 0, "everything came from the journal");
+  rt_tuning *t = rt_tuning_load(db, NULL, 0, &quiet);
+  rt_tuning_entry e;
+  cr_assert(rt_tuning_find(t, "fwd_bf16_d64_none", 0, &e));
+  cr_expect(e.block_m == want.block_m && e.block_n == want.block_n && e.warps == want.warps &&
+                e.stages == want.stages,
+            "stored m%dn%dw%ds%d, want %s", e.block_m, e.block_n, e.warps, e.stages, want.name);
   rt_tuning_free(t);
   fa2_destroy(ctx);
 }
