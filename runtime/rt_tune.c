@@ -232,35 +232,30 @@ void rt_tune_choose(rt_tune_group *g, int n_seqlens) {
 
 int rt_tune_finalists(rt_tune_group *g, int n_seqlens, int max_finalists) {
   for (int c = 0; c < g->n; c++) g->cands[c].finalist = 0; /* fin stays: a resumed journal's */
-  for (int i = 0; i < n_seqlens; i++)
+  int use[RT_TUNE_MAX_SEQLENS] = {0}, fastest_c[RT_TUNE_MAX_SEQLENS];
+  double fastest[RT_TUNE_MAX_SEQLENS];
+  for (int i = 0; i < n_seqlens; i++) {
     if (!rt_tune_timed(g, i)) return 0;
-  int use[RT_TUNE_MAX_SEQLENS] = {0};
-  for (int i = 0; i < n_seqlens; i++) use[i] = 1;
+    use[i] = 1, fastest[i] = INFINITY, fastest_c[i] = -1;
+    for (int c = 0; c < g->n; c++)
+      if (!g->cands[c].pruned[0] && g->cands[c].ms[i] < fastest[i])
+        fastest[i] = g->cands[c].ms[i], fastest_c[i] = c;
+  }
   g->best = -1;
-  choose_over(g, n_seqlens, 0, use); /* the first pass's choice and per-length fastest */
+  choose_over(g, n_seqlens, 0, use); /* the first pass's choice */
   if (g->best < 0 || max_finalists < 2) return 0;
   int k = 0;
   g->cands[g->best].finalist = 1, k++;
-  for (int i = 0; i < n_seqlens && k < max_finalists; i++) {
-    double f = INFINITY;
-    int fc = -1;
-    for (int c = 0; c < g->n; c++)
-      if (!g->cands[c].pruned[0] && g->cands[c].ms[i] < f) f = g->cands[c].ms[i], fc = c;
-    if (fc >= 0 && !g->cands[fc].finalist) g->cands[fc].finalist = 1, k++;
-  }
+  for (int i = 0; i < n_seqlens && k < max_finalists; i++) /* each length's fastest */
+    if (fastest_c[i] >= 0 && !g->cands[fastest_c[i]].finalist) g->cands[fastest_c[i]].finalist = 1, k++;
   /* then the closest of the rest: smallest ratio to the fastest anywhere */
   while (k < max_finalists) {
     int pick = -1;
     double pick_r = RT_TUNE_FINAL_WITHIN;
     for (int c = 0; c < g->n; c++) {
       const rt_tune_cand *cd = &g->cands[c];
-      if (cd->pruned[0] || cd->finalist) continue;
-      for (int i = 0; i < n_seqlens; i++) {
-        double f = INFINITY;
-        for (int o = 0; o < g->n; o++)
-          if (!g->cands[o].pruned[0] && g->cands[o].ms[i] < f) f = g->cands[o].ms[i];
-        if (cd->ms[i] / f <= pick_r) pick_r = cd->ms[i] / f, pick = c;
-      }
+      for (int i = 0; !cd->pruned[0] && !cd->finalist && i < n_seqlens; i++)
+        if (cd->ms[i] / fastest[i] <= pick_r) pick_r = cd->ms[i] / fastest[i], pick = c;
     }
     if (pick < 0) break;
     g->cands[pick].finalist = 1, k++;
