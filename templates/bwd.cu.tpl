@@ -235,7 +235,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   const unsigned s_off = (((mi >> 1) * 8 + mr) * kStrideS + dq_rows + (mi & 1) * 8) * 2;
 
   const float c = p.scale * 1.44269504f; // scores -> log2 units
-  // dV of the warp's keys (paired: dV for half 0, dK for half 1), and dK (unpaired)
+  // dV of the warp's keys (paired: dV for half 0, dK for half 1), and dK
+  // (unpaired; a stub when paired, and its indexes below stay in range for
+  // the stub because a discarded `if constexpr` branch here still compiles).
   float acc[kKTiles][kDTiles][4], acc_k[kPaired ? 1 : kKTiles][kPaired ? 1 : kDTiles][4];
 #pragma unroll
   for (int kt = 0; kt < kKTiles; ++kt)
