@@ -568,6 +568,37 @@ Test(tuning, fa2_tune_times_stores_and_the_runtime_uses_the_choice) {
   fa2_destroy(ctx);
 }
 
+/* The plan fa2_tune makes of spec at lens on the stand-in GPU: its
+ * candidates, in order, for writing a journal by hand. */
+static void spec_plan(const char *spec, const int *lens, int n, rt_tune_plan *p) {
+  rt_source s;
+  rt_source_init(&s);
+  gen_spec sp;
+  char err[2048];
+  cr_assert_eq(rt_source_spec(&s, spec, &sp, err, sizeof err), FA2_OK, "%s", err);
+  cr_assert_eq(rt_tune_plan_make(&s, &sp, "sm_90", 232448, 0, lens, n, p, err, sizeof err), FA2_OK,
+               "%s", err);
+  rt_source_spec_free(&sp);
+  rt_source_free(&s);
+}
+
+/* Runs fa2_tune again without a budget: it completes, launching `launches`
+ * kernels; returns what it stored for fwd_bf16_d64_none. */
+static rt_tuning_entry tune_again(fa2_context *ctx, fa2_tune_options *o, const char *db,
+                                  int launches, const char *why) {
+  o->budget_s = 0;
+  const int before = fake->launches;
+  int complete = 0;
+  cr_assert_eq(fa2_tune(ctx, o, &complete), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(complete, 1);
+  cr_expect_eq(fake->launches - before, launches, "%s", why);
+  rt_tuning *t = rt_tuning_load(db, NULL, 0, &quiet);
+  rt_tuning_entry e;
+  cr_assert(rt_tuning_find(t, "fwd_bf16_d64_none", 0, &e));
+  rt_tuning_free(t);
+  return e;
+}
+
 Test(tuning, fa2_tune_budget_stops_and_the_next_run_resumes) {
   char db[300], journal[400];
   const char *spec = spec_file();
@@ -583,13 +614,8 @@ Test(tuning, fa2_tune_budget_stops_and_the_next_run_resumes) {
   cr_expect_eq(complete, 0);
   cr_expect_eq(access(journal, F_OK), 0, "the journal stays for the next run");
   /* pretend the first run timed N = 1024 and liked the built-in tiles */
-  rt_source s;
-  rt_source_init(&s);
-  gen_spec sp;
-  char err[2048];
-  cr_assert_eq(rt_source_spec(&s, spec, &sp, err, sizeof err), FA2_OK, "%s", err);
   rt_tune_plan p;
-  cr_assert_eq(rt_tune_plan_make(&s, &sp, "sm_90", 232448, 0, lens, 2, &p, err, sizeof err), FA2_OK);
+  spec_plan(spec, lens, 2, &p);
   FILE *f = fopen(journal, "a");
   for (int c = 0; c < p.groups[0].n; c++)
     rt_tune_journal_time(f, &p.groups[0].cands[c], 1024, c == 0 ? 0.5 : 2.0, 0);
@@ -598,18 +624,9 @@ Test(tuning, fa2_tune_budget_stops_and_the_next_run_resumes) {
   char def[160];
   snprintf(def, sizeof def, "%s", p.groups[0].cands[0].v.name);
   rt_tune_plan_free(&p);
-  rt_source_spec_free(&sp);
-  rt_source_free(&s);
 
-  o.budget_s = 0;
-  const int launches = fake->launches;
-  cr_assert_eq(fa2_tune(ctx, &o, &complete), FA2_OK, "%s", fa2_last_error());
-  cr_expect_eq(complete, 1);
-  cr_expect_eq(fake->launches - launches, n * 8, "only N = 2048 is timed again");
+  const rt_tuning_entry e = tune_again(ctx, &o, db, n * 8, "only N = 2048 is timed again");
   cr_expect_eq(access(journal, F_OK), -1);
-  rt_tuning *t = rt_tuning_load(db, NULL, 0, &quiet);
-  rt_tuning_entry e;
-  cr_assert(rt_tuning_find(t, "fwd_bf16_d64_none", 0, &e));
   /* built-in: 0.5 ms at 1024 (the journal), 1.22x the smallest tile at 2048;
    * the smallest tile: 4x at 1024. The worst ratio picks the built-in one. */
   cr_expect(strstr(def, "m128n64w4s1") != NULL, "%s", def);
@@ -617,7 +634,6 @@ Test(tuning, fa2_tune_budget_stops_and_the_next_run_resumes) {
   cr_expect_eq(e.block_n, 64);
   cr_expect_eq(e.warps, 4);
   cr_expect_eq(e.stages, 1);
-  rt_tuning_free(t);
   fa2_destroy(ctx);
 }
 
@@ -634,13 +650,8 @@ Test(tuning, fa2_tune_resumes_the_finalists_pass) {
   int complete = 1;
   cr_assert_eq(fa2_tune(ctx, &o, &complete), FA2_OK, "%s", fa2_last_error());
   cr_expect_eq(complete, 0);
-  rt_source s;
-  rt_source_init(&s);
-  gen_spec sp;
-  char err[2048];
-  cr_assert_eq(rt_source_spec(&s, spec, &sp, err, sizeof err), FA2_OK, "%s", err);
   rt_tune_plan p;
-  cr_assert_eq(rt_tune_plan_make(&s, &sp, "sm_90", 232448, 0, lens, 1, &p, err, sizeof err), FA2_OK);
+  spec_plan(spec, lens, 1, &p);
   rt_tune_group *g = &p.groups[0];
   cr_assert_geq(g->n, 7);
   /* first pass: candidate c at 1 + 0.008 c ms, so c = 0..5 are the finalists
@@ -651,21 +662,11 @@ Test(tuning, fa2_tune_resumes_the_finalists_pass) {
   fclose(f);
   const gen_variant want = g->cands[3].v;
   rt_tune_plan_free(&p);
-  rt_source_spec_free(&sp);
-  rt_source_free(&s);
 
-  o.budget_s = 0;
-  const int launches = fake->launches;
-  cr_assert_eq(fa2_tune(ctx, &o, &complete), FA2_OK, "%s", fa2_last_error());
-  cr_expect_eq(complete, 1);
-  cr_expect_eq(fake->launches - launches, 0, "everything came from the journal");
-  rt_tuning *t = rt_tuning_load(db, NULL, 0, &quiet);
-  rt_tuning_entry e;
-  cr_assert(rt_tuning_find(t, "fwd_bf16_d64_none", 0, &e));
+  const rt_tuning_entry e = tune_again(ctx, &o, db, 0, "everything came from the journal");
   cr_expect(e.block_m == want.block_m && e.block_n == want.block_n && e.warps == want.warps &&
                 e.stages == want.stages,
             "stored m%dn%dw%ds%d, want %s", e.block_m, e.block_n, e.warps, e.stages, want.name);
-  rt_tuning_free(t);
   fa2_destroy(ctx);
 }
 
