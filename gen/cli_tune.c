@@ -357,7 +357,7 @@ static int parse(int argc, char **argv, options *o) {
     case O_FRESH: o->fresh = 1; break;
     case O_SHOW: o->show = 1; break;
     case O_FINALISTS: {
-      const int x = cli_parse_int(optarg);
+      const int x = strcmp(optarg, "0") ? cli_parse_int(optarg) : 0; /* 0 is allowed here */
       bad = x < 0 || x == 1 || x > 32;
       if (bad)
         fprintf(stderr, "fa2 tune: --finalists %s: not allowed; allowed: 0 (no second pass) or "

@@ -253,6 +253,9 @@ Test(cli, tune_show_prints_the_database_with_its_lengths) {
                           "1024:0.455"), "%s", r.out);
   cr_expect(strstr(r.out, "  N=1024   m128n64w4s1\n  N=16384  m256n64w8s3\n"), "%s", r.out);
   tu_run_free(&r);
+  r = tu_fa2(NULL, ARGS("tune", "--finalists", "0", "--show", "--db", db)); /* no second pass */
+  cr_expect_eq(r.status, 0, "%s", r.err);
+  tu_run_free(&r);
   free(db);
   free(dir);
 }
