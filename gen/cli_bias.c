@@ -280,27 +280,6 @@ static int run_drift(const options *o) {
 }
 
 /* ---- options ------------------------------------------------------------------- */
-static int parse_double(const char *opt, const char *s, double lo_excl, double *out, const char *allowed) {
-  char *end;
-  const double x = strtod(s, &end);
-  if (end == s || *end || !(x > lo_excl) || x != x || x > 1e300) {
-    fprintf(stderr, "fa2 bias: %s %s: not allowed; allowed: %s\n", opt, s, allowed);
-    return -1;
-  }
-  *out = x;
-  return 0;
-}
-
-static int parse_range(const char *opt, const char *s, int lo, int hi, int *out) {
-  const int x = cli_parse_int(s);
-  if (x < lo || x > hi) {
-    fprintf(stderr, "fa2 bias: %s %s: not allowed; allowed: whole numbers from %d to %d\n", opt, s, lo, hi);
-    return -1;
-  }
-  *out = x;
-  return 0;
-}
-
 int cli_bias(int argc, char **argv) {
   enum { O_CPU = 256, O_GPU, O_JSON, O_SEED, O_BETA, O_EPS, O_SEQLEN, O_HEADS, O_FP16, O_DRIFT, O_STEPS, O_DUMP };
   static const struct option opts[] = {
@@ -331,13 +310,13 @@ int cli_bias(int argc, char **argv) {
       if (bad) fprintf(stderr, "fa2 bias: --seed %s: not allowed; allowed: whole numbers >= 0\n", optarg);
       break;
     }
-    case O_BETA: bad = parse_double("--beta", optarg, 1, &o.beta, "numbers > 1 (the paper uses 2 to 8)"); break;
-    case O_EPS: bad = parse_double("--eps", optarg, 0, &o.eps, "numbers > 0 (about 1e-3)"); break;
-    case O_SEQLEN: bad = parse_range("--seqlen", optarg, 128, 65536, &o.seqlen); break;
-    case O_HEADS: bad = parse_range("--heads", optarg, 1, 4096, &o.heads); break;
-    case O_STEPS: bad = parse_range("--steps", optarg, 10, 100000, &o.steps); break;
+    case O_BETA: bad = cli_parse_number("bias", "--beta", optarg, 1, 1e300, "numbers > 1 (the paper uses 2 to 8)", &o.beta); break;
+    case O_EPS: bad = cli_parse_number("bias", "--eps", optarg, 0, 1e300, "numbers > 0 (about 1e-3)", &o.eps); break;
+    case O_SEQLEN: bad = cli_parse_range("bias", "--seqlen", optarg, 128, 65536, &o.seqlen); break;
+    case O_HEADS: bad = cli_parse_range("bias", "--heads", optarg, 1, 4096, &o.heads); break;
+    case O_STEPS: bad = cli_parse_range("bias", "--steps", optarg, 10, 100000, &o.steps); break;
     case O_DUMP: o.dump = optarg; break;
-    case 'j': bad = parse_range("-j", optarg, 1, 64, &o.jobs); break;
+    case 'j': bad = cli_parse_range("bias", "-j", optarg, 1, 64, &o.jobs); break;
     case 'h': usage(stdout); return 0;
     default: return 2;
     }

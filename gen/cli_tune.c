@@ -94,17 +94,6 @@ static int parse_list(const char *opt, const char *s, int is_int, double lo_excl
   return 0;
 }
 
-static int parse_number(const char *opt, const char *s, double lo_excl, double *out) {
-  char *end;
-  const double x = strtod(s, &end);
-  if (end == s || *end || !(x > lo_excl) || x > 1e9) {
-    fprintf(stderr, "fa2 tune: %s %s: not allowed; allowed: numbers > %g\n", opt, s, lo_excl);
-    return -1;
-  }
-  *out = x;
-  return 0;
-}
-
 static void fmt_time(double s, char *buf, size_t len) {
   if (s < 0)
     snprintf(buf, len, "--");
@@ -347,8 +336,8 @@ static int parse(int argc, char **argv, options *o) {
       for (int i = 0; !bad && i < o->n_seqlens; i++) o->seqlens[i] = (int)list[i];
       break;
     case O_BETAS: bad = parse_list("--betas", optarg, 0, 1, 1e6, o->betas, &o->n_betas); break;
-    case O_BUDGET: bad = parse_number("--budget", optarg, 0, &o->budget); break;
-    case O_EPS: bad = parse_number("--eps", optarg, 0, &o->eps); break;
+    case O_BUDGET: bad = cli_parse_number("tune", "--budget", optarg, 0, 1e9, "numbers > 0", &o->budget); break;
+    case O_EPS: bad = cli_parse_number("tune", "--eps", optarg, 0, 1e9, "numbers > 0", &o->eps); break;
     case O_DB: o->db = optarg; break;
     case O_REPORT: o->report = optarg; break;
     case O_NO_BETA: o->no_beta = 1; break;
@@ -365,19 +354,10 @@ static int parse(int argc, char **argv, options *o) {
       o->finalists = x == 0 ? -1 : x;
       break;
     }
-    case O_FINAL_REPS:
-    case O_REPS:
-    case O_ROUNDS:
-    case 'j': {
-      const int x = cli_parse_int(optarg), hi = c == 'j' ? 64 : c == O_ROUNDS ? 20 : 100;
-      bad = x < 1 || x > hi;
-      if (bad)
-        fprintf(stderr, "fa2 tune: %s %s: not allowed; allowed: whole numbers from 1 to %d\n",
-                c == 'j' ? "-j" : c == O_REPS ? "--reps" : c == O_ROUNDS ? "--rounds" : "--final-reps",
-                optarg, hi);
-      *(c == 'j' ? &o->jobs : c == O_REPS ? &o->reps : c == O_ROUNDS ? &o->rounds : &o->final_reps) = x;
-      break;
-    }
+    case O_REPS: bad = cli_parse_range("tune", "--reps", optarg, 1, 100, &o->reps); break;
+    case O_ROUNDS: bad = cli_parse_range("tune", "--rounds", optarg, 1, 20, &o->rounds); break;
+    case O_FINAL_REPS: bad = cli_parse_range("tune", "--final-reps", optarg, 1, 100, &o->final_reps); break;
+    case 'j': bad = cli_parse_range("tune", "-j", optarg, 1, 64, &o->jobs); break;
     case 'h': usage(stdout); return 0;
     default: return 2;
     }

@@ -63,3 +63,26 @@ int cli_parse_int(const char *s) {
   if (errno || end == s || *end || v < 1 || v > INT_MAX) return -1;
   return (int)v;
 }
+
+int cli_parse_range(const char *cmd, const char *opt, const char *s, int lo, int hi, int *out) {
+  const int x = cli_parse_int(s);
+  if (x < lo || x > hi) {
+    fprintf(stderr, "fa2 %s: %s %s: not allowed; allowed: whole numbers from %d to %d\n", cmd, opt,
+            s, lo, hi);
+    return -1;
+  }
+  *out = x;
+  return 0;
+}
+
+int cli_parse_number(const char *cmd, const char *opt, const char *s, double lo_excl, double hi,
+                     const char *allowed, double *out) {
+  char *end;
+  const double x = strtod(s, &end);
+  if (end == s || *end || !(x > lo_excl) || x > hi) { /* !(x > lo) also refuses NaN */
+    fprintf(stderr, "fa2 %s: %s %s: not allowed; allowed: %s\n", cmd, opt, s, allowed);
+    return -1;
+  }
+  *out = x;
+  return 0;
+}

@@ -29,4 +29,11 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 /* Parses a whole positive int ("8"); -1 when it is not one. */
 int cli_parse_int(const char *s);
 
+/* An option's value: a whole number from lo to hi (lo >= 1), or a number
+ * > lo_excl and <= hi. 0 and *out set, or -1 after printing
+ * "fa2 CMD: OPT S: not allowed; allowed: ..." (allowed: what to say). */
+int cli_parse_range(const char *cmd, const char *opt, const char *s, int lo, int hi, int *out);
+int cli_parse_number(const char *cmd, const char *opt, const char *s, double lo_excl, double hi,
+                     const char *allowed, double *out);
+
 #endif
