@@ -34,16 +34,7 @@ static int prepare_desc(fa2_context *ctx, const fa2_kernel_desc *d, int i) {
     if (rc != FA2_OK) return rt_set_error(rc, "kernels[%d] \"%s\": %s", i, d->name, err);
     return rt_kernel_for_variant(ctx, &v, &k);
   }
-  /* The checks of a forward call with nothing to compute. */
-  fa2_fwd_args a = {0};
-  a.q.dtype = a.k.dtype = a.v.dtype = a.o.dtype = d->dtype;
-  a.heads_q = a.heads_kv = 1;
-  a.head_dim = d->head_dim;
-  a.causal = d->causal;
-  a.stab = d->stab;
-  a.beta = d->beta;
-  a.eps = d->eps;
-  int rc = rt_validate_fwd(&a);
+  int rc = rt_validate_kernel(d->dtype, d->head_dim, d->causal, d->stab, d->beta, d->eps);
   if (rc != FA2_OK) {
     snprintf(err, sizeof err, "%s", fa2_last_error());
     return rt_set_error(rc, "kernels[%d]: %s", i, err);

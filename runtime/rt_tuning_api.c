@@ -26,13 +26,7 @@ fa2_status fa2_tuning_set_stab(fa2_context *ctx, const char *db_path, fa2_dtype 
   if (stab != FA2_STAB_NONE && stab != FA2_STAB_PAPER && stab != FA2_STAB_ROBUST)
     return (fa2_status)rt_set_error(FA2_ERR_INVALID_ARGUMENT,
                                     "stab is %d: allowed FA2_STAB_NONE, _PAPER, _ROBUST", stab);
-  /* the checks of a forward call with these values and nothing to compute */
-  fa2_fwd_args a = {0};
-  a.q.dtype = a.k.dtype = a.v.dtype = a.o.dtype = dtype;
-  a.heads_q = a.heads_kv = 1;
-  a.head_dim = head_dim;
-  a.stab = stab, a.beta = beta, a.eps = eps;
-  int rc = rt_validate_fwd(&a);
+  int rc = rt_validate_kernel(dtype, head_dim, 0, stab, beta, eps);
   if (rc != FA2_OK) return (fa2_status)rc;
   const char *db = db_path ? db_path : ctx->tuning_path;
   if (!db[0])

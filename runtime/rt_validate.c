@@ -155,6 +155,17 @@ int rt_validate_fwd(const fa2_fwd_args *a) {
                        "backward");
 }
 
+int rt_validate_kernel(fa2_dtype dtype, int head_dim, int causal, fa2_stab stab, double beta,
+                       double eps) {
+  fa2_fwd_args a = {0};
+  a.q.dtype = a.k.dtype = a.v.dtype = a.o.dtype = dtype;
+  a.heads_q = a.heads_kv = 1;
+  a.head_dim = head_dim;
+  a.causal = causal;
+  a.stab = stab, a.beta = beta, a.eps = eps;
+  return rt_validate_fwd(&a);
+}
+
 fa2_status fa2_check_forward(const fa2_fwd_args *args) { return (fa2_status)rt_validate_fwd(args); }
 
 int rt_bwd_is_noop(const fa2_bwd_args *a) { return a->batch == 0; }

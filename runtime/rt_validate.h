@@ -12,6 +12,12 @@ enum { RT_GRID_YZ_MAX = 65535 };
  * valid; pointers and strides are not looked at then. */
 int rt_validate_fwd(const fa2_fwd_args *a);
 
+/* The checks of a forward call that selects a kernel with these fields and
+ * has nothing to compute: for kernel descriptions (fa2_prepare, the tuning
+ * database's stabilization). */
+int rt_validate_kernel(fa2_dtype dtype, int head_dim, int causal, fa2_stab stab, double beta,
+                       double eps);
+
 /* 1 when fa2_forward has nothing to compute. */
 int rt_fwd_is_noop(const fa2_fwd_args *a);
 
