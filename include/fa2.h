@@ -184,7 +184,8 @@ typedef struct fa2_kernel_desc {
   fa2_stab stab;
   double beta, eps;
   int seqlen; /* the calls' sequence length (sqrt(seqlen_q * seqlen_k)): picks the
-                 tuning database's tiles for that length; 0: the key's own tiles */
+                 tuning database's tiles for that length; 0: the key's own tiles;
+                 < 0: an error */
 } fa2_kernel_desc;
 
 /* Loads or compiles each kernel now (options.jobs threads), so that the

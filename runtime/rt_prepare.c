@@ -34,6 +34,10 @@ static int prepare_desc(fa2_context *ctx, const fa2_kernel_desc *d, int i) {
     if (rc != FA2_OK) return rt_set_error(rc, "kernels[%d] \"%s\": %s", i, d->name, err);
     return rt_kernel_for_variant(ctx, &v, &k);
   }
+  if (d->seqlen < 0)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "kernels[%d]: seqlen %d: allowed 0 (any length) or a length > 0", i,
+                        d->seqlen);
   int rc = rt_validate_kernel(d->dtype, d->head_dim, d->causal, d->stab, d->beta, d->eps);
   if (rc != FA2_OK) {
     snprintf(err, sizeof err, "%s", fa2_last_error());

@@ -245,6 +245,9 @@ Test(tuning, by_seqlen_tiles_follow_the_nearest_tuned_length) {
   cr_assert_eq(fa2_prepare(ctx, &d, 1), FA2_OK, "%s", fa2_last_error());
   cr_expect(strstr(fake->last_image_head, "fwd_bf16_d64_m64n32w2s2_none"), "%s",
             fake->last_image_head);
+  d.seqlen = -1;
+  cr_expect_eq(fa2_prepare(ctx, &d, 1), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect_str_eq(fa2_last_error(), "kernels[0]: seqlen -1: allowed 0 (any length) or a length > 0");
   d.seqlen = 0;
   cr_assert_eq(fa2_prepare(ctx, &d, 1), FA2_OK, "%s", fa2_last_error());
   cr_expect(strstr(fake->last_image_head, "fwd_bf16_d64_m128n64w4s1_none"), "%s",
