@@ -325,6 +325,15 @@ static int time_step(tuner *t, rt_tune_group *gr, int i, int final, int *stop) {
   return rc;
 }
 
+/* Steps of g's finalists pass still to run, and their weight *w. */
+static int final_steps(const tuner *t, const rt_tune_group *g, double *w) {
+  int n = 0;
+  *w = 0;
+  for (int i = 0; t->r.finalists >= 2 && i < t->plan.n_seqlens; i++)
+    if (!rt_tune_timed(g, i) || !rt_tune_final_timed(g, i)) n++, *w += group_weight(t, g, i, 1);
+  return n;
+}
+
 /* Returns FA2_OK; *complete 0 when the budget ran out first. */
 static int time_all(tuner *t, int *complete) {
   t->pr = (fa2_tune_progress){"time", 0, 0, 0, -1, ""};
@@ -333,23 +342,28 @@ static int time_all(tuner *t, int *complete) {
   for (int g = 0; g < t->plan.n; g++) {
     rt_tune_group *gr = &t->plan.groups[g];
     rt_tune_finalists(gr, n_len, t->r.finalists); /* from a resumed first pass */
-    for (int i = 0; i < n_len; i++) {
+    for (int i = 0; i < n_len; i++)
       if (!rt_tune_timed(gr, i)) t->pr.total++, t->w_total += group_weight(t, gr, i, 0);
-      if (t->r.finalists >= 2 && (!rt_tune_timed(gr, i) || !rt_tune_final_timed(gr, i)))
-        t->pr.total++, t->w_total += group_weight(t, gr, i, 1);
-    }
+    double w;
+    t->pr.total += final_steps(t, gr, &w);
+    t->w_total += w;
   }
   int stop = 0, rc = FA2_OK;
-  for (int g = 0; g < t->plan.n && !stop; g++) {
+  for (int g = 0; g < t->plan.n && !stop && rc == FA2_OK; g++) {
     rt_tune_group *gr = &t->plan.groups[g];
+    double w;
+    const int steps = final_steps(t, gr, &w); /* as counted above: g is untouched so far */
     for (int i = 0; i < n_len && !stop && rc == FA2_OK; i++) rc = time_step(t, gr, i, 0, &stop);
-    if (!stop && rc == FA2_OK && rt_tune_finalists(gr, n_len, t->r.finalists))
+    if (stop || rc != FA2_OK) break;
+    if (rt_tune_finalists(gr, n_len, t->r.finalists))
       for (int i = 0; i < n_len && !stop && rc == FA2_OK; i++) rc = time_step(t, gr, i, 1, &stop);
-    if (rc != FA2_OK) return rc;
-    rt_tune_choose(gr, n_len);
+    else if (steps) { /* one candidate leads everywhere: nothing left to decide */
+      t->pr.done += steps, t->w_done += w;
+      progress(t, gr->key);
+    }
   }
   *complete = !stop;
-  return FA2_OK;
+  return rc; /* fa2_tune chooses for every group afterwards */
 }
 
 /* ---- the entry point ---- */

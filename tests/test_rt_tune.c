@@ -673,6 +673,37 @@ Test(tuning, fa2_tune_resumes_the_finalists_pass) {
   fa2_destroy(ctx);
 }
 
+static fa2_tune_progress last_progress;
+static void keep_progress(const fa2_tune_progress *p, void *user) { last_progress = *p; }
+
+/* When one candidate leads by far everywhere there are no finalists: the
+ * finalists' steps counted in the progress are done all the same. */
+Test(tuning, progress_ends_at_its_total_without_finalists) {
+  char db[300], journal[400];
+  const char *spec = spec_file();
+  snprintf(db, sizeof db, "%s/t.json", root);
+  snprintf(journal, sizeof journal, "%s.journal", db);
+  fa2_context *ctx = ctx_with_db(db);
+  const int lens[1] = {1024};
+  fa2_tune_options o = {.spec_path = spec, .seqlens = lens, .n_seqlens = 1, .budget_s = 1e-9,
+                        .progress = keep_progress};
+  int complete = 1;
+  cr_assert_eq(fa2_tune(ctx, &o, &complete), FA2_OK, "%s", fa2_last_error());
+  rt_tune_plan p;
+  spec_plan(spec, lens, 1, &p);
+  FILE *f = fopen(journal, "a");
+  for (int c = 0; c < p.groups[0].n; c++)
+    rt_tune_journal_time(f, &p.groups[0].cands[c], 1024, c == 0 ? 0.5 : 2.0, 0);
+  fclose(f);
+  rt_tune_plan_free(&p);
+  memset(&last_progress, 0, sizeof last_progress);
+  tune_again(ctx, &o, db, 0, "the first pass is in the journal, and nobody is within 5 %");
+  cr_expect_str_eq(last_progress.phase, "time");
+  cr_expect_eq(last_progress.total, 1, "one finalists' step counted");
+  cr_expect_eq(last_progress.done, last_progress.total);
+  fa2_destroy(ctx);
+}
+
 Test(tuning, fa2_tune_rejects_bad_options) {
   fa2_context *ctx = ctx_with_db("off");
   fa2_tune_options o = {0};
