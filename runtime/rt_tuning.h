@@ -63,7 +63,8 @@ int rt_tuning_identity(json_t *root, rt_identity *id, char *err, size_t len);
 
 /* Stores entries (key -> object) into the database at path: merged field
  * by field into the file's entries when it has the same identity (id),
- * else a new file. The folder is created; the file is replaced whole
+ * else a new file; an entry with tiles replaces the old tile fields
+ * together (block_m, block_n, warps, stages, ms, by_seqlen). The folder is created; the file is replaced whole
  * (temporary file + rename), so readers never see half of it. Returns 0,
  * or -1 with why in err (nothing changed). */
 int rt_tuning_save(const char *path, const rt_identity *id, json_t *entries, char *err,

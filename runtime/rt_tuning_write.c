@@ -22,6 +22,10 @@ static json_t *existing_entries(const char *path, const rt_identity *id) {
   return entries ? entries : json_object();
 }
 
+/* The fields one tile timing writes together: an entry with new tiles
+ * replaces all of them (an older run's by_seqlen must not outlive it). */
+static const char *const TILE_FIELDS[] = {"block_m", "block_n", "warps", "stages", "ms", "by_seqlen"};
+
 int rt_tuning_save(const char *path, const rt_identity *id, json_t *entries, char *err,
                    size_t len) {
   if (rt_mkdirs_parent(path) != 0)
@@ -31,9 +35,12 @@ int rt_tuning_save(const char *path, const rt_identity *id, json_t *entries, cha
   json_t *e;
   json_object_foreach(entries, key, e) {
     json_t *old = json_object_get(all, key);
-    if (json_is_object(old) && json_is_object(e))
+    if (json_is_object(old) && json_is_object(e)) {
+      if (json_object_get(e, "block_m"))
+        for (size_t i = 0; i < sizeof TILE_FIELDS / sizeof *TILE_FIELDS; i++)
+          json_object_del(old, TILE_FIELDS[i]);
       json_object_update(old, e);
-    else
+    } else
       json_object_set(all, key, e);
   }
   char nvrtc[32], stamp[32];

@@ -103,6 +103,24 @@ Test(tuning, save_writes_the_documented_format_and_reads_back) {
   cr_expect_eq(en.beta, 3.0);
   cr_expect_not(rt_tuning_find(t, "fwd_bf16_d64", 0, &en));
   rt_tuning_free(t);
+
+  /* new tiles replace the old tile fields together: no stale by_seqlen */
+  e = json_pack("{s:{s:i, s:i, s:i, s:i, s:{s:{s:i, s:i, s:i, s:i}}}}", "fwd_bf16_d64_robust",
+                "block_m", 128, "block_n", 96, "warps", 8, "stages", 2, "by_seqlen", "1024",
+                "block_m", 64, "block_n", 64, "warps", 4, "stages", 2);
+  cr_assert_eq(rt_tuning_save(db, &id, e, err, sizeof err), 0, "%s", err);
+  json_decref(e);
+  e = json_pack("{s:{s:i, s:i, s:i, s:i}}", "fwd_bf16_d64_robust", "block_m", 64, "block_n", 32,
+                "warps", 2, "stages", 2);
+  cr_assert_eq(rt_tuning_save(db, &id, e, err, sizeof err), 0, "%s", err);
+  json_decref(e);
+  t = rt_tuning_load(db, &id, 0, &quiet);
+  cr_assert(rt_tuning_find(t, "fwd_bf16_d64_robust", 1024, &en));
+  cr_expect_eq(en.seqlen, 0, "the first run's by_seqlen is gone");
+  cr_expect_eq(en.block_n, 32);
+  cr_expect_eq(en.stab, GEN_STAB_ROBUST, "the stab fields stay");
+  cr_expect_eq(en.beta, 3.0);
+  rt_tuning_free(t);
   cr_expect_eq(tu_count(root, ".tmp."), 0);
 }
 
