@@ -52,7 +52,7 @@ static void bench_memcache(void) {
     a.causal = (i >> 4) & 1;
     a.stab = (fa2_stab)(1 + ((i >> 5) & 1)); /* paper/robust: beta is part of the key */
     a.beta = 2 + (i >> 6);
-    rt_request_fwd(&a, &keys[i]);
+    rt_request_fwd(&a, 0, &keys[i]);
     rt_mc_put(&mc, &keys[i], sizeof keys[i], &values[i]);
   }
   double ns;

@@ -46,7 +46,7 @@ fa2_status fa2_forward(fa2_context *ctx, const fa2_fwd_args *a, void *stream) {
   if (rt_fwd_is_noop(a)) return FA2_OK;
 
   rt_request req;
-  rt_request_fwd(a, &req);
+  rt_request_fwd(a, rt_tuning_has_lengths(ctx->tuning), &req);
   rt_kernel *k = rt_mc_get(&ctx->mc, &req, sizeof req);
   if (k)
     atomic_fetch_add_explicit(&ctx->memory_hits, 1, memory_order_relaxed);
@@ -144,7 +144,7 @@ fa2_status fa2_backward(fa2_context *ctx, const fa2_bwd_args *a, void *stream) {
   if (rt_bwd_is_noop(a)) return FA2_OK;
 
   rt_request req;
-  rt_request_bwd(a, &req);
+  rt_request_bwd(a, rt_tuning_has_lengths(ctx->tuning), &req);
   rt_kernel *k = rt_mc_get(&ctx->mc, &req, sizeof req);
   if (k)
     atomic_fetch_add_explicit(&ctx->memory_hits, 1, memory_order_relaxed);

@@ -44,7 +44,7 @@ static int prepare_desc(fa2_context *ctx, const fa2_kernel_desc *d, int i) {
     return rt_set_error(rc, "kernels[%d]: %s", i, err);
   }
   rt_request r;
-  rt_request_desc(d, &r);
+  rt_request_desc(d, rt_tuning_has_lengths(ctx->tuning), &r);
   if (rt_mc_get(&ctx->mc, &r, sizeof r)) {
     atomic_fetch_add_explicit(&ctx->memory_hits, 1, memory_order_relaxed);
     return FA2_OK;

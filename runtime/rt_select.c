@@ -24,32 +24,32 @@ static void normalize(rt_request *r, int stab, double beta, double eps) {
   r->eps = eps != 0 ? eps : FA2_DEFAULT_EPS;
 }
 
-void rt_request_fwd(const fa2_fwd_args *a, rt_request *r) {
+void rt_request_fwd(const fa2_fwd_args *a, int with_length, rt_request *r) {
   memset(r, 0, sizeof *r);
   r->pass = GEN_PASS_FWD;
   r->dtype = (int)a->q.dtype;
   r->head_dim = a->head_dim;
   r->causal = a->causal != 0;
-  r->len_class = len_class(a->seqlen_q, a->seqlen_k);
+  r->len_class = with_length ? len_class(a->seqlen_q, a->seqlen_k) : 0;
   normalize(r, (int)a->stab, a->beta, a->eps);
 }
 
-void rt_request_bwd(const fa2_bwd_args *a, rt_request *r) {
+void rt_request_bwd(const fa2_bwd_args *a, int with_length, rt_request *r) {
   memset(r, 0, sizeof *r);
   r->pass = GEN_PASS_BWD; /* one backward per shape: it does not depend on the mode */
   r->dtype = (int)a->q.dtype;
   r->head_dim = a->head_dim;
   r->causal = a->causal != 0;
-  r->len_class = len_class(a->seqlen_q, a->seqlen_k);
+  r->len_class = with_length ? len_class(a->seqlen_q, a->seqlen_k) : 0;
 }
 
-void rt_request_desc(const fa2_kernel_desc *d, rt_request *r) {
+void rt_request_desc(const fa2_kernel_desc *d, int with_length, rt_request *r) {
   memset(r, 0, sizeof *r);
   r->pass = GEN_PASS_FWD;
   r->dtype = (int)d->dtype;
   r->head_dim = d->head_dim;
   r->causal = d->causal != 0;
-  r->len_class = d->seqlen > 0 ? len_class(d->seqlen, d->seqlen) : 0;
+  r->len_class = with_length && d->seqlen > 0 ? len_class(d->seqlen, d->seqlen) : 0;
   normalize(r, (int)d->stab, d->beta, d->eps);
 }
 

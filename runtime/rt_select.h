@@ -17,17 +17,18 @@
 typedef struct rt_request {
   int32_t pass, dtype, head_dim, causal, stab;
   int32_t len_class; /* round(8 log2 sqrt(seqlen_q seqlen_k)), 0: no length (a
-                        descriptor without one): picks per-length tuned tiles */
+                        descriptor without one, or a database without
+                        per-length tiles): picks per-length tuned tiles */
   double beta, eps;  /* defaults resolved; 0 for none (and tuned without values) */
 } rt_request;
 
-/* Zero-padded and normalized, so equal selections give equal bytes. The
- * length class makes a new request per eighth of an octave of length (a
- * few per run); it selects the same kernel unless the database says
- * otherwise. */
-void rt_request_fwd(const fa2_fwd_args *a, rt_request *r);
-void rt_request_bwd(const fa2_bwd_args *a, rt_request *r);
-void rt_request_desc(const fa2_kernel_desc *d, rt_request *r);
+/* Zero-padded and normalized, so equal selections give equal bytes.
+ * with_length (rt_tuning_has_lengths): fill the length class, a new request
+ * per eighth of an octave of length; without per-length tiles it would only
+ * split the cache (and cost a log2 per call). */
+void rt_request_fwd(const fa2_fwd_args *a, int with_length, rt_request *r);
+void rt_request_bwd(const fa2_bwd_args *a, int with_length, rt_request *r);
+void rt_request_desc(const fa2_kernel_desc *d, int with_length, rt_request *r);
 
 /* The sequence length r's length class stands for (0: none), what the
  * tuning database's by_seqlen is matched against. */

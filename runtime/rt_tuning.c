@@ -12,6 +12,7 @@
 
 struct rt_tuning {
   json_t *entries; /* owned; read-only after load */
+  int has_lengths; /* some entry has by_seqlen */
   char path[1024];
   rt_log log;
 };
@@ -87,6 +88,9 @@ rt_tuning *rt_tuning_load(const char *path, const rt_identity *now, int missing_
     return NULL;
   }
   t->entries = json_incref(json_object_get(root, "entries"));
+  const char *key;
+  json_t *e;
+  json_object_foreach(t->entries, key, e) t->has_lengths |= json_object_get(e, "by_seqlen") != NULL;
   snprintf(t->path, sizeof t->path, "%s", path);
   t->log = *log;
   json_decref(root);
@@ -102,6 +106,8 @@ void rt_tuning_free(rt_tuning *t) {
 }
 
 const char *rt_tuning_path(const rt_tuning *t) { return t ? t->path : ""; }
+
+int rt_tuning_has_lengths(const rt_tuning *t) { return t && t->has_lengths; }
 
 const rt_log *rt_tuning_log(const rt_tuning *t) {
   static const rt_log quiet = {FA2_LOG_QUIET, NULL, NULL};

@@ -51,6 +51,10 @@ const char *rt_tuning_path(const rt_tuning *t);
 /* The log the database was loaded with (a quiet one for NULL). */
 const rt_log *rt_tuning_log(const rt_tuning *t);
 
+/* 1 when some entry has by_seqlen (t may be NULL): only then do calls
+ * need their length class (rt_select.h). */
+int rt_tuning_has_lengths(const rt_tuning *t);
+
 /* 1 and *out when the database has key, else 0. t may be NULL. seqlen > 0:
  * the tiles of its nearest length in by_seqlen when the entry has them. */
 int rt_tuning_find(const rt_tuning *t, const char *key, double seqlen, rt_tuning_entry *out);

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "fake_driver.h"
+#include "rt_context.h"
 #include "rt_fake_gen.h"
 #include "rt_paths.h"
 #include "rt_select.h"
@@ -295,6 +296,29 @@ Test(tuning, by_seqlen_tiles_follow_the_nearest_tuned_length) {
   cr_expect_eq(e.seqlen, 0, "no length: the key's tiles");
   cr_expect_eq(e.block_m, 128);
   rt_tuning_free(t);
+}
+
+/* Calls carry their length class only when the database has per-length
+ * tiles: otherwise a new length is a memory hit, not a new selection. */
+Test(tuning, lengths_split_requests_only_with_per_length_tiles) {
+  char db[300];
+  snprintf(db, sizeof db, "%s/t.json", root);
+  write_fake_db(db, "{\"fwd_bf16_d64_none\": {\"block_m\": 128, \"block_n\": 64, \"warps\": 4, "
+                    "\"stages\": 1}}");
+  for (int with = 0; with < 2; with++) {
+    if (with)
+      write_fake_db(db, "{\"fwd_bf16_d64_none\": {\"block_m\": 128, \"block_n\": 64, \"warps\": 4, "
+                        "\"stages\": 1, \"by_seqlen\": {\"1024\": {\"block_m\": 128, "
+                        "\"block_n\": 64, \"warps\": 4, \"stages\": 1}}}}");
+    fa2_context *ctx = ctx_with_db(db);
+    for (int n = 300; n <= 3000; n *= 10) {
+      fa2_fwd_args a = fwd_n(64, 0, FA2_STAB_NONE, n);
+      cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+    }
+    /* in memory: the kernel by name, and one request (two with length classes) */
+    cr_expect_eq(rt_mc_count(&ctx->mc), with ? 3u : 2u, "by_seqlen %s", with ? "present" : "absent");
+    fa2_destroy(ctx);
+  }
 }
 
 Test(tuning, a_bad_by_seqlen_warns_and_the_keys_tiles_apply) {
