@@ -627,6 +627,38 @@ static void spec_plan(const char *spec, const int *lens, int n, rt_tune_plan *p)
   rt_source_free(&s);
 }
 
+/* A first run of fa2_tune (o) that the budget stops before any timing: it
+ * leaves the journal, db[300].journal in journal[400], for a test to fill. */
+static fa2_context *stopped_run(fa2_tune_options *o, char *db, char *journal) {
+  snprintf(db, 300, "%s/t.json", root);
+  snprintf(journal, 400, "%s.journal", db);
+  fa2_context *ctx = ctx_with_db(db);
+  o->budget_s = 1e-9;
+  int complete = 1;
+  cr_assert_eq(fa2_tune(ctx, o, &complete), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(complete, 0);
+  cr_expect_eq(access(journal, F_OK), 0, "the journal stays for the next run");
+  return ctx;
+}
+
+/* Appends first-pass timings at N = 1024 for spec at lens to the journal:
+ * the built-in tiles (candidate 0) 0.5 ms, every other candidate 2.0 ms.
+ * Returns how many candidates; def[160] (or NULL) gets the built-in name. */
+static int journal_builtin_fastest(const char *spec, const int *lens, int n_lens,
+                                   const char *journal, char *def) {
+  rt_tune_plan p;
+  spec_plan(spec, lens, n_lens, &p);
+  FILE *f = fopen(journal, "a");
+  cr_assert_not_null(f);
+  for (int c = 0; c < p.groups[0].n; c++)
+    rt_tune_journal_time(f, &p.groups[0].cands[c], 1024, c == 0 ? 0.5 : 2.0, 0);
+  fclose(f);
+  const int n = p.groups[0].n;
+  if (def) snprintf(def, 160, "%s", p.groups[0].cands[0].v.name);
+  rt_tune_plan_free(&p);
+  return n;
+}
+
 /* Runs fa2_tune again without a budget: it completes, launching `launches`
  * kernels; returns what it stored for fwd_bf16_d64_none. */
 static rt_tuning_entry tune_again(fa2_context *ctx, fa2_tune_options *o, const char *db,
@@ -647,28 +679,13 @@ static rt_tuning_entry tune_again(fa2_context *ctx, fa2_tune_options *o, const c
 Test(tuning, fa2_tune_budget_stops_and_the_next_run_resumes) {
   char db[300], journal[400];
   const char *spec = spec_file();
-  snprintf(db, sizeof db, "%s/t.json", root);
-  snprintf(journal, sizeof journal, "%s.journal", db);
-  fa2_context *ctx = ctx_with_db(db);
   const int lens[2] = {1024, 2048};
   /* first pass only: the journal below fakes its timings */
-  fa2_tune_options o = {.spec_path = spec, .seqlens = lens, .n_seqlens = 2, .budget_s = 1e-9,
-                        .finalists = -1};
-  int complete = 1;
-  cr_assert_eq(fa2_tune(ctx, &o, &complete), FA2_OK, "%s", fa2_last_error());
-  cr_expect_eq(complete, 0);
-  cr_expect_eq(access(journal, F_OK), 0, "the journal stays for the next run");
+  fa2_tune_options o = {.spec_path = spec, .seqlens = lens, .n_seqlens = 2, .finalists = -1};
+  fa2_context *ctx = stopped_run(&o, db, journal);
   /* pretend the first run timed N = 1024 and liked the built-in tiles */
-  rt_tune_plan p;
-  spec_plan(spec, lens, 2, &p);
-  FILE *f = fopen(journal, "a");
-  for (int c = 0; c < p.groups[0].n; c++)
-    rt_tune_journal_time(f, &p.groups[0].cands[c], 1024, c == 0 ? 0.5 : 2.0, 0);
-  fclose(f);
-  const int n = p.groups[0].n;
   char def[160];
-  snprintf(def, sizeof def, "%s", p.groups[0].cands[0].v.name);
-  rt_tune_plan_free(&p);
+  const int n = journal_builtin_fastest(spec, lens, 2, journal, def);
 
   const rt_tuning_entry e = tune_again(ctx, &o, db, n * 8, "only N = 2048 is timed again");
   cr_expect_eq(access(journal, F_OK), -1);
@@ -687,14 +704,9 @@ Test(tuning, fa2_tune_budget_stops_and_the_next_run_resumes) {
 Test(tuning, fa2_tune_resumes_the_finalists_pass) {
   char db[300], journal[400];
   const char *spec = spec_file();
-  snprintf(db, sizeof db, "%s/t.json", root);
-  snprintf(journal, sizeof journal, "%s.journal", db);
-  fa2_context *ctx = ctx_with_db(db);
   const int lens[1] = {1024};
-  fa2_tune_options o = {.spec_path = spec, .seqlens = lens, .n_seqlens = 1, .budget_s = 1e-9};
-  int complete = 1;
-  cr_assert_eq(fa2_tune(ctx, &o, &complete), FA2_OK, "%s", fa2_last_error());
-  cr_expect_eq(complete, 0);
+  fa2_tune_options o = {.spec_path = spec, .seqlens = lens, .n_seqlens = 1};
+  fa2_context *ctx = stopped_run(&o, db, journal);
   rt_tune_plan p;
   spec_plan(spec, lens, 1, &p);
   rt_tune_group *g = &p.groups[0];
@@ -723,21 +735,11 @@ static void keep_progress(const fa2_tune_progress *p, void *user) { last_progres
 Test(tuning, progress_ends_at_its_total_without_finalists) {
   char db[300], journal[400];
   const char *spec = spec_file();
-  snprintf(db, sizeof db, "%s/t.json", root);
-  snprintf(journal, sizeof journal, "%s.journal", db);
-  fa2_context *ctx = ctx_with_db(db);
   const int lens[1] = {1024};
-  fa2_tune_options o = {.spec_path = spec, .seqlens = lens, .n_seqlens = 1, .budget_s = 1e-9,
+  fa2_tune_options o = {.spec_path = spec, .seqlens = lens, .n_seqlens = 1,
                         .progress = keep_progress};
-  int complete = 1;
-  cr_assert_eq(fa2_tune(ctx, &o, &complete), FA2_OK, "%s", fa2_last_error());
-  rt_tune_plan p;
-  spec_plan(spec, lens, 1, &p);
-  FILE *f = fopen(journal, "a");
-  for (int c = 0; c < p.groups[0].n; c++)
-    rt_tune_journal_time(f, &p.groups[0].cands[c], 1024, c == 0 ? 0.5 : 2.0, 0);
-  fclose(f);
-  rt_tune_plan_free(&p);
+  fa2_context *ctx = stopped_run(&o, db, journal);
+  journal_builtin_fastest(spec, lens, 1, journal, NULL);
   memset(&last_progress, 0, sizeof last_progress);
   tune_again(ctx, &o, db, 0, "the first pass is in the journal, and nobody is within 5 %");
   cr_expect_str_eq(last_progress.phase, "time");
