@@ -131,10 +131,12 @@ int cli_build(int argc, char **argv) {
       cli_close(g, &s);
       return 2;
     }
-    /* The spec was checked against its own arches; check these too. */
+    /* The spec was checked against its own arches; check these too (a wgmma
+     * tile is built for sm_90 only, as without --arch). */
     for (int a = 0; a < n_arch; a++)
       for (int i = 0; i < s.n_variants; i++) {
         gen_variant v = s.variants[i];
+        if (!gen_variant_runs_on(&v, arch[a])) continue;
         if (gen_variant_complete(g, &v, arch[a], &err)) {
           fprintf(stderr, "fa2 build: --arch %s: %s: %s\n", arch[a], v.name, err.msg);
           cli_close(g, &s);
@@ -161,10 +163,12 @@ int cli_build(int argc, char **argv) {
   } else {
     print_table(&s, &b);
     int spills_ok = s.allow_spills;
-    printf("\n%d variants x %d arches: %d compiles in %.1f s (%d threads), NVRTC %d.%d; "
+    int skipped = s.n_variants * n_arch - b.n_items;
+    printf("\n%d variants x %d arches: %d compiles%s in %.1f s (%d threads), NVRTC %d.%d; "
            "%d failed, %d with spills or a stack frame%s\n",
-           s.n_variants, n_arch, b.n_items, b.wall_ms / 1e3, jobs, b.nvrtc_major, b.nvrtc_minor,
-           b.failed, b.spilling, b.spilling && spills_ok ? " (allowed by the spec)" : "");
+           s.n_variants, n_arch, b.n_items, skipped ? " (wgmma tiles on sm_90 only)" : "",
+           b.wall_ms / 1e3, jobs, b.nvrtc_major, b.nvrtc_minor, b.failed, b.spilling,
+           b.spilling && spills_ok ? " (allowed by the spec)" : "");
     for (int i = 0; i < b.n_items; i++)
       if (!b.items[i].ok) fprintf(stderr, "fa2 build: %s\n", b.items[i].err);
     if (b.failed) {

@@ -17,6 +17,15 @@ M.TILES = {
   [256] = { block_m = 128, block_n = 64, warps = 8, stages = 1 },
 }
 
+-- Forward tiles on Hopper: where warpgroup MMA applies (head dims made of
+-- 64-column blocks) they replace TILES when a variant is completed for
+-- sm_90. H100 sweep of 7 wgmma tiles (bench/NOTES.md "wgmma"): each is within
+-- 5 % (d = 64) and 14 % (d = 128) of the best tile on every row N >= 1k.
+M.TILES_SM90 = {
+  [64]  = { block_m = 64,  block_n = 128, warps = 4, stages = 2, wgmma = true },
+  [128] = { block_m = 128, block_n = 176, warps = 8, stages = 2, wgmma = true },
+}
+
 -- Backward tiles per head dim: queries per step (block_m), keys per block
 -- (block_n, 16 per warp in pairs or 32 per warp), warps, Q/dO buffers
 -- (stages, 2 or 3). The

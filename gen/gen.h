@@ -39,6 +39,7 @@ typedef struct gen_variant {
   int head_dim;
   int causal;
   int block_m, block_n, warps, stages;
+  int wgmma; /* forward tile on Hopper's warpgroup MMA (compiled for sm_90a) */
   int stab; /* GEN_STAB_* */
   double beta, eps; /* meaningful for paper/robust only */
   /* Filled by gen_variant_complete: */
@@ -61,6 +62,14 @@ void gen_close(gen_state *g);
  * fields (name, threads, smem_bytes, entries). arch may be NULL; when given,
  * shared memory is checked against that arch's limit. */
 int gen_variant_complete(gen_state *g, gen_variant *v, const char *arch, gen_err *err);
+
+/* The NVRTC target for v on arch: wgmma tiles need the arch-specific
+ * sm_90a (Hopper's warpgroup MMA), every other variant arch itself. */
+const char *gen_compile_arch(const gen_variant *v, const char *arch);
+
+/* 1 when v's instructions exist on arch (wgmma tiles: sm_90 only, as
+ * gen/variant.lua WGMMA_ARCHES says), else 0. */
+int gen_variant_runs_on(const gen_variant *v, const char *arch);
 
 /* Parses a canonical name back into a completed variant. */
 int gen_variant_from_name(gen_state *g, const char *name, gen_variant *v, gen_err *err);

@@ -35,7 +35,8 @@ static void compile_item(work *w, gen_build_item *it) {
   char *log = NULL;
   snprintf(prog, sizeof prog, "%s.cu", v->name);
   double t0 = now_ms();
-  int rc = rt_nvrtc_compile(w->r->src[it->variant], prog, w->b->arch[it->arch], gen_nvrtc_options(),
+  int rc = rt_nvrtc_compile(w->r->src[it->variant], prog, gen_compile_arch(v, w->b->arch[it->arch]),
+                            gen_nvrtc_options(),
                             &it->cubin, &log, it->err, sizeof it->err);
   it->compile_ms = now_ms() - t0;
   if (rc == 0) {
@@ -99,12 +100,14 @@ int gen_build_run(const gen_spec *s, const gen_rendered *r, const char *const *a
   if (rt_nvrtc_load(NULL, why, sizeof why) != 0) return gen_fail(err, GEN_EIO, "%s", why);
   rt_nvrtc_version(&b->nvrtc_major, &b->nvrtc_minor);
 
-  b->n_items = s->n_variants * n_arch;
-  b->items = calloc((size_t)(b->n_items ? b->n_items : 1), sizeof *b->items);
+  /* Every variant on every arch it runs on (a spec's "auto" wgmma tiles
+   * were made for sm_90 only; the other arches have their own picks). */
+  b->items = calloc((size_t)(s->n_variants * n_arch + 1), sizeof *b->items);
   if (!b->items) return gen_fail(err, GEN_EINTERNAL, "out of memory");
-  for (int i = 0; i < b->n_items; i++) {
-    b->items[i].variant = i / n_arch;
-    b->items[i].arch = i % n_arch;
+  for (int i = 0; i < s->n_variants * n_arch; i++) {
+    if (!gen_variant_runs_on(&s->variants[i / n_arch], arch[i % n_arch])) continue;
+    b->items[b->n_items].variant = i / n_arch;
+    b->items[b->n_items++].arch = i % n_arch;
   }
   work w = {.s = s, .r = r, .b = b, .progress = progress, .user = user};
   pthread_mutex_init(&w.lock, NULL);

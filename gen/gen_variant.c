@@ -37,6 +37,8 @@ void gen_push_variant(lua_State *L, const gen_variant *v) {
   lua_setfield(L, -2, "warps");
   lua_pushinteger(L, v->stages);
   lua_setfield(L, -2, "stages");
+  lua_pushboolean(L, v->wgmma);
+  lua_setfield(L, -2, "wgmma");
   lua_pushstring(L, enum_name(stab_names, 3, v->stab));
   lua_setfield(L, -2, "stab");
   lua_pushnumber(L, v->beta);
@@ -88,6 +90,9 @@ int gen_read_variant(lua_State *L, int idx, gen_variant *v, gen_err *err) {
   c.block_n = get_int(L, idx, "block_n");
   c.warps = get_int(L, idx, "warps");
   c.stages = get_int(L, idx, "stages");
+  lua_getfield(L, idx, "wgmma");
+  c.wgmma = lua_toboolean(L, -1);
+  lua_pop(L, 1);
   c.beta = get_num(L, idx, "beta");
   c.eps = get_num(L, idx, "eps");
   c.threads = get_int(L, idx, "threads");
@@ -143,4 +148,12 @@ int gen_variant_from_name(gen_state *g, const char *name, gen_variant *v, gen_er
   rc = gen_read_variant(L, -1, v, err);
   lua_pop(L, 1);
   return rc;
+}
+
+const char *gen_compile_arch(const gen_variant *v, const char *arch) {
+  return v->wgmma && !strcmp(arch, "sm_90") ? "sm_90a" : arch;
+}
+
+int gen_variant_runs_on(const gen_variant *v, const char *arch) {
+  return !v->wgmma || !strcmp(arch, "sm_90");
 }

@@ -146,40 +146,51 @@ function M.load(text, path)
       for _, d in ipairs(ax.head_dim) do
         for _, causal in ipairs(ax.causal) do
           for _, tile in ipairs(ax.tiles) do
-            for _, s in ipairs(ax.stab) do
-              local v = { pass = pass, dtype = dtype, head_dim = d, causal = causal,
-                stab = s.stab, beta = s.beta, eps = s.eps, block_m = 0 }
-              if not tile.auto then
-                v.block_m, v.block_n, v.warps, v.stages = tile.block_m, tile.block_n, tile.warps, tile.stages
-              end
-              -- A combination that cannot be a variant (say the backward at a head
-              -- dim it does not support) is an error unless exclude drops it.
-              local okc, c = pcall(V.complete, v)
-              if not okc then
-                if not (spec.exclude and excluded(spec.exclude, v, path)) then
-                  if type(c) ~= "table" or c.code ~= 2 then error(c, 0) end
-                  -- name the spec file, and the tiles entry rather than "tiles"
-                  local msg = c.msg
-                  if not tile.auto and msg:sub(1, 6) == "tiles." then msg = tile.path .. msg:sub(6) end
-                  spec_error(path .. ": " .. msg)
+            -- "auto" may pick other tiles on some arches (gen/defaults.lua
+            -- TILES_SM90): one variant per arch's pick, checked on that arch.
+            for _, for_arch in ipairs(tile.auto and ax.arch or { false }) do
+              for _, s in ipairs(ax.stab) do
+                local v = { pass = pass, dtype = dtype, head_dim = d, causal = causal,
+                  stab = s.stab, beta = s.beta, eps = s.eps, block_m = 0 }
+                if not tile.auto then
+                  v.block_m, v.block_n, v.warps, v.stages = tile.block_m, tile.block_n, tile.warps, tile.stages
+                  v.wgmma = tile.wgmma
                 end
-                c = nil
-              end
-              if c and not (spec.exclude and excluded(spec.exclude, c, path)) and not seen[c.name] then
-                for _, arch in ipairs(ax.arch) do
-                  local problem = V.smem_problem(c, arch)
-                  if problem then
-                    if tile.auto then
-                      problem = string.format("picks {block_m=%d, block_n=%d, warps=%d, stages=%d} "
-                        .. "(gen/defaults.lua); %s", c.block_m, c.block_n, c.warps, c.stages, problem)
+                -- A combination that cannot be a variant (say the backward at a head
+                -- dim it does not support) is an error unless exclude drops it.
+                local okc, c = pcall(V.complete, v, nil, for_arch or nil)
+                if not okc then
+                  if not (spec.exclude and excluded(spec.exclude, v, path)) then
+                    if type(c) ~= "table" or c.code ~= 2 then error(c, 0) end
+                    -- name the spec file, and the tiles entry rather than "tiles"
+                    local msg = c.msg
+                    if not tile.auto and msg:sub(1, 6) == "tiles." then msg = tile.path .. msg:sub(6) end
+                    spec_error(path .. ": " .. msg)
+                  end
+                  c = nil
+                end
+                if c and not (spec.exclude and excluded(spec.exclude, c, path)) then
+                  for _, arch in ipairs(for_arch and { for_arch } or ax.arch) do
+                    local problem = V.arch_problem(c, arch)
+                    if problem then
+                      if tile.auto then
+                        problem = string.format("picks {block_m=%d, block_n=%d, warps=%d, stages=%d%s} "
+                          .. "(gen/defaults.lua); %s", c.block_m, c.block_n, c.warps, c.stages,
+                          c.wgmma and ", wgmma=true" or "", problem)
+                      end
+                      local allowed = c.wgmma and not V.runs_wgmma(arch)
+                        and "wgmma tiles with arch = { \"sm_90\" } only, or wgmma = false"
+                        or string.format("tiles within %d bytes on %s", V.ARCH_SMEM[arch], arch)
+                      spec_error(string.format("%s: %s = %s: %s; allowed: %s "
+                        .. "(or exclude this head_dim, or drop %s from arch)", path, tile.path,
+                        U.show(tile.value), problem, allowed, arch))
                     end
-                    spec_error(string.format("%s: %s = %s: %s; allowed: tiles within %d bytes on %s "
-                      .. "(or exclude this head_dim, or drop %s from arch)", path, tile.path,
-                      U.show(tile.value), problem, V.ARCH_SMEM[arch], arch, arch))
+                  end
+                  if not seen[c.name] then
+                    seen[c.name] = true
+                    variants[#variants + 1] = c
                   end
                 end
-                seen[c.name] = true
-                variants[#variants + 1] = c
               end
             end
           end

@@ -20,6 +20,11 @@ M.WARPS = { 1, 2, 4, 8 }
 M.ROWS_PER_WARP = { 16, 32, 64 }
 M.MAX_STAGES = 4
 M.BWD_MAX_HEAD_DIM = 128
+-- Forward tiles with `wgmma = true` use Hopper's warpgroup MMA (sm_90a):
+-- 64 query rows per warpgroup of 4 warps, operands in 128-byte-swizzled
+-- shared memory (64-column blocks, so head dims that are multiples of 64).
+M.WGMMA_ARCHES = { "sm_90" }
+M.WGMMA_HEAD_DIMS = { 64, 128 }
 
 -- Per pass: template, kernel entries in launch order, dynamic shared memory.
 M.PASSES = {
@@ -29,6 +34,20 @@ M.PASSES = {
     -- Each warp owns 16, 32 or 64 whole query rows.
     check = function(t, path)
       local w = t.warps
+      if t.wgmma then
+        if w ~= 4 and w ~= 8 then
+          U.fail(path .. ".warps", w, "wgmma tiles take whole warpgroups of 4 warps", "4, 8")
+        end
+        if t.block_m ~= 16 * w then
+          U.fail(path .. ".block_m", t.block_m,
+            string.format("a wgmma tile's warpgroups take 64 query rows each (16 per warp)"),
+            tostring(16 * w) .. " with warps = " .. w)
+        end
+        if t.stages < 2 then
+          U.fail(path .. ".stages", t.stages, "wgmma tiles keep the next K/V tile in flight", "2 to " .. M.MAX_STAGES)
+        end
+        return
+      end
       if t.block_m % w ~= 0 or (t.block_m // w ~= 16 and t.block_m // w ~= 32 and t.block_m // w ~= 64) then
         U.fail(path .. ".block_m", t.block_m,
           string.format("%d warps cannot tile %s query rows (each warp takes 16, 32 or 64 whole rows)",
@@ -37,8 +56,12 @@ M.PASSES = {
       end
     end,
     -- Q tile, then `stages` K tiles and `stages` V tiles; rows padded by 8
-    -- elements against bank conflicts; 2-byte elements.
-    smem = function(v) return 2 * (v.head_dim + 8) * (v.block_m + 2 * v.stages * v.block_n) end,
+    -- elements against bank conflicts; 2-byte elements. wgmma tiles are
+    -- swizzled instead of padded, plus 1024 bytes to align them.
+    smem = function(v)
+      if v.wgmma then return 1024 + 2 * v.head_dim * (v.block_m + 2 * v.stages * v.block_n) end
+      return 2 * (v.head_dim + 8) * (v.block_m + 2 * v.stages * v.block_n)
+    end,
   },
   bwd = {
     template = "bwd.cu.tpl",
@@ -138,7 +161,7 @@ function M.check_pass(x, path)
   return x
 end
 
-local TILE_KEYS = { block_m = true, block_n = true, warps = true, stages = true }
+local TILE_KEYS = { block_m = true, block_n = true, warps = true, stages = true, wgmma = true }
 
 -- A tile table {block_m=, block_n=, warps=, stages=}: every field present,
 -- integers within the forward kernel's rules. Returns a clean copy.
@@ -147,7 +170,7 @@ function M.check_tile(t, path)
     U.fail(path, t, "expected a tile table or \"auto\"",
       "\"auto\" or {block_m=, block_n=, warps=, stages=}")
   end
-  U.check_keys(t, path, TILE_KEYS, "unknown tile key", "block_m, block_n, warps, stages")
+  U.check_keys(t, path, TILE_KEYS, "unknown tile key", "block_m, block_n, warps, stages, wgmma")
   for _, k in ipairs({ "block_m", "block_n", "warps", "stages" }) do
     if t[k] == nil then
       U.fail(path, t, "missing " .. k, "a table with block_m, block_n, warps and stages")
@@ -167,7 +190,10 @@ function M.check_tile(t, path)
   if s < 1 or s > M.MAX_STAGES then
     U.fail(path .. ".stages", t.stages, "not a pipeline depth", "1 to " .. M.MAX_STAGES)
   end
-  return { block_m = bm, block_n = bn, warps = w, stages = s }
+  if t.wgmma ~= nil and type(t.wgmma) ~= "boolean" then
+    U.fail(path .. ".wgmma", t.wgmma, "expected a boolean", "true, false")
+  end
+  return { block_m = bm, block_n = bn, warps = w, stages = s, wgmma = t.wgmma == true }
 end
 
 local STAB_KEYS = { mode = true, beta = true, eps = true }
@@ -206,8 +232,15 @@ end
 -- Dynamic shared memory of a variant with tiles filled in.
 function M.smem(v) return M.PASSES[v.pass].smem(v) end
 
--- nil when v fits arch's shared memory, else the problem in words.
-function M.smem_problem(v, arch)
+function M.runs_wgmma(arch) return member(M.WGMMA_ARCHES, arch) end
+
+-- nil when v can run on arch (its instructions, its shared memory), else
+-- the problem in words.
+function M.arch_problem(v, arch)
+  if v.wgmma and not M.runs_wgmma(arch) then
+    return string.format("wgmma tiles run on %s only (Hopper's warpgroup MMA, compiled for sm_90a), not %s",
+      joined(M.WGMMA_ARCHES), arch)
+  end
   local need, limit = M.smem(v), M.ARCH_SMEM[arch]
   if need > limit then
     return string.format("with head_dim %d these tiles need %d bytes of shared memory; %s allows %d",
@@ -218,7 +251,8 @@ end
 function M.name(v)
   local parts = { v.pass, v.dtype, "d" .. v.head_dim }
   if v.causal then parts[#parts + 1] = "causal" end
-  parts[#parts + 1] = string.format("m%dn%dw%ds%d", v.block_m, v.block_n, v.warps, v.stages)
+  parts[#parts + 1] = string.format("m%dn%dw%ds%d%s", v.block_m, v.block_n, v.warps, v.stages,
+    v.wgmma and "wg" or "")
   parts[#parts + 1] = v.stab
   if v.stab ~= "none" then
     parts[#parts + 1] = "b" .. U.name_number(v.beta)
@@ -227,11 +261,19 @@ function M.name(v)
   return table.concat(parts, "_")
 end
 
+-- The "auto" tile of a pass and head dim on arch (nil: any arch), and where
+-- gen/defaults.lua keeps it.
+function M.auto_tile(pass, head_dim, arch)
+  local name = pass == "bwd" and "BWD_TILES" or "TILES"
+  if pass == "fwd" and arch == "sm_90" and D.TILES_SM90[head_dim] then name = "TILES_SM90" end
+  return D[name][head_dim], "gen/defaults.lua " .. name .. "[" .. head_dim .. "]"
+end
+
 -- Validates the base fields of v (as gen_variant carries them: tiles with
 -- block_m == 0 are "auto"), checks shared memory against arch when given,
 -- and returns a new table with the derived fields: name, threads,
--- smem_bytes, entries.
-function M.complete(v, arch)
+-- smem_bytes, entries. "auto" tiles are those of tiles_arch (default: arch).
+function M.complete(v, arch, tiles_arch)
   local c = {}
   c.pass = M.check_pass(v.pass, "pass")
   c.dtype = M.check_dtype(v.dtype, "dtype")
@@ -244,16 +286,23 @@ function M.complete(v, arch)
       .. "head dims up to " .. M.BWD_MAX_HEAD_DIM .. " for now", "32, 64, 96, 128")
   end
   if v.block_m == 0 or v.block_m == nil then
-    local table_name = c.pass == "bwd" and "BWD_TILES" or "TILES"
-    local where = "gen/defaults.lua " .. table_name .. "[" .. c.head_dim .. "]"
-    tile = M.check_tile(D[table_name][c.head_dim], where)
+    local auto, where = M.auto_tile(c.pass, c.head_dim, tiles_arch or arch)
+    tile = M.check_tile(auto, where)
     if pass.check then pass.check(tile, where) end
   else
     tile = M.check_tile({ block_m = v.block_m, block_n = v.block_n, warps = v.warps,
-      stages = v.stages }, "tiles")
+      stages = v.stages, wgmma = v.wgmma }, "tiles")
     if pass.check then pass.check(tile, "tiles") end
   end
   c.block_m, c.block_n, c.warps, c.stages = tile.block_m, tile.block_n, tile.warps, tile.stages
+  c.wgmma = tile.wgmma
+  if c.wgmma and c.pass ~= "fwd" then
+    U.fail("tiles.wgmma", true, "wgmma tiles are forward-only for now", "false for the backward")
+  end
+  if c.wgmma and not member(M.WGMMA_HEAD_DIMS, c.head_dim) then
+    U.fail("head_dim", c.head_dim, "wgmma tiles need a head dim made of 64-column blocks",
+      joined(M.WGMMA_HEAD_DIMS))
+  end
   local s
   -- The backward does not depend on the forward's stabilization (LSE carries
   -- it): every mode maps to the one backward variant, named "none".
@@ -270,15 +319,16 @@ function M.complete(v, arch)
   c.name = M.name(c)
   if arch ~= nil then
     M.check_arch(arch, "arch")
-    local problem = M.smem_problem(c, arch)
+    local problem = M.arch_problem(c, arch)
     if problem then
-      U.fail("tiles", tile, problem, string.format("at most %d bytes on %s", M.ARCH_SMEM[arch], arch))
+      U.fail("tiles", tile, problem, c.wgmma and "wgmma = false on " .. arch
+        or string.format("at most %d bytes on %s", M.ARCH_SMEM[arch], arch))
     end
   end
   return c
 end
 
-local NAME_FORM = "{pass}_{dtype}_d{head_dim}[_causal]_m{block_m}n{block_n}w{warps}s{stages}_{mode}[_b{beta}_e{eps}]"
+local NAME_FORM = "{pass}_{dtype}_d{head_dim}[_causal]_m{block_m}n{block_n}w{warps}s{stages}[wg]_{mode}[_b{beta}_e{eps}]"
 
 -- The base fields of a canonical name (not validated: complete does that).
 function M.parse(name)
@@ -293,8 +343,11 @@ function M.parse(name)
   local i = 4
   v.causal = tok[i] == "causal"
   if v.causal then i = i + 1 end
-  local m, n, w, s = (tok[i] or ""):match("^m(%d+)n(%d+)w(%d+)s(%d+)$")
-  if not m then bad("expected the tiles as m<block_m>n<block_n>w<warps>s<stages>") end
+  local m, n, w, s, wg = (tok[i] or ""):match("^m(%d+)n(%d+)w(%d+)s(%d+)(w?g?)$")
+  if not m or (wg ~= "" and wg ~= "wg") then
+    bad("expected the tiles as m<block_m>n<block_n>w<warps>s<stages>[wg]")
+  end
+  v.wgmma = wg == "wg"
   v.block_m, v.block_n = math.tointeger(tonumber(m)), math.tointeger(tonumber(n))
   v.warps, v.stages = math.tointeger(tonumber(w)), math.tointeger(tonumber(s))
   if not (v.block_m and v.block_n and v.warps and v.stages) or v.block_m == 0 then

@@ -41,13 +41,14 @@ static int nvrtc_build(void *user, rt_blob *out, char *err, size_t errlen) {
   char program[200];
   snprintf(program, sizeof program, "%s.cu", job->v->name);
   const char *const *opts = rt_source_nvrtc_options();
+  const char *target = gen_compile_arch(job->v, job->env->arch);
   double t0 = rt_now_ms();
   int rc;
   if (test_compiler) {
-    rc = test_compiler(job->src, program, job->env->arch, opts, out, err, errlen);
+    rc = test_compiler(job->src, program, target, opts, out, err, errlen);
   } else {
     char *log = NULL;
-    rc = rt_nvrtc_compile(job->src, program, job->env->arch, opts, out, &log, err, errlen);
+    rc = rt_nvrtc_compile(job->src, program, target, opts, out, &log, err, errlen);
     rt_ptxas_info info;
     if (rc == 0 && job->v->n_entries > 0 && rt_ptxas_parse(log, job->v->entries[0], &info) == 0)
       rt_logf(job->env->log, FA2_LOG_DEBUG,
@@ -84,7 +85,8 @@ int rt_jit_cubin(const rt_jit_env *env, const gen_variant *v, rt_blob *cubin, in
     free(src);
     return FA2_ERR_NO_NVRTC;
   }
-  rt_key_inputs in = {src, len, rt_source_nvrtc_options(), 0, 0, env->arch, rt_source_version()};
+  rt_key_inputs in = {src, len, rt_source_nvrtc_options(), 0, 0, gen_compile_arch(v, env->arch),
+                      rt_source_version()};
   rt_nvrtc_version(&in.nvrtc_major, &in.nvrtc_minor);
   rt_key key = rt_key_compute(&in);
   build_job job = {env, v, src, 0};

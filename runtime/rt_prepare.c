@@ -132,13 +132,22 @@ fa2_status fa2_prepare_spec(fa2_context *ctx, const char *spec_path) {
   char err[2048];
   int rc = rt_source_spec(&ctx->source, spec_path, &spec, err, sizeof err);
   if (rc != FA2_OK) return (fa2_status)rt_set_error(rc, "%s", err);
-  /* Forward variants only until the backward lands; they keep spec order. */
-  int n = 0;
-  for (int i = 0; i < spec.n_variants; i++)
-    if (spec.variants[i].pass == GEN_PASS_FWD) spec.variants[n++] = spec.variants[i];
-  if (n < spec.n_variants)
+  /* Forward variants that run on this device (a spec's wgmma tiles are its
+   * sm_90 picks); they keep spec order. */
+  int n = 0, other_arch = 0;
+  for (int i = 0; i < spec.n_variants; i++) {
+    if (spec.variants[i].pass != GEN_PASS_FWD) continue;
+    if (gen_variant_runs_on(&spec.variants[i], ctx->arch))
+      spec.variants[n++] = spec.variants[i];
+    else
+      other_arch++;
+  }
+  if (n + other_arch < spec.n_variants)
     rt_logf(&ctx->log, FA2_LOG_INFO, "%s: %d backward variant(s) skipped (not available yet)",
-            spec_path ? spec_path : "default spec", spec.n_variants - n);
+            spec_path ? spec_path : "default spec", spec.n_variants - n - other_arch);
+  if (other_arch)
+    rt_logf(&ctx->log, FA2_LOG_INFO, "%s: %d wgmma variant(s) skipped (sm_90 only; this is %s)",
+            spec_path ? spec_path : "default spec", other_arch, ctx->arch);
   prep p = {.ctx = ctx, .variants = spec.variants, .n = n};
   fa2_status st = run(&p);
   rt_source_spec_free(&spec);

@@ -44,6 +44,12 @@ static const grid GRIDS[2][2] = {
      {BWD_MW_WIDE, N_OF(BWD_MW_WIDE), BWD_BN_WIDE, N_OF(BWD_BN_WIDE), BWD_ST, N_OF(BWD_ST)}},
 };
 
+/* Forward tiles on Hopper's warpgroup MMA: 64 rows per warpgroup. */
+static const int WG_MW[][2] = {{64, 4}, {128, 8}};
+static const int WG_BN[] = {64, 96, 128, 176};
+static const int WG_ST[] = {2, 3};
+static const grid WGMMA_GRID = {WG_MW, N_OF(WG_MW), WG_BN, N_OF(WG_BN), WG_ST, N_OF(WG_ST)};
+
 void rt_tune_shape(const gen_variant *v, int n, int *batch, int *heads) {
   *batch = n >= 16384 ? 1 : 16384 / n;
   *heads = 2048 / v->head_dim > 0 ? 2048 / v->head_dim : 1;
@@ -62,12 +68,13 @@ static void group_key(const gen_variant *v, char *buf, size_t len) {
   rt_tuning_key_for_mode(&r, v->stab, buf, len);
 }
 
-/* Adds the tiles t (NULL: the built-in ones) to g when the generator takes
- * them and they are not there yet. */
+/* Adds the tiles t (block_m, block_n, warps, stages, wgmma; NULL: the
+ * built-in ones) to g when the generator takes them on arch and they are
+ * not there yet. */
 static int add_cand(rt_source *s, rt_tune_group *g, const int *t, const char *arch,
                     int smem_limit) {
   gen_variant v = g->base;
-  if (t) v.block_m = t[0], v.block_n = t[1], v.warps = t[2], v.stages = t[3];
+  if (t) v.block_m = t[0], v.block_n = t[1], v.warps = t[2], v.stages = t[3], v.wgmma = t[4];
   char err[1024];
   if (rt_source_complete(s, &v, arch, err, sizeof err) != FA2_OK) return 0;
   if (smem_limit > 0 && v.smem_bytes > smem_limit) return 0;
@@ -94,15 +101,21 @@ static int make_group(rt_source *s, const gen_variant *sv, const char *arch, int
   }
   group_key(&g->base, g->key, sizeof g->key);
   const grid *gr = &GRIDS[sv->pass == GEN_PASS_BWD][wide != 0];
-  g->cands = calloc((size_t)(1 + gr->n_mw * gr->n_bn * gr->n_st), sizeof *g->cands);
+  const grid *wg = sv->pass == GEN_PASS_FWD ? &WGMMA_GRID : NULL;
+  g->cands = calloc((size_t)(1 + gr->n_mw * gr->n_bn * gr->n_st +
+                             (wg ? wg->n_mw * wg->n_bn * wg->n_st : 0)),
+                    sizeof *g->cands);
   if (!g->cands) return -1;
   add_cand(s, g, NULL, arch, smem_limit); /* the built-in tiles come first */
-  for (int a = 0; a < gr->n_mw; a++)
-    for (int b = 0; b < gr->n_bn; b++)
-      for (int c = 0; c < gr->n_st; c++) {
-        const int t[4] = {gr->mw[a][0], gr->bn[b], gr->mw[a][1], gr->st[c]};
-        add_cand(s, g, t, arch, smem_limit);
-      }
+  for (int w = 0; w < 1 + (wg != NULL); w++) {
+    const grid *x = w ? wg : gr; /* wgmma tiles: the generator takes them on sm_90 only */
+    for (int a = 0; a < x->n_mw; a++)
+      for (int b = 0; b < x->n_bn; b++)
+        for (int c = 0; c < x->n_st; c++) {
+          const int t[5] = {x->mw[a][0], x->bn[b], x->mw[a][1], x->st[c], w};
+          add_cand(s, g, t, arch, smem_limit);
+        }
+  }
   return 0;
 }
 
@@ -366,8 +379,10 @@ static json_t *timings(const rt_tune_plan *p, const double *ms) {
 }
 
 static json_t *tiles(const gen_variant *v) {
-  return json_pack("{s:i, s:i, s:i, s:i}", "block_m", v->block_m, "block_n", v->block_n, "warps",
-                   v->warps, "stages", v->stages);
+  json_t *o = json_pack("{s:i, s:i, s:i, s:i}", "block_m", v->block_m, "block_n", v->block_n,
+                        "warps", v->warps, "stages", v->stages);
+  if (v->wgmma) json_object_set_new(o, "wgmma", json_true());
+  return o;
 }
 
 static const double *chosen_ms(const rt_tune_group *g, const rt_tune_cand *c) {
@@ -398,7 +413,8 @@ json_t *rt_tune_entries(const rt_tune_plan *p) {
 }
 
 static void tile_name(const gen_variant *v, char *buf, size_t len) {
-  snprintf(buf, len, "m%dn%dw%ds%d", v->block_m, v->block_n, v->warps, v->stages);
+  snprintf(buf, len, "m%dn%dw%ds%d%s", v->block_m, v->block_n, v->warps, v->stages,
+           v->wgmma ? "wg" : "");
 }
 
 json_t *rt_tune_report(const rt_tune_plan *p, const rt_identity *id, const rt_tune_reps *r) {

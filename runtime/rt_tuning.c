@@ -123,10 +123,19 @@ static int tile_field(json_t *o, const char *k) {
   return i >= 1 && i <= RT_TUNING_MAX_TILE ? (int)i : -1;
 }
 
-/* The four tile fields of o into tile[]: 1 when all are there and valid, 0
- * when none is, -1 (with a warning naming where) otherwise. */
-static int read_tiles(const rt_tuning *t, json_t *o, const char *where, int tile[4]) {
+/* The four tile fields of o into tile[0..3] and its optional "wgmma" flag
+ * into tile[4]: 1 when all four are there and valid, 0 when none is, -1
+ * (with a warning naming where) otherwise. */
+static int read_tiles(const rt_tuning *t, json_t *o, const char *where, int tile[5]) {
   static const char *const names[4] = {"block_m", "block_n", "warps", "stages"};
+  json_t *wg = json_object_get(o, "wgmma");
+  tile[4] = json_is_true(wg);
+  if (wg && !json_is_boolean(wg)) {
+    rt_logf(&t->log, FA2_LOG_WARN,
+            "tuning database %s, entry %s: wgmma is not true or false; built-in tiles for it",
+            t->path, where);
+    return -1;
+  }
   int present = 0, bad = -1;
   for (int i = 0; i < 4; i++) {
     tile[i] = tile_field(o, names[i]);
@@ -183,9 +192,10 @@ int rt_tuning_find(const rt_tuning *t, const char *key, double seqlen, rt_tuning
   if (!t) return 0;
   json_t *e = json_object_get(t->entries, key);
   if (!json_is_object(e)) return 0;
-  int tile[4];
+  int tile[5];
   if (read_tiles(t, e, key, tile) > 0)
-    out->block_m = tile[0], out->block_n = tile[1], out->warps = tile[2], out->stages = tile[3];
+    out->block_m = tile[0], out->block_n = tile[1], out->warps = tile[2], out->stages = tile[3],
+    out->wgmma = tile[4];
   json_t *by = json_object_get(e, "by_seqlen");
   if (by && !json_is_object(by))
     rt_logf(&t->log, FA2_LOG_WARN, "tuning database %s, entry %s: by_seqlen is not an object; ignored",
@@ -196,6 +206,7 @@ int rt_tuning_find(const rt_tuning *t, const char *key, double seqlen, rt_tuning
   snprintf(where, sizeof where, "%s, by_seqlen %ld", key, n);
   if (at && read_tiles(t, at, where, tile) > 0) {
     out->block_m = tile[0], out->block_n = tile[1], out->warps = tile[2], out->stages = tile[3];
+    out->wgmma = tile[4];
     out->seqlen = (int)n;
   }
   const char *stab = str_field(e, "stab");

@@ -4,12 +4,23 @@
 //   tile: {{ block_m }} queries x {{ block_n }} keys, {{ warps }} warps, {{ stages }} K/V stage(s)
 //   softmax: {{ stab == "none" and "none" or string.format("%s (beta %g, eps %g)", stab, beta, eps) }}
 //
+{% if wgmma %}
+// One block computes block_m query rows of one (batch, head); each warpgroup
+// (4 warps) owns 64 rows, each warp 16 of them. Per key tile: S = Q K^T with
+// Hopper's warpgroup MMA (wgmma, operands in shared memory), online softmax
+// in registers, P rounded to {{ dtype }} in registers, O += P V (wgmma, P from
+// registers). K/V tiles stream through shared memory with cp.async.
+{% else %}
 // One block computes block_m query rows of one (batch, head); each warp owns
 // block_m / warps rows. Per key tile: S = Q K^T on the tensor cores, online
 // softmax in registers, P rounded to {{ dtype }} in registers, O += P V.
 // K/V tiles stream through shared memory with cp.async, one stage ahead.
+{% end %}
 {% include "fa2_params.h" %}
 {% include "common.cuh.tpl" %}
+{% if wgmma %}
+{% include "wgmma.cuh.tpl" %}
+{% end %}
 
 // ---- variant constants --------------------------------------------------------
 constexpr int kHeadDim = {{ head_dim }};
@@ -33,15 +44,25 @@ constexpr int kDTiles = kHeadDim / 8;          // n8 column tiles of O
 constexpr int kKSteps = kHeadDim / 16;         // k16 steps of Q K^T
 constexpr int kPSteps = kBlockN / 16;          // k16 steps of P V
 constexpr int kChunks = kHeadDim / 8;          // 16-byte chunks per row
+{% if wgmma %}
+constexpr int kStride = kHeadDim + 8;          // row pitch (elements) of the epilogue's O staging
+constexpr int kTileQ = kBlockM * kHeadDim * 2; // bytes, swizzled (no padding)
+constexpr int kTileKV = kBlockN * kHeadDim * 2;
+constexpr int kSmemBytes = 1024 + kTileQ + 2 * kStages * kTileKV; // + 1024: room to align
+static_assert(kMTiles == 1 && kWarps % 4 == 0, "one m16 tile per warp, whole warpgroups");
+{% else %}
 constexpr int kStride = kHeadDim + 8;          // smem row pitch in elements: the extra
                                                // 16 bytes keep ldmatrix conflict-free
 constexpr int kTileQ = kBlockM * kStride * 2;  // bytes
 constexpr int kTileKV = kBlockN * kStride * 2;
 constexpr int kSmemBytes = kTileQ + 2 * kStages * kTileKV;
+{% end %}
 static_assert(kSmemBytes == {{ smem_bytes }}, "smem layout differs from gen/variant.lua");
+{% if not wgmma %}
 // Q fragments stay in registers when they fit beside the S and O accumulators;
 // otherwise they are re-read from shared memory at each k step.
 constexpr bool kQInRegs = kMTiles * (kKSteps + kNTiles + kDTiles) * 4 <= 168;
+{% end %}
 
 {% if stab == "paper" %}
 // -1 when x >= y, else 0: one instruction per score for the tie count.
@@ -70,7 +91,11 @@ __device__ __forceinline__ float row_max_of(const float (&s)[kNTiles][4], int h)
 template <int kRows>
 __device__ __forceinline__ void load_tile(unsigned dst, const elem_t *src, long long row_stride,
                                           int row0, int rows, int tid) {
+{% if wgmma %}
+  load_rows_sw128<kRows, kThreads, kChunks>(dst, src, row_stride, row0, rows, tid);
+{% else %}
   load_rows<kRows, kThreads, kChunks, kStride>(dst, src, row_stride, row0, rows, tid);
+{% end %}
 }
 
 {% if stab == "robust" %}
@@ -87,7 +112,13 @@ __device__ __forceinline__ float robust_shift(float rm, int row, int visible, fl
 
 {% end %}
 extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_params p) {
+{% if wgmma %}
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  // Swizzled tiles must start on 1024-byte boundaries (in the shared window).
+  unsigned char *smem = smem_raw + ((1024 - smem_addr(smem_raw) % 1024) % 1024);
+{% else %}
   extern __shared__ __align__(16) unsigned char smem[];
+{% end %}
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int m_block = kCausal ? gridDim.x - 1 - blockIdx.x : blockIdx.x; // causal: longest rows first
   const int head = blockIdx.y, batch = blockIdx.z;
@@ -134,10 +165,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
   // A (Q) matrices go rows+0/+8 then cols+0/+8; B (K) go k+0/+8 then n+0/+8;
   // B from V (.trans) go keys+0/+8 then d+0/+8.
   const int g = lane / 4, qd = lane % 4; // accumulator row (and +8) and column pair
+{% if wgmma %}
+  // This warpgroup's 64 rows of Q, as the A operand of S = Q K^T.
+  const unsigned sQw = sQ + (warp / 4) * 64 * 128;
+{% else %}
   const int mi = lane / 8, mr = lane % 8;
   const unsigned q_off = ((warp * kWarpRows + (mi & 1) * 8 + mr) * kStride + (mi >> 1) * 8) * 2;
   const unsigned k_off = (((mi >> 1) * 8 + mr) * kStride + (mi & 1) * 8) * 2;
   const unsigned v_off = (((mi & 1) * 8 + mr) * kStride + (mi >> 1) * 8) * 2;
+{% end %}
 
   const float c = p.scale * 1.44269504f; // scores -> log2 units
 {% if stab == "paper" %}
@@ -163,7 +199,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[mt][dt][e] = 0.f;
   }
+{% if not wgmma %}
   unsigned qf[kQInRegs ? kMTiles : 1][kQInRegs ? kKSteps : 1][4];
+{% end %}
 
   for (int j = 0; j < n_tiles; ++j) {
     const int slot = j % kStages;
@@ -174,6 +212,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
       cp_async_commit();
     } else {
       cp_async_wait<kStages - 2>(); // tile j (and Q) have landed ...
+{% if wgmma %}
+      fence_proxy_async();          // ... visible to wgmma ...
+{% end %}
       __syncthreads();              // ... for every thread, and tile j-1 is done everywhere
       const int t = j + kStages - 1;  // refill the slot tile j-1 used
       if (t < n_tiles) {
@@ -182,6 +223,22 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
       }
       cp_async_commit();
     }
+{% if wgmma %}
+    // S = Q K^T (raw scores, fp32 accumulation): one wgmma per k16 step, the
+    // first one overwriting S. Q and K are 64-column swizzled blocks; a k step
+    // inside a block moves the start address by 32 bytes.
+    float s[kMTiles][kNTiles][4];
+    const unsigned sKj = sK + slot * kTileKV;
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks)
+      wgmma_ss_n{{ block_n }}(s[0], sw128_desc(sQw + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16),
+                       sw128_desc(sKj + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16), ks > 0);
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_regs(s[0]);
+
+{% else %}
     if (kQInRegs && j == 0) {
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt)
@@ -227,6 +284,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
       }
     }
 
+{% end %}
     if (j >= n_unmasked) { // sequence tail and/or causal diagonal
       const int key0 = j * kBlockN + 2 * qd;
 #pragma unroll
@@ -332,6 +390,20 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
       cp_async_commit();
     }
 
+{% if wgmma %}
+    // O += P V (fp32 accumulation): P from registers, V rows (keys) 128 bytes
+    // apart in 64-column blocks kBlockN * 128 bytes apart.
+    const unsigned sVj = sV + slot * kTileKV;
+    fence_regs(acc[0]);
+    wgmma_fence();
+#pragma unroll
+    for (int ps = 0; ps < kPSteps; ++ps)
+      wgmma_rs_n{{ head_dim }}(acc[0], pf[0][ps], sw128_desc(sVj + ps * 16 * 128, kBlockN * 128));
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_regs(acc[0]);
+  }
+{% else %}
     // O += P V (fp32 accumulation)
     const unsigned sVj = sV + slot * kTileKV;
 #pragma unroll
@@ -348,11 +420,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
       }
     }
   }
+{% end %}
 
   // Epilogue: O = acc / l in {{ dtype }}, staged through this warp's own Q rows
   // (only this warp ever reads them) for 16-byte stores; LSE in fp32.
   cp_async_wait<0>(); // Q may still be in flight when no key tile was visited
+{% if wgmma %}
+  __syncthreads();    // the other warpgroup may still read K/V where this one stages O
+{% else %}
   __syncwarp();
+{% end %}
   elem_t *o = (elem_t *)p.o + batch * p.o_batch_stride + head * p.o_head_stride;
   float *lse = p.lse + ((long long)batch * p.heads_q + head) * p.seqlen_q;
 #pragma unroll

@@ -79,6 +79,16 @@ static const spec_case spec_cases[] = {
       "sm_80 allows 166912"}},
     {"return { dtype = {'bf16'}, head_dim = {160}, arch = {'sm_86'} }",
      {"tiles = \"auto\"", "129024 bytes", "sm_86 allows 101376"}},
+    /* wgmma tiles: Hopper only, whole warpgroups, a boolean */
+    {"return { " OK_AXES ", tiles = {{ block_m = 64, block_n = 64, warps = 4, stages = 2, wgmma = true }} }",
+     {"tiles[1] = {block_m=64, block_n=64, stages=2, warps=4, wgmma=true}",
+      "wgmma tiles run on sm_90 only", "allowed: wgmma tiles with arch = { \"sm_90\" } only"}},
+    {"return { " OK_AXES ", arch = {'sm_90'},\n"
+     "  tiles = {{ block_m = 128, block_n = 64, warps = 4, stages = 2, wgmma = true }} }",
+     {"tiles[1].block_m = 128", "a wgmma tile's warpgroups take 64 query rows", "allowed: 64 with warps = 4"}},
+    {"return { " OK_AXES ", arch = {'sm_90'},\n"
+     "  tiles = {{ block_m = 64, block_n = 64, warps = 4, stages = 2, wgmma = 1 }} }",
+     {"tiles[1].wgmma = 1", "expected a boolean"}},
     /* types and list shapes */
     {"return { dtype = 'bf16', head_dim = {64} }", {"dtype = \"bf16\"", "expected a list"}},
     {"return { dtype = {'bf16'}, head_dim = {} }", {"head_dim = {}", "non-empty list"}},

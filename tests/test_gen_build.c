@@ -26,13 +26,27 @@ static char *path_in(const char *dir, const char *rel) {
   "return { dtype = {'bf16'}, head_dim = {64}, causal = {true}, arch = {'sm_80', 'sm_90'},\n" \
   "  stab = {{ mode = 'robust' }} }\n"
 #define SMALL_NAME "fwd_bf16_d64_causal_m128n64w4s1_robust_b2_e1em3"
+#define SMALL_WGMMA "fwd_bf16_d64_causal_m64n128w4s2wg_robust_b2_e1em3" /* auto on sm_90 */
+
+/* 1 when the resource table has a row for name on arch. */
+static int has_row(const char *out, const char *name, const char *arch) {
+  for (const char *p = strstr(out, name); p; p = strstr(p + 1, name)) {
+    const char *eol = strchr(p, '\n'), *a = strstr(p, arch);
+    if (a && (!eol || a < eol)) return 1;
+  }
+  return 0;
+}
 
 Test(build, cli_writes_cubins_and_build_json) {
   char *t = tu_tmpdir(), *spec = tu_write(t, "s.lua", SMALL_SPEC), *out = path_in(t, "out");
   tu_run r = tu_fa2(NULL, ARGS("build", spec, "-o", out, "-j", "2"));
   cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
-  cr_expect(strstr(r.out, SMALL_NAME "  sm_80"), "%s", r.out);
-  cr_expect(strstr(r.out, SMALL_NAME "  sm_90"), "%s", r.out);
+  cr_expect(has_row(r.out, SMALL_NAME, "sm_80"), "%s", r.out);
+  cr_expect(has_row(r.out, SMALL_NAME, "sm_90"), "%s", r.out);
+  /* "auto" on sm_90 is a wgmma tile, built for sm_90 only */
+  cr_expect(has_row(r.out, SMALL_WGMMA, "sm_90"), "%s", r.out);
+  cr_expect(!has_row(r.out, SMALL_WGMMA, "sm_80"), "%s", r.out);
+  cr_expect(strstr(r.out, "2 variants x 2 arches: 3 compiles (wgmma tiles on sm_90 only)"), "%s", r.out);
   cr_expect(strstr(r.out, "36864+0"), "smem column: %s", r.out);
   cr_expect(strstr(r.out, "0 failed, 0 with spills"), "%s", r.out);
   cr_expect(strstr(r.out, "wrote") && strstr(r.out, "manifest.json"), "sources written: %s", r.out);
@@ -60,6 +74,8 @@ Test(build, cli_writes_cubins_and_build_json) {
     if (major) cr_expect_str_eq(json_string_value(json_object_get(b, "nvrtc_version")), ver);
     json_t *k = json_object_get(json_object_get(b, "kernels"), SMALL_NAME);
     cr_assert_not_null(k);
+    json_t *wk = json_object_get(json_object_get(b, "kernels"), SMALL_WGMMA);
+    cr_expect(a ? wk != NULL : wk == NULL, "%s in %s/build.json: %d", SMALL_WGMMA, arch, wk != NULL);
     cr_expect_str_eq(json_string_value(json_object_get(k, "source_hash")), src_hash);
     cr_expect_str_eq(json_string_value(json_object_get(k, "cubin")), SMALL_NAME ".cubin");
     snprintf(rel, sizeof rel, "%s/%s.cubin", arch, SMALL_NAME);
@@ -160,10 +176,14 @@ static void full_check(const char *spec_path) {
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   cr_assert_eq(gen_build_run(&s, &r, arch, 2, ncpu > 0 ? (int)ncpu : 2, NULL, NULL, &b, &err), GEN_OK,
                "%s", err.msg);
-  cr_expect_eq(b.n_items, 2 * s.n_variants);
+  int wgmma = 0; /* built for sm_90 only */
+  for (int i = 0; i < s.n_variants; i++) wgmma += s.variants[i].wgmma;
+  cr_expect_gt(wgmma, 0, "%s: no wgmma variant for sm_90", spec_path);
+  cr_expect_eq(b.n_items, 2 * s.n_variants - wgmma);
   for (int i = 0; i < b.n_items; i++) {
     const gen_build_item *it = &b.items[i];
     const char *name = s.variants[it->variant].name, *a = b.arch[it->arch];
+    cr_expect(!s.variants[it->variant].wgmma || !strcmp(a, "sm_90"), "%s built for %s", name, a);
     cr_expect(it->ok, "%s %s: %s", name, a, it->err);
     cr_expect(it->ok && it->registers > 0, "%s %s: no register count", name, a);
     cr_expect_eq(it->spill_store_bytes + it->spill_load_bytes, 0, "%s %s spills %d/%d bytes", name, a,

@@ -65,10 +65,17 @@ Test(cli, gen_writes_sources_and_exact_manifest) {
   cr_expect_str_eq(json_string_value(json_array_get(arch, 1)), "sm_90");
   cr_expect(json_is_false(json_object_get(m, "allow_spills")));
   json_t *vs = json_object_get(m, "variants");
-  cr_assert_eq(json_array_size(vs), 16);
+  cr_assert_eq(json_array_size(vs), 28); /* fwd: 12 on mma.sync, 12 on wgmma for sm_90; bwd: 4 */
+
+  /* The sm_90 pick of the same key: a wgmma tile. */
+  json_t *w = json_array_get(vs, 23);
+  cr_expect_str_eq(json_string_value(json_object_get(w, "name")),
+                   "fwd_bf16_d128_causal_m128n176w8s2wg_robust_b2_e1em3");
+  cr_expect(json_is_true(json_object_get(w, "wgmma")));
+  cr_expect_eq(json_integer_value(json_object_get(w, "smem_bytes")), 1024 + 2 * 128 * (128 + 4 * 176));
 
   /* One variant, every field. */
-  json_t *v = json_array_get(vs, 11);
+  json_t *v = json_array_get(vs, 20);
   const char *name = "fwd_bf16_d128_causal_m128n48w4s1_robust_b2_e1em3";
   cr_expect_str_eq(json_string_value(json_object_get(v, "name")), name);
   cr_expect_str_eq(json_string_value(json_object_get(v, "pass")), "fwd");
@@ -81,6 +88,7 @@ Test(cli, gen_writes_sources_and_exact_manifest) {
   cr_expect_eq(json_integer_value(json_object_get(v, "block_n")), 48);
   cr_expect_eq(json_integer_value(json_object_get(v, "warps")), 4);
   cr_expect_eq(json_integer_value(json_object_get(v, "stages")), 1);
+  cr_expect(json_is_false(json_object_get(v, "wgmma")));
   cr_expect_str_eq(json_string_value(json_object_get(v, "stab")), "robust");
   cr_expect_eq(json_real_value(json_object_get(v, "beta")), 2.0);
   cr_expect_eq(json_real_value(json_object_get(v, "eps")), 1e-3);
@@ -88,7 +96,7 @@ Test(cli, gen_writes_sources_and_exact_manifest) {
   cr_expect_eq(json_integer_value(json_object_get(v, "smem_bytes")), 60928);
   cr_expect_str_eq(json_string_value(json_object_get(v, "source")),
                    "src/fwd_bf16_d128_causal_m128n48w4s1_robust_b2_e1em3.cu");
-  cr_expect_eq(json_object_size(v), 17, "no fields beyond the documented ones");
+  cr_expect_eq(json_object_size(v), 18, "no fields beyond the documented ones");
 
   /* Every source exists and hashes to its manifest entry and to what the
    * library renders for that name. */
@@ -121,7 +129,7 @@ Test(cli, gen_without_spec_uses_the_embedded_default) {
   char *t = tu_tmpdir();
   tu_run r = tu_fa2(t, ARGS("gen"));
   cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_expect(strstr(r.out, "16 variants of specs/default.lua -> out/"), "%s", r.out);
+  cr_expect(strstr(r.out, "28 variants of specs/default.lua -> out/"), "%s", r.out);
   char *m = path_in(t, "out/manifest.json");
   cr_expect(tu_exists(m));
   tu_run_free(&r), free(m), free(t);
@@ -198,18 +206,21 @@ Test(cli, gen_refuses_to_replace_a_folder_that_is_not_an_output) {
 Test(cli, list_prints_the_table_and_names) {
   tu_run r = tu_fa2(NULL, ARGS("list", "specs/default.lua"));
   cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_expect(strstr(r.out, "specs/default.lua: 16 variants; arch sm_80, sm_90; spills not allowed"),
+  cr_expect(strstr(r.out, "specs/default.lua: 28 variants; arch sm_80, sm_90; spills not allowed"),
             "%s", r.out);
   cr_expect(strstr(r.out, "VARIANT"));
-  const char *row = "fwd_bf16_d128_causal_m128n48w4s1_paper_b2_e1em3    128  yes         128       48"
+  const char *row = "fwd_bf16_d128_causal_m128n48w4s1_paper_b2_e1em3       128  yes         128       48"
                     "      4       1  paper   2       0.001         128   60928";
+  cr_expect(strstr(r.out, "fwd_bf16_d128_causal_m128n176w8s2wg_paper_b2_e1em3    128  yes         128      176"
+                          "      8       2  paper   2       0.001         256  214016"),
+            "the sm_90 pick not found in:\n%s", r.out);
   cr_expect(strstr(r.out, row), "row not found in:\n%s", r.out);
   tu_run_free(&r);
   r = tu_fa2(NULL, ARGS("list", "--names", "specs/full.lua"));
   cr_assert_eq(r.status, 0, "%s", r.err);
   int lines = 0;
   for (const char *p = r.out; (p = strchr(p, '\n')); p++) lines++;
-  cr_expect_eq(lines, 112);
+  cr_expect_eq(lines, 136); /* 112 + the wgmma picks for sm_90: d 64, 128 x dtypes x causal x modes */
   cr_expect(!strncmp(r.out, "fwd_bf16_d32_m128n64w4s1_none\n", 30), "%s", r.out);
   tu_run_free(&r);
 }

@@ -31,7 +31,8 @@ Test(spec, minimal_spec_gets_the_defaults) {
   cr_assert_eq(load("return { dtype = {\"bf16\"}, head_dim = {64} }", &s, &err, &path), GEN_OK, "%s",
                err.msg);
   cr_expect_str_eq(s.path, path);
-  cr_assert_eq(s.n_variants, 6); /* causal {false, true} x 3 stab modes */
+  /* causal {false, true} x (sm_80's and sm_90's "auto" tiles) x 3 stab modes */
+  cr_assert_eq(s.n_variants, 12);
   cr_assert_eq(s.n_arch, 2);
   cr_expect_str_eq(s.arch[0], "sm_80");
   cr_expect_str_eq(s.arch[1], "sm_90");
@@ -39,10 +40,17 @@ Test(spec, minimal_spec_gets_the_defaults) {
   const char *names[] = {"fwd_bf16_d64_m128n64w4s1_none",
                          "fwd_bf16_d64_m128n64w4s1_paper_b2_e1em3",
                          "fwd_bf16_d64_m128n64w4s1_robust_b2_e1em3",
+                         "fwd_bf16_d64_m64n128w4s2wg_none",
+                         "fwd_bf16_d64_m64n128w4s2wg_paper_b2_e1em3",
+                         "fwd_bf16_d64_m64n128w4s2wg_robust_b2_e1em3",
                          "fwd_bf16_d64_causal_m128n64w4s1_none",
                          "fwd_bf16_d64_causal_m128n64w4s1_paper_b2_e1em3",
-                         "fwd_bf16_d64_causal_m128n64w4s1_robust_b2_e1em3"};
-  for (int i = 0; i < 6; i++) cr_expect_str_eq(s.variants[i].name, names[i]);
+                         "fwd_bf16_d64_causal_m128n64w4s1_robust_b2_e1em3",
+                         "fwd_bf16_d64_causal_m64n128w4s2wg_none",
+                         "fwd_bf16_d64_causal_m64n128w4s2wg_paper_b2_e1em3",
+                         "fwd_bf16_d64_causal_m64n128w4s2wg_robust_b2_e1em3"};
+  for (int i = 0; i < 12; i++) cr_expect_str_eq(s.variants[i].name, names[i]);
+  for (int i = 0; i < 12; i++) cr_expect_eq(s.variants[i].wgmma, i % 6 >= 3, "%s", names[i]);
   gen_spec_free(&s);
   free(path);
 }
@@ -61,11 +69,12 @@ Test(spec, product_order_exclude_and_dedup) {
       "  exclude = function(v) return v.dtype == 'fp16' and v.head_dim == 64 end,\n"
       "}\n";
   cr_assert_eq(load(text, &s, &err, &path), GEN_OK, "%s", err.msg);
-  const char *names[] = {"fwd_fp16_d128_causal_m128n48w4s1_paper_b2_e1em3",
+  /* "auto" on sm_90: the wgmma tiles of gen/defaults.lua TILES_SM90 */
+  const char *names[] = {"fwd_fp16_d128_causal_m128n176w8s2wg_paper_b2_e1em3",
                          "fwd_fp16_d128_causal_m64n32w2s1_paper_b2_e1em3",
-                         "fwd_bf16_d128_causal_m128n48w4s1_paper_b2_e1em3",
+                         "fwd_bf16_d128_causal_m128n176w8s2wg_paper_b2_e1em3",
                          "fwd_bf16_d128_causal_m64n32w2s1_paper_b2_e1em3",
-                         "fwd_bf16_d64_causal_m128n64w4s1_paper_b2_e1em3",
+                         "fwd_bf16_d64_causal_m64n128w4s2wg_paper_b2_e1em3",
                          "fwd_bf16_d64_causal_m64n32w2s1_paper_b2_e1em3"};
   cr_assert_eq(s.n_variants, 6);
   for (int i = 0; i < 6; i++) cr_expect_str_eq(s.variants[i].name, names[i]);
@@ -80,7 +89,7 @@ Test(spec, exclude_sees_every_field) {
   gen_err err;
   char *path;
   const char *text =
-      "return { dtype = {'bf16'}, head_dim = {64}, causal = {false},\n"
+      "return { dtype = {'bf16'}, head_dim = {64}, causal = {false}, arch = {'sm_80'},\n"
       "  stab = {{ mode = 'robust', beta = 3, eps = 0.01 }},\n"
       "  exclude = function(v)\n"
       "    assert(v.pass == 'fwd' and v.dtype == 'bf16' and v.head_dim == 64 and v.causal == false)\n"
@@ -98,19 +107,21 @@ Test(spec, exclude_sees_every_field) {
 Test(spec, the_shipped_specs_load) {
   gen_spec s;
   gen_err err;
-  /* default: 2 head dims x 2 causal x 3 modes forward, 2 x 2 backward */
+  /* default: 2 head dims x 2 causal x 3 modes forward, on mma.sync tiles and
+   * on sm_90's wgmma tiles; 2 x 2 backward */
   cr_assert_eq(gen_spec_load(g, "specs/default.lua", &s, &err), GEN_OK, "%s", err.msg);
-  cr_expect_eq(s.n_variants, 16);
+  cr_expect_eq(s.n_variants, 2 * 12 + 4);
   gen_spec_free(&s);
   cr_assert_eq(gen_spec_load(g, NULL, &s, &err), GEN_OK, "%s", err.msg); /* embedded */
-  cr_expect_eq(s.n_variants, 16);
+  cr_expect_eq(s.n_variants, 2 * 12 + 4);
   cr_expect_str_eq(s.path, "specs/default.lua");
   gen_spec_free(&s);
-  /* full: 8 head dims x 2 dtypes x 2 causal x 3 modes forward; the backward
-   * (mode-independent) for the 4 head dims up to 128 x 2 dtypes x 2 causal */
+  /* full: 8 head dims x 2 dtypes x 2 causal x 3 modes forward (head dims 64
+   * and 128 also on sm_90's wgmma tiles); the backward (mode-independent) for
+   * the 4 head dims up to 128 x 2 dtypes x 2 causal */
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
-  cr_expect_eq(s.n_variants, 8 * 2 * 2 * 3 + 4 * 2 * 2);
-  int fp16 = 0, causal = 0, robust = 0, bwd = 0;
+  cr_expect_eq(s.n_variants, (8 + 2) * 2 * 2 * 3 + 4 * 2 * 2);
+  int fp16 = 0, causal = 0, robust = 0, bwd = 0, wgmma = 0;
   for (int i = 0; i < s.n_variants; i++) {
     if (s.variants[i].pass == GEN_PASS_BWD) {
       bwd++;
@@ -121,11 +132,13 @@ Test(spec, the_shipped_specs_load) {
     fp16 += s.variants[i].dtype == GEN_DTYPE_FP16;
     causal += s.variants[i].causal;
     robust += s.variants[i].stab == GEN_STAB_ROBUST;
+    wgmma += s.variants[i].wgmma;
   }
   cr_expect_eq(bwd, 16);
-  cr_expect_eq(fp16, 48);
-  cr_expect_eq(causal, 48);
-  cr_expect_eq(robust, 32);
+  cr_expect_eq(fp16, 60);
+  cr_expect_eq(causal, 60);
+  cr_expect_eq(robust, 40);
+  cr_expect_eq(wgmma, 2 * 2 * 2 * 3);
   gen_spec_free(&s);
 }
 
@@ -186,16 +199,17 @@ Test(spec, backward_pass_is_one_variant_per_shape) {
   char *path;
   const char *text = "return { dtype = {'bf16'}, head_dim = {64}, pass = {'fwd', 'bwd'} }";
   cr_assert_eq(load(text, &s, &err, &path), GEN_OK, "%s", err.msg);
-  cr_assert_eq(s.n_variants, 8); /* 2 causal x 3 modes forward + 2 causal backward */
-  cr_expect_str_eq(s.variants[6].name, "bwd_bf16_d64_m32n128w4s2_none");
-  cr_expect_str_eq(s.variants[7].name, "bwd_bf16_d64_causal_m32n128w4s2_none");
-  cr_expect_eq(s.variants[6].n_entries, 4);
-  cr_expect_str_eq(s.variants[6].entries[0], "fa2_bwd_pre");
-  cr_expect_str_eq(s.variants[6].entries[1], "fa2_bwd");
-  cr_expect_str_eq(s.variants[6].entries[2], "fa2_bwd_dq");
-  cr_expect_str_eq(s.variants[6].entries[3], "fa2_bwd_dq_det");
+  /* 2 causal x 3 modes forward on sm_80's and sm_90's tiles + 2 causal backward */
+  cr_assert_eq(s.n_variants, 14);
+  cr_expect_str_eq(s.variants[12].name, "bwd_bf16_d64_m32n128w4s2_none");
+  cr_expect_str_eq(s.variants[13].name, "bwd_bf16_d64_causal_m32n128w4s2_none");
+  cr_expect_eq(s.variants[12].n_entries, 4);
+  cr_expect_str_eq(s.variants[12].entries[0], "fa2_bwd_pre");
+  cr_expect_str_eq(s.variants[12].entries[1], "fa2_bwd");
+  cr_expect_str_eq(s.variants[12].entries[2], "fa2_bwd_dq");
+  cr_expect_str_eq(s.variants[12].entries[3], "fa2_bwd_dq_det");
   /* 2 (d+8)(2 block_n + 2 stages block_m) + 8 stages block_m + 2 block_n (block_m + 8) */
-  cr_expect_eq(s.variants[6].smem_bytes, 2 * 72 * (2 * 128 + 2 * 2 * 32) + 8 * 2 * 32 + 2 * 128 * (32 + 8));
+  cr_expect_eq(s.variants[12].smem_bytes, 2 * 72 * (2 * 128 + 2 * 2 * 32) + 8 * 2 * 32 + 2 * 128 * (32 + 8));
   gen_spec_free(&s);
   char *tdir = tu_tmpdir();
   free(tu_write(tdir, "fwd.cu.tpl", "// fwd\n"));

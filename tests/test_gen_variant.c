@@ -97,6 +97,42 @@ Test(variant, shared_memory_checked_per_arch) {
   cr_expect(strstr(err.msg, "arch = \"sm_70\"") && strstr(err.msg, "sm_80, sm_86"), "%s", err.msg);
 }
 
+/* wgmma tiles: the "wg" name suffix, the swizzled layout's shared memory
+ * (no padding, 1024 bytes to align), "auto" on sm_90, the sm_90a target,
+ * and sm_90 only. */
+Test(variant, wgmma_tiles) {
+  gen_variant v = base(128, 0, GEN_STAB_NONE, 0, 0);
+  tiles(&v, 128, 176, 8, 2);
+  v.wgmma = 1;
+  gen_err err;
+  cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_expect_str_eq(v.name, "fwd_bf16_d128_m128n176w8s2wg_none");
+  cr_expect_eq(v.smem_bytes, 1024 + 2 * 128 * (128 + 2 * 2 * 176));
+  cr_expect_eq(v.threads, 256);
+  cr_expect_str_eq(gen_compile_arch(&v, "sm_90"), "sm_90a");
+  cr_expect(gen_variant_runs_on(&v, "sm_90") && !gen_variant_runs_on(&v, "sm_80") &&
+            !gen_variant_runs_on(&v, "sm_100"));
+  gen_variant parsed;
+  cr_assert_eq(gen_variant_from_name(g, v.name, &parsed, &err), GEN_OK, "%s", err.msg);
+  cr_expect(!memcmp(&parsed, &v, sizeof v), "the name round-trips");
+  gen_variant w = v;
+  cr_assert_eq(gen_variant_complete(g, &w, "sm_80", &err), GEN_ESPEC);
+  cr_expect(strstr(err.msg, "wgmma tiles run on sm_90 only") && strstr(err.msg, "wgmma = false on sm_80"),
+            "%s", err.msg);
+  /* "auto": the mma.sync tiles without an arch or on sm_80, wgmma on sm_90 */
+  for (int a = 0; a < 3; a++) {
+    const char *arch = a == 0 ? NULL : a == 1 ? "sm_80" : "sm_90";
+    w = base(64, 1, GEN_STAB_ROBUST, 2, 1e-3);
+    cr_assert_eq(gen_variant_complete(g, &w, arch, &err), GEN_OK, "%s", err.msg);
+    cr_expect_eq(w.wgmma, a == 2, "%s on %s", w.name, arch ? arch : "any arch");
+    cr_expect_str_eq(gen_compile_arch(&w, "sm_90"), a == 2 ? "sm_90a" : "sm_90");
+  }
+  cr_expect_str_eq(w.name, "fwd_bf16_d64_causal_m64n128w4s2wg_robust_b2_e1em3");
+  w = base(96, 0, GEN_STAB_NONE, 0, 0); /* no wgmma tile for 96: the mma.sync default */
+  cr_assert_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_expect_eq(w.wgmma, 0);
+}
+
 /* The defaults must fit sm_80 and sm_90 for every supported head dim. */
 Test(variant, default_tiles_fit_sm80_and_sm90) {
   for (int d = 32; d <= 256; d += 32)
@@ -186,7 +222,7 @@ Test(variant, every_full_spec_name_round_trips) {
   gen_spec s;
   gen_err err;
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
-  cr_assert_eq(s.n_variants, 112); /* 96 forward, 16 backward */
+  cr_assert_eq(s.n_variants, 136); /* 96 forward, 24 more on sm_90's wgmma tiles, 16 backward */
   for (int i = 0; i < s.n_variants; i++) {
     gen_variant v;
     cr_assert_eq(gen_variant_from_name(g, s.variants[i].name, &v, &err), GEN_OK, "%s", err.msg);
@@ -215,6 +251,13 @@ Test(variant, bad_and_non_canonical_names) {
       {"hello", "d<head_dim>"},
       {"", "d<head_dim>"},
       {"fwd_bf16_d128_m99999999999999999999n64w4s2_none", "out of range"},
+      {"fwd_bf16_d128_m128n64w4s2w_none", "m<block_m>n<block_n>w<warps>s<stages>[wg]"},
+      {"fwd_bf16_d128_m128n64w4s2gw_none", "m<block_m>n<block_n>w<warps>s<stages>[wg]"},
+      {"fwd_bf16_d128_m128n64w2s2wg_none", "warps = 2: wgmma tiles take whole warpgroups"},
+      {"fwd_bf16_d128_m128n64w4s2wg_none", "block_m = 128: a wgmma tile's warpgroups take 64"},
+      {"fwd_bf16_d128_m64n64w4s1wg_none", "stages = 1: wgmma tiles keep the next K/V tile in flight"},
+      {"fwd_bf16_d96_m64n64w4s2wg_none", "head_dim = 96: wgmma tiles need a head dim made of 64"},
+      {"bwd_bf16_d64_m64n64w4s2wg_none", "wgmma tiles are forward-only"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     gen_variant v;

@@ -136,24 +136,52 @@ Test(rt_gen, default_spec_cold_then_warm) {
   cr_assert_eq(fa2_prepare_spec(ctx, NULL), FA2_OK, "%s", fa2_last_error());
   double cold = rt_now_ms() - t0;
   fa2_cache_stats s = stats(ctx);
-  cr_expect_eq(s.misses, 12);
-  cr_expect_eq(fake->module_loads, 12);
+  cr_expect_eq(s.misses, 24); /* 12 keys: mma.sync tiles and the sm_90 wgmma picks */
+  cr_expect_eq(fake->module_loads, 24);
   fa2_destroy(ctx);
   ctx = make_ctx(NULL);
   t0 = rt_now_ms();
   cr_assert_eq(fa2_prepare_spec(ctx, NULL), FA2_OK, "%s", fa2_last_error());
   double warm = rt_now_ms() - t0;
   s = stats(ctx);
-  cr_expect_eq(s.disk_hits, 12);
+  cr_expect_eq(s.disk_hits, 24);
   cr_expect_eq(s.misses, 0);
   /* A forward call of a prepared variant finds it in memory. */
   fa2_fwd_args a = args(300, 128);
   a.causal = 1;
   a.stab = FA2_STAB_PAPER;
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
-  cr_expect_eq(stats(ctx).disk_hits + stats(ctx).misses, 12);
+  cr_expect_eq(stats(ctx).disk_hits + stats(ctx).misses, 24);
   fa2_destroy(ctx);
   cr_log_info("default spec on the fake driver: cold %.0f ms, warm %.1f ms", cold, warm);
-  fprintf(stderr, "default spec (12 variants, fake driver): cold %.0f ms, warm %.1f ms\n", cold,
-          warm);
+  fprintf(stderr, "default spec (24 forward variants, fake driver): cold %.0f ms, warm %.1f ms\n",
+          cold, warm);
+}
+
+/* On an sm_80 device the spec's wgmma picks (sm_90 only) are skipped, and a
+ * call takes the mma.sync tile; on sm_90 the same call takes the wgmma one. */
+Test(rt_gen, prepare_spec_skips_wgmma_tiles_off_hopper) {
+  char spec[400];
+  snprintf(spec, sizeof spec, "%s/s.lua", root);
+  FILE *f = fopen(spec, "w");
+  cr_assert_not_null(f);
+  fputs("return { dtype = {'bf16'}, head_dim = {64}, causal = {false}, stab = {{ mode = 'robust' }},\n"
+        "  arch = {'sm_80', 'sm_90'} }\n", f);
+  fclose(f);
+  fake->cc_major = 8;
+  fa2_context *ctx = make_ctx(NULL);
+  cr_assert_eq(fa2_prepare_spec(ctx, spec), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(stats(ctx).misses, 1);
+  fa2_fwd_args a = args(300, 64);
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(stats(ctx).misses, 1, "the prepared mma.sync variant");
+  cr_expect_eq(fake->last.smem, 2 * (64 + 8) * (128 + 2 * 64), "m128n64w4s1's shared memory");
+  fa2_destroy(ctx);
+  fake->cc_major = 9;
+  ctx = make_ctx(NULL);
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_str_eq(fake->last.fn_name, "fa2_fwd");
+  cr_expect_eq(stats(ctx).misses, 1, "the wgmma pick compiled for sm_90a");
+  cr_expect_eq(fake->last.smem, 1024 + 2 * 64 * (64 + 4 * 128), "m64n128w4s2wg's shared memory");
+  fa2_destroy(ctx);
 }

@@ -206,14 +206,17 @@ static fa2_context *ctx_with_db(const char *db) {
   return ctx;
 }
 
-/* The identity of the stand-in driver (Fake GPU, sm_90, 132 SMs). */
-static void write_fake_db(const char *path, const char *entries) {
+/* The identity of the stand-in driver (Fake GPU, arch, 132 SMs). */
+static void write_fake_db_for(const char *path, const char *arch, const char *entries) {
   FILE *f = fopen(path, "w");
   fprintf(f, "{\"format\": \"fa2gen-tuning\", \"version\": 2, \"gpu\": {\"name\": \"Fake GPU\", "
-             "\"arch\": \"sm_90\", \"sm_count\": 132}, \"made_with\": {\"fa2gen\": \"%s\", "
+             "\"arch\": \"%s\", \"sm_count\": 132}, \"made_with\": {\"fa2gen\": \"%s\", "
              "\"driver\": 13000, \"nvrtc\": \"13.0\"}, \"entries\": %s}",
-          gen_version(), entries);
+          arch, gen_version(), entries);
   fclose(f);
+}
+static void write_fake_db(const char *path, const char *entries) {
+  write_fake_db_for(path, "sm_90", entries);
 }
 
 static fa2_fwd_args fwd_n(int d, int causal, fa2_stab stab, int n) {
@@ -248,6 +251,36 @@ Test(tuning, mode_keys_then_the_plain_key_and_tuned_beta) {
   expect_launch_of(ctx, fwd(64, 0, FA2_STAB_NONE), "fwd_bf16_d64_m64n64w4s2_none");
   cr_expect_eq(seen.count[FA2_LOG_WARN], 0, "%s", seen.last);
   fa2_destroy(ctx);
+}
+
+/* "wgmma": true picks a Hopper tile; anything but a boolean voids the entry
+ * (one warning), and a wgmma tile on a device without wgmma falls back to the
+ * built-in tiles with a warning naming why. */
+Test(tuning, wgmma_entries) {
+  char db[300];
+  snprintf(db, sizeof db, "%s/t.json", root);
+  const char *entries =
+      "{\"fwd_bf16_d128_none\": {\"block_m\": 128, \"block_n\": 128, \"warps\": 8, "
+      "\"stages\": 3, \"wgmma\": true},"
+      "\"fwd_bf16_d64_none\": {\"block_m\": 64, \"block_n\": 64, \"warps\": 4, "
+      "\"stages\": 2, \"wgmma\": \"yes\"}}";
+  write_fake_db(db, entries);
+  fa2_context *ctx = ctx_with_db(db);
+  expect_launch_of(ctx, fwd(128, 0, FA2_STAB_NONE), "fwd_bf16_d128_m128n128w8s3wg_none");
+  cr_expect_eq(seen.count[FA2_LOG_WARN], 0, "%s", seen.last);
+  expect_launch_of(ctx, fwd(64, 0, FA2_STAB_NONE), "fwd_bf16_d64_m64n128w4s2wg_none");
+  cr_expect_eq(seen.count[FA2_LOG_WARN], 1);
+  cr_expect(strstr(seen.last, "entry fwd_bf16_d64_none: wgmma is not true or false"), "%s", seen.last);
+  fa2_destroy(ctx);
+  fake->cc_major = 8;
+  write_fake_db_for(db, "sm_80", entries);
+  ctx = ctx_with_db(db);
+  expect_launch_of(ctx, fwd(128, 0, FA2_STAB_NONE), "fwd_bf16_d128_m128n48w4s1_none");
+  cr_expect(strstr(seen.last, "tiles m128n128w8s3wg ignored for sm_80") &&
+                strstr(seen.last, "wgmma tiles run on sm_90 only"),
+            "%s", seen.last);
+  fa2_destroy(ctx);
+  fake->cc_major = 9;
 }
 
 /* by_seqlen: a call takes the tiles of the tuned length nearest to its own
@@ -380,7 +413,7 @@ Test(tuning, default_database_is_found_in_the_cache_dir_and_off_switches_it_off)
   fa2_destroy(ctx);
   ctx = ctx_with_db("off");
   cr_expect_eq(fa2_tuning_path(ctx, path, sizeof path), FA2_ERR_NOT_AVAILABLE);
-  expect_launch_of(ctx, fwd(64, 0, FA2_STAB_NONE), "fwd_bf16_d64_m128n64w4s1_none");
+  expect_launch_of(ctx, fwd(64, 0, FA2_STAB_NONE), "fwd_bf16_d64_m64n128w4s2wg_none"); /* sm_90's */
   fa2_destroy(ctx);
 }
 
@@ -691,11 +724,12 @@ Test(tuning, fa2_tune_budget_stops_and_the_next_run_resumes) {
   cr_expect_eq(access(journal, F_OK), -1);
   /* built-in: 0.5 ms at 1024 (the journal), 1.22x the smallest tile at 2048;
    * the smallest tile: 4x at 1024. The worst ratio picks the built-in one. */
-  cr_expect(strstr(def, "m128n64w4s1") != NULL, "%s", def);
-  cr_expect_eq(e.block_m, 128);
-  cr_expect_eq(e.block_n, 64);
+  cr_expect(strstr(def, "m64n128w4s2wg") != NULL, "%s", def); /* the fake device is an sm_90 */
+  cr_expect_eq(e.block_m, 64);
+  cr_expect_eq(e.block_n, 128);
   cr_expect_eq(e.warps, 4);
-  cr_expect_eq(e.stages, 1);
+  cr_expect_eq(e.stages, 2);
+  cr_expect_eq(e.wgmma, 1, "the database keeps \"wgmma\": true");
   fa2_destroy(ctx);
 }
 

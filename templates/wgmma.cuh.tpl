@@ -1,0 +1,96 @@
+{# Hopper (sm_90a) helpers for the forward's wgmma tiles: warpgroup MMA     #}
+{# (wgmma.mma_async, m64nNk16), its shared-memory descriptors, and the      #}
+{# 128-byte-swizzled tile layout both operands use. Included by fwd.cu.tpl. #}
+{% local mma_type = (dtype == "bf16") and "bf16" or "f16" %}
+{# regs: asm operands %first.. as string pieces, 16 to a line; outs: "+f" #}
+{# outputs for an accumulator array, one n8 tile (4 floats) to a line.     #}
+{% local regs = function(first, n) local t = {} for i = first, first + n - 1 do t[#t + 1] = "%" .. i .. (i == first + n - 1 and "" or (i - first) % 16 == 15 and ", \"\n               \"" or ", ") end return table.concat(t) end %}
+{% local outs = function(name, n) local t = {} for i = 0, n // 4 - 1 do t[#t + 1] = string.format("\"+f\"(%s[%d][0]), \"+f\"(%s[%d][1]), \"+f\"(%s[%d][2]), \"+f\"(%s[%d][3])", name, i, name, i, name, i, name, i) end return table.concat(t, ",\n                 ") end %}
+// ---- warpgroup MMA helpers (templates/wgmma.cuh.tpl) ------------------------
+// Shared-memory tiles for wgmma are 128-byte swizzled: a tile of R rows and
+// 64*c columns is c blocks of R rows x 128 bytes (64 elements), and 16-byte
+// chunk j of row r sits at chunk j ^ (r % 8). Every block starts on a
+// 1024-byte boundary, so the hardware's swizzle (address bits 4-6 ^ 7-9)
+// is exactly this one.
+
+// Byte offset of 16-byte chunk ch of row r in a swizzled tile of kRows rows.
+template <int kRows>
+__device__ __forceinline__ unsigned sw128_offset(int r, int ch) {
+  return (ch / 8) * kRows * 128 + r * 128 + ((ch % 8) ^ (r % 8)) * 16;
+}
+
+// Rows [row0, row0 + kRows) of one head into a swizzled tile; rows at or past
+// `rows` are zero-filled. Threads cover whole rows and walk one pointer each
+// (the last pass may cover part of the tile).
+template <int kRows, int kThreads, int kChunks>
+__device__ __forceinline__ void load_rows_sw128(unsigned dst, const elem_t *src,
+                                                long long row_stride, int row0, int rows, int tid) {
+  constexpr int kRowsPerPass = kThreads / kChunks;
+  static_assert(kThreads % kChunks == 0 && kRowsPerPass % 8 == 0,
+                "whole rows per pass, and the same swizzle phase in every pass");
+  const int r = tid / kChunks, ch = tid % kChunks;
+  const elem_t *g = src + (row0 + r) * row_stride + ch * 8;
+  const long long step = kRowsPerPass * row_stride;
+  dst += sw128_offset<kRows>(r, ch);
+#pragma unroll
+  for (int i = 0; i < (kRows + kRowsPerPass - 1) / kRowsPerPass; ++i, g += step) {
+    if (kRows % kRowsPerPass == 0 || r + i * kRowsPerPass < kRows) {
+      const bool valid = row0 + r + i * kRowsPerPass < rows;
+      cp_async16(dst + i * kRowsPerPass * 128, valid ? g : src, valid);
+    }
+  }
+}
+
+// Matrix descriptor of a swizzled operand starting at byte address addr:
+// 8-row groups 1024 bytes apart (stride byte offset), 64-column blocks
+// lbo bytes apart (leading byte offset: used when the operand is MN-major
+// and spans more than one block; K-major ignores it), 128-byte swizzle.
+__device__ __forceinline__ unsigned long long sw128_desc(unsigned addr, unsigned lbo) {
+  return (unsigned long long)((addr & 0x3FFFF) >> 4) | (unsigned long long)(lbo >> 4) << 16 |
+         (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// cp.async writes shared memory through the generic proxy, wgmma reads it
+// through the async proxy: each thread fences its landed copies before the
+// barrier that publishes them.
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+// Registers that an in-flight wgmma writes: the compiler must neither read
+// them before the wait nor move their other uses across it.
+template <int N>
+__device__ __forceinline__ void fence_regs(float (&r)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(r[i][e])::"memory");
+}
+
+// S (64 x {{ block_n }}, fp32) = A B^T (+ S when scale_d), A 64x16 and B {{ block_n }}x16 both
+// K-major in shared memory. The accumulator layout per warp is that of
+// {{ block_n // 8 }} mma.sync m16n8 tiles side by side.
+__device__ __forceinline__ void wgmma_ss_n{{ block_n }}(float (&d)[{{ block_n // 8 }}][4], unsigned long long a,
+                                             unsigned long long b, int scale_d) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %{{ block_n // 2 + 2 }}, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n{{ block_n }}k16.f32.{{ mma_type }}.{{ mma_type }} "
+               "{ {{ regs(0, block_n // 2) }} }, "
+               "%{{ block_n // 2 }}, %{{ block_n // 2 + 1 }}, p, 1, 1, 0, 0;\n}\n"
+               : {{ outs("d", block_n // 2) }}
+               : "l"(a), "l"(b), "r"(scale_d));
+}
+
+// O (64 x {{ head_dim }}, fp32) += P V: P 64x16 from registers (the A fragment
+// of mma.sync m16n8k16 per warp), V 16x{{ head_dim }} in shared memory, MN-major
+// (rows of V are keys; transposed on the fly).
+__device__ __forceinline__ void wgmma_rs_n{{ head_dim }}(float (&d)[{{ head_dim // 8 }}][4], const unsigned (&a)[4],
+                                             unsigned long long b) {
+  asm volatile("wgmma.mma_async.sync.aligned.m64n{{ head_dim }}k16.f32.{{ mma_type }}.{{ mma_type }} "
+               "{ {{ regs(0, head_dim // 2) }} }, "
+               "{ {{ regs(head_dim // 2, 4) }} }, %{{ head_dim // 2 + 4 }}, 1, 1, 1, 1;\n"
+               : {{ outs("d", head_dim // 2) }}
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
