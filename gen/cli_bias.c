@@ -17,7 +17,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: fa2 bias [--cpu | --gpu] [--json] [--seed N] [--beta B] [--eps E]\n"
-          "                [--seqlen N] [--heads H] [--fp16] [-j N]\n"
+          "                [--seqlen N] [--heads H] [--fp16] [--arch A] [-j N]\n"
           "       fa2 bias --drift [--steps N] [--json] [--seed N] [--beta B] [--eps E]\n"
           "       fa2 bias --dump DIR [--seed N] [--seqlen N] [--heads H] [--fp16]\n"
           "\n"
@@ -37,9 +37,13 @@ static void usage(FILE *f) {
           "  --seed N      input seed (default 1)\n"
           "  --beta B      beta of paper and robust (default 2; > 1)\n"
           "  --eps E       eps of paper (default 1e-3; > 0)\n"
-          "  --seqlen N    keys and queries per head (default 256; 128 to 65536)\n"
+          "  --seqlen N    keys and queries per head (default 256, or two key tiles\n"
+          "                when those are wider; 128 to 65536)\n"
           "  --heads H     heads per case (default 64; 1 to 4096): rows are the samples\n"
           "  --fp16        fp16 inputs and kernels instead of bf16\n"
+          "  --arch A      place ties against the key tiles of A's default variants\n"
+          "                (sm_90's differ: wgmma tiles); default sm_80, and with\n"
+          "                --gpu the device's arch\n"
           "  -j N          CPU threads (default: CPUs)\n"
           "  --drift       the paper's mechanism: norm of the accumulated dW_Q error over\n"
           "                training-like steps (d=64, N=256, r=2), per mode, and its growth\n"
@@ -56,6 +60,7 @@ static void usage(FILE *f) {
 typedef struct options {
   int gpu, json, drift, heads, seqlen, steps, jobs;
   const char *dump; /* --dump DIR */
+  const char *arch; /* --arch: whose default key tiles (NULL: sm_80's; --gpu: the device's) */
   lab_dtype dtype;
   unsigned long long seed;
   double beta, eps;
@@ -81,19 +86,20 @@ void cli_bias_suite(int head_dim, int block_n, int seqlen, int heads, lab_case *
     out[i] = (lab_case){SUITE[i].kind, SUITE[i].repeats, head_dim, seqlen, heads, block_n, 0};
 }
 
-/* The key tile of the default forward variant of a head dim: the lab places
- * ties against the tiles the kernels really use. */
-static int default_block_n(int head_dim, lab_dtype t) {
+/* The key tile of the default forward variant of a head dim on arch: the
+ * lab places ties against the tiles the kernels really use. -1 (message
+ * printed) for an arch the generator does not know. */
+static int default_block_n(int head_dim, lab_dtype t, const char *arch) {
   gen_state *g;
   gen_err e;
-  int bn = 64;
-  if (gen_open(&g, NULL, &e) != 0) return bn;
+  if (gen_open(&g, NULL, &e) != 0) return fprintf(stderr, "fa2 bias: %s\n", e.msg), -1;
   gen_variant v = {0};
   v.pass = GEN_PASS_FWD;
   v.dtype = t == LAB_FP16 ? GEN_DTYPE_FP16 : GEN_DTYPE_BF16;
   v.head_dim = head_dim;
   v.stab = GEN_STAB_NONE;
-  if (gen_variant_complete(g, &v, NULL, &e) == 0) bn = v.block_n;
+  int bn = gen_variant_complete(g, &v, arch, &e) == 0 ? v.block_n : -1;
+  if (bn < 0) fprintf(stderr, "fa2 bias: --arch %s: %s\n", arch, e.msg);
   gen_close(g);
   return bn;
 }
@@ -141,20 +147,13 @@ static int run_cpu(work *w) {
   return w->failed ? 1 : 0;
 }
 
-static int run_gpu(work *w) {
-  cli_bias_gpu *g;
+static int run_gpu(work *w, cli_bias_gpu *g) {
   char err[512];
-  const int rc = cli_bias_gpu_open(&g, "off", err, sizeof err); /* ties sit on built-in tiles */
-  if (rc) {
-    fprintf(stderr, "fa2 bias --gpu: %s%s\n", rc > 0 ? "no GPU: " : "", err);
-    return 1;
-  }
   if (!w->o->json) printf("device: %s\n", cli_bias_gpu_name(g));
   for (int i = 0; i < N_CASES; i++) {
     lab_inputs in;
     if (lab_inputs_make(&w->cases[i], w->o->dtype, w->o->seed, &in) != 0) {
       fprintf(stderr, "fa2 bias: out of memory, or a case that does not fit --seqlen\n");
-      cli_bias_gpu_close(g);
       return 1;
     }
     const int r = cli_bias_gpu_run(g, &w->cases[i], &in, MODES, N_MODES, &w->o->beta, 1,
@@ -162,13 +161,11 @@ static int run_gpu(work *w) {
     lab_inputs_free(&in);
     if (r) {
       fprintf(stderr, "fa2 bias --gpu: %s\n", err);
-      cli_bias_gpu_close(g);
       return 1;
     }
     if (isatty(2)) fprintf(stderr, "\rfa2 bias: %d/%d cases", i + 1, N_CASES);
   }
   if (isatty(2)) fprintf(stderr, "\r%40s\r", "");
-  cli_bias_gpu_close(g);
   return 0;
 }
 
@@ -232,7 +229,7 @@ static int run_drift(const options *o) {
   pthread_t th[N_MODES];
   int ok = 1;
   for (int m = 0; m < N_MODES; m++) {
-    jobs[m].c = (lab_drift_config){o->steps, 256, 64, default_block_n(64, LAB_BF16), 2, MODES[m],
+    jobs[m].c = (lab_drift_config){o->steps, 256, 64, default_block_n(64, LAB_BF16, "sm_80"), 2, MODES[m],
                                    o->beta, o->eps, o->seed};
     jobs[m].norms = malloc(sizeof(double) * o->steps);
     jobs[m].rc = -1;
@@ -281,7 +278,7 @@ static int run_drift(const options *o) {
 
 /* ---- options ------------------------------------------------------------------- */
 int cli_bias(int argc, char **argv) {
-  enum { O_CPU = 256, O_GPU, O_JSON, O_SEED, O_BETA, O_EPS, O_SEQLEN, O_HEADS, O_FP16, O_DRIFT, O_STEPS, O_DUMP };
+  enum { O_CPU = 256, O_GPU, O_JSON, O_SEED, O_BETA, O_EPS, O_SEQLEN, O_HEADS, O_FP16, O_DRIFT, O_STEPS, O_DUMP, O_ARCH };
   static const struct option opts[] = {
       {"cpu", no_argument, NULL, O_CPU},          {"gpu", no_argument, NULL, O_GPU},
       {"json", no_argument, NULL, O_JSON},        {"seed", required_argument, NULL, O_SEED},
@@ -289,10 +286,12 @@ int cli_bias(int argc, char **argv) {
       {"seqlen", required_argument, NULL, O_SEQLEN}, {"heads", required_argument, NULL, O_HEADS},
       {"fp16", no_argument, NULL, O_FP16},        {"drift", no_argument, NULL, O_DRIFT},
       {"steps", required_argument, NULL, O_STEPS}, {"dump", required_argument, NULL, O_DUMP},
+      {"arch", required_argument, NULL, O_ARCH},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  options o = {0, 0, 0, 64, 256, 300, cpus > 0 ? (int)cpus : 1, NULL, LAB_BF16, 1, 2.0, 1e-3};
+  options o = {.heads = 64, .seqlen = 0, .steps = 300, .jobs = cpus > 0 ? (int)cpus : 1,
+               .dtype = LAB_BF16, .seed = 1, .beta = 2.0, .eps = 1e-3};
   int cpu_flag = 0;
   optind = 0;
   for (int c; (c = cli_getopt("bias", argc, argv, ":hj:", opts)) != -1;) {
@@ -316,6 +315,7 @@ int cli_bias(int argc, char **argv) {
     case O_HEADS: bad = cli_parse_range("bias", "--heads", optarg, 1, 4096, &o.heads); break;
     case O_STEPS: bad = cli_parse_range("bias", "--steps", optarg, 10, 100000, &o.steps); break;
     case O_DUMP: o.dump = optarg; break;
+    case O_ARCH: o.arch = optarg; break;
     case 'j': bad = cli_parse_range("bias", "-j", optarg, 1, 64, &o.jobs); break;
     case 'h': usage(stdout); return 0;
     default: return 2;
@@ -336,19 +336,39 @@ int cli_bias(int argc, char **argv) {
   }
   if (o.drift) return run_drift(&o);
 
-  work *w = calloc(1, sizeof *w);
-  if (!w) return fprintf(stderr, "fa2 bias: out of memory\n"), 1;
-  w->o = &o;
-  for (int di = 0; di < 2; di++) {
-    cli_bias_suite(HEAD_DIMS[di], default_block_n(HEAD_DIMS[di], o.dtype), o.seqlen, o.heads,
-                   &w->cases[di * N_SUITE]);
+  cli_bias_gpu *g = NULL;
+  if (o.gpu) {
+    char err[512];
+    const int rc = cli_bias_gpu_open(&g, "off", err, sizeof err); /* ties sit on built-in tiles */
+    if (rc) {
+      fprintf(stderr, "fa2 bias --gpu: %s%s\n", rc > 0 ? "no GPU: " : "", err);
+      return 1;
+    }
+    if (!o.arch) o.arch = cli_bias_gpu_arch(g);
   }
+  work *w = calloc(1, sizeof *w);
+  if (!w) return fprintf(stderr, "fa2 bias: out of memory\n"), cli_bias_gpu_close(g), 1;
+  w->o = &o;
+  int bn[2];
+  for (int di = 0; di < 2; di++)
+    if ((bn[di] = default_block_n(HEAD_DIMS[di], o.dtype, o.arch ? o.arch : "sm_80")) < 0)
+      return free(w), cli_bias_gpu_close(g), 2;
+  /* Default: 256 keys, or two whole key tiles of the widest (the cross-tile
+   * case needs two), in multiples of 128. */
+  if (!o.seqlen) {
+    const int widest = bn[0] > bn[1] ? bn[0] : bn[1];
+    o.seqlen = 2 * widest > 256 ? (2 * widest + 127) / 128 * 128 : 256;
+  }
+  for (int di = 0; di < 2; di++)
+    cli_bias_suite(HEAD_DIMS[di], bn[di], o.seqlen, o.heads, &w->cases[di * N_SUITE]);
   if (o.dump) {
     const int rc = cli_bias_dump(w->cases, N_CASES, o.dtype, o.seed, o.dump);
     free(w);
+    cli_bias_gpu_close(g);
     return rc;
   }
-  int rc = o.gpu ? run_gpu(w) : run_cpu(w);
+  int rc = o.gpu ? run_gpu(w, g) : run_cpu(w);
+  cli_bias_gpu_close(g);
   if (rc == 0) o.json ? print_json(w) : print_table(w);
   free(w);
   return rc;

@@ -13,6 +13,8 @@ typedef struct cli_bias_gpu cli_bias_gpu;
 int cli_bias_gpu_open(cli_bias_gpu **out, const char *tuning_db, char *err, size_t errlen);
 void cli_bias_gpu_close(cli_bias_gpu *g);
 const char *cli_bias_gpu_name(const cli_bias_gpu *g);
+/* The device's arch, e.g. "sm_90" (its default tiles are the ones used). */
+const char *cli_bias_gpu_arch(const cli_bias_gpu *g);
 
 /* Measures one case's inputs in every mode (as lab_run_cpu) for each of
  * betas[n_betas]: results[b * n_modes + m]. The float64 reference is

@@ -14,6 +14,7 @@ struct cli_bias_gpu {
   fa2_context *ctx;
   CUcontext cuctx;
   char name[256];
+  char arch[16]; /* "sm_90" */
 };
 
 #define CU_TRY(g, call)                                                                  \
@@ -43,10 +44,17 @@ int cli_bias_gpu_open(cli_bias_gpu **out, const char *tuning_db, char *err, size
   CU_TRY(g, g->cu->cuCtxSetCurrent(g->cuctx));
   fa2_options opt = {0};
   opt.tuning_db = tuning_db;
+  fa2_cache_stats st;
   if (fa2_create(&g->ctx, &opt) != FA2_OK) {
     snprintf(err, errlen, "%s", fa2_last_error());
     goto fail;
   }
+  if (fa2_stats(g->ctx, &st) != FA2_OK) {
+    snprintf(err, errlen, "%s", fa2_last_error());
+    fa2_destroy(g->ctx);
+    goto fail;
+  }
+  snprintf(g->arch, sizeof g->arch, "%s", st.arch);
   *out = g;
   return 0;
 fail:
@@ -61,6 +69,7 @@ void cli_bias_gpu_close(cli_bias_gpu *g) {
 }
 
 const char *cli_bias_gpu_name(const cli_bias_gpu *g) { return g->name; }
+const char *cli_bias_gpu_arch(const cli_bias_gpu *g) { return g->arch; }
 
 static void to_half(const float *x, unsigned short *h, long long n, lab_dtype t) {
   for (long long i = 0; i < n; i++) h[i] = t == LAB_FP16 ? lab_f32_to_fp16(x[i]) : lab_f32_to_bf16(x[i]);

@@ -184,9 +184,10 @@ Test(bias_cli, bad_values_exit_2_naming_them) {
       ARGS("bias", "--beta", "1"),       ARGS("bias", "--eps", "0"),   ARGS("bias", "--eps", "x"),
       ARGS("bias", "--seqlen", "100"),   ARGS("bias", "--heads", "0"), ARGS("bias", "--cpu", "--gpu"),
       ARGS("bias", "--drift", "--gpu"),  ARGS("bias", "--seed", "-1"), ARGS("bias", "extra"),
-      ARGS("bias", "--steps", "5"),      ARGS("bias", "--bogus")};
+      ARGS("bias", "--steps", "5"),      ARGS("bias", "--bogus"),      ARGS("bias", "--arch", "sm_99")};
   static const char *expect[] = {"--beta 1", "--eps 0", "--eps x", "--seqlen 100", "--heads 0",
-                                 "choose one", "--drift", "--seed -1", "'extra'", "--steps 5", "bogus"};
+                                 "choose one", "--drift", "--seed -1", "'extra'", "--steps 5", "bogus",
+                                 "--arch sm_99: arch = \"sm_99\": not a supported arch"};
   for (unsigned i = 0; i < sizeof cases / sizeof *cases; i++) {
     tu_run r = tu_fa2(NULL, cases[i]);
     cr_expect_eq(r.status, 2, "%s: exit %d", expect[i], r.status);
@@ -194,6 +195,23 @@ Test(bias_cli, bad_values_exit_2_naming_them) {
     cr_expect_eq(r.out[0], 0, "nothing on stdout: %s", r.out);
     tu_run_free(&r);
   }
+}
+
+/* Ties sit against the key tiles of --arch's default variants: sm_90's wgmma
+ * tiles are wider, and the default suite grows to two of them. */
+Test(bias_cli, arch_picks_the_key_tiles, .timeout = 120) {
+  tu_run r = tu_fa2(NULL, ARGS("bias", "--heads", "2", "-j", "2"));
+  cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+  cr_expect(strstr(r.out, "N = 256, 2 heads") && strstr(r.out, "key tiles: 64 (d=64), 48 (d=128)"), "%s", r.out);
+  tu_run_free(&r);
+  r = tu_fa2(NULL, ARGS("bias", "--arch", "sm_90", "--heads", "2", "-j", "2"));
+  cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+  cr_expect(strstr(r.out, "N = 384, 2 heads") && strstr(r.out, "key tiles: 128 (d=64), 176 (d=128)"), "%s", r.out);
+  tu_run_free(&r);
+  r = tu_fa2(NULL, ARGS("bias", "--arch", "sm_90", "--seqlen", "256", "--heads", "2", "-j", "2"));
+  cr_expect_eq(r.status, 1, "one 176-key tile in 256 keys: the cross-tile case does not fit");
+  cr_expect(strstr(r.err, "a case that does not fit --seqlen"), "%s", r.err);
+  tu_run_free(&r);
 }
 
 Test(bias_cli, gpu_without_a_device_says_so) {
@@ -211,7 +229,7 @@ Test(bias_cli, help_documents_every_option) {
   tu_run r = tu_fa2(NULL, ARGS("bias", "--help"));
   cr_expect_eq(r.status, 0);
   static const char *opts[] = {"--cpu", "--gpu", "--json", "--seed", "--beta", "--eps",
-                               "--seqlen", "--heads", "--fp16", "--drift", "--steps", "-j"};
+                               "--seqlen", "--heads", "--fp16", "--drift", "--steps", "-j", "--arch"};
   for (unsigned i = 0; i < sizeof opts / sizeof *opts; i++) cr_expect(strstr(r.out, opts[i]), "%s", opts[i]);
   tu_run_free(&r);
 }
