@@ -16,6 +16,9 @@
 #             (tests/gpu/sanitize_spec.lua, fa2_gpu_tests --odd-shapes)
 #   layouts   every backward layout (paired and not) and head dim against float64
 #             (tests/gpu/bwd_layouts_spec.lua), then timed
+#   wgmma     the forward's wgmma tiles against float64 (tests/gpu/wgmma_spec.lua)
+#             and under compute-sanitizer, then timed (bench/specs/wgmma_probe.lua)
+#             next to the mma.sync defaults (bench/specs/sync_fwd.lua) and SDPA
 #   sweep     backward tile candidates (bench/specs/bwd_sweep.lua), timed
 #   python    the Python binding against PyTorch (bench/py_smoke.py)
 #   sdpa_bias the bias suite's inputs through PyTorch SDPA flash/cuDNN and fa2gen
@@ -39,6 +42,11 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
 python3 -c 'import torch; print("torch", torch.__version__)' >>"$OUT/device.txt" 2>&1
 date -u +%FT%TZ >>"$OUT/device.txt"
 
+# The CPU lab and the dumped suite place ties against the key tiles of this
+# GPU's default variants, as fa2 bias --gpu does.
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '. ')
+arch=sm_${cc:-80}
+
 summary=()
 step() { # step NAME LIMIT_S command...
   local name=$1 limit=$2 t0=$SECONDS
@@ -54,10 +62,10 @@ for s in $steps; do
   bias)
     step bias_gpu 240 bin/fa2 bias --gpu
     step bias_gpu_json 240 bin/fa2 bias --gpu --json
-    step bias_cpu 240 bin/fa2 bias -j 16
+    step bias_cpu 240 bin/fa2 bias -j 16 --arch "$arch"
     ;;
   sdpa_bias)
-    step bias_dump 120 bin/fa2 bias --dump /tmp/fa2_bias_inputs
+    step bias_dump 120 bin/fa2 bias --dump /tmp/fa2_bias_inputs --arch "$arch"
     step bias_vs_sdpa 300 env PYTHONPATH=python FA2_LIB=lib/libfa2rt.so python3 bench/bias_vs_sdpa.py /tmp/fa2_bias_inputs --json "$OUT/bias_vs_sdpa.json"
     ;;
   perf)
@@ -73,6 +81,18 @@ for s in $steps; do
   layouts)
     step check_layouts 300 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/bwd_layouts_spec.lua
     step bwd_layouts 300 bin/fa2_bench --spec tests/gpu/bwd_layouts_spec.lua --json "$OUT/bwd_layouts.json" --reps 10 --rounds 3
+    ;;
+  wgmma)
+    step check_wgmma 300 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/wgmma_spec.lua
+    step memcheck_wgmma 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
+      bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/wgmma_sanitize_spec.lua
+    step racecheck_wgmma 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
+      bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/wgmma_sanitize_spec.lua
+    step wgmma_bench 300 bin/fa2_bench --spec bench/specs/wgmma_probe.lua --json "$OUT/wgmma_bench.json" --reps 10 --rounds 3
+    step sync_bench 300 bin/fa2_bench --spec bench/specs/sync_fwd.lua --json "$OUT/sync_bench.json" --reps 10 --rounds 3
+    step sdpa_fwd 300 python3 bench/sdpa_bench.py --json "$OUT/sdpa_fwd.json"
+    step compare_wgmma 60 python3 bench/compare.py "$OUT/wgmma_bench.json" "$OUT/sdpa_fwd.json" --markdown
+    step compare_sync 60 python3 bench/compare.py "$OUT/sync_bench.json" "$OUT/sdpa_fwd.json" --markdown
     ;;
   sweep) step bwd_sweep 300 bin/fa2_bench --spec bench/specs/bwd_sweep.lua --json "$OUT/bwd_sweep.json" --reps 10 --rounds 3 ;;
   python) step py_smoke 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 bench/py_smoke.py ;;
@@ -99,12 +119,12 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, layouts, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, layouts, wgmma, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 
 cat "$OUT/device.txt"
-for f in tune tune_effect tune_check compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
+for f in tune tune_effect tune_check compare_wgmma compare_sync compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
 [ -s "$OUT/bias_gpu.txt" ] && cat "$OUT/bias_gpu.txt"
 [ -s "$OUT/bias_vs_sdpa.txt" ] && cat "$OUT/bias_vs_sdpa.txt"
 printf '%s\n' "${summary[@]}"

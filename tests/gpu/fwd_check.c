@@ -39,7 +39,7 @@ CUmodule gpu_ref_module(gpu *g, int head_dim, int bf16) {
   snprintf(d1, sizeof d1, "-DHEAD_DIM=%d", head_dim);
   snprintf(d2, sizeof d2, "-DDTYPE_BF16=%d", bf16);
   const char *defs[] = {"--std=c++17", d1, d2, NULL};
-  if (gpu_module(g, src, "ref_attention.cu", defs, slot) != 0) *slot = NULL;
+  if (gpu_module(g, src, "ref_attention.cu", NULL, defs, slot) != 0) *slot = NULL;
   free(src);
   return *slot;
 }

@@ -38,11 +38,11 @@ int gpu_open(gpu *g, char *err, size_t errlen) {
   return 0;
 }
 
-int gpu_module(gpu *g, const char *src, const char *name, const char *const *opts,
-               CUmodule *mod) {
+int gpu_module(gpu *g, const char *src, const char *name, const char *arch,
+               const char *const *opts, CUmodule *mod) {
   rt_blob cubin;
   char err[4096];
-  if (rt_nvrtc_compile(src, name, g->arch, opts, &cubin, NULL, err, sizeof err) != 0) {
+  if (rt_nvrtc_compile(src, name, arch ? arch : g->arch, opts, &cubin, NULL, err, sizeof err) != 0) {
     fprintf(stderr, "%s\n", err);
     return -1;
   }

@@ -23,10 +23,11 @@ int gpu_open(gpu *g, char *err, size_t errlen);
 int gpu_ok(const gpu *g, CUresult r, const char *call, const char *file, int line);
 #define GPU_OK(g, call) gpu_ok((g), (call), #call, __FILE__, __LINE__)
 
-/* NVRTC-compiles src for the device with opts (NULL-terminated) and loads
- * it. Returns 0 or -1 (message printed). */
-int gpu_module(gpu *g, const char *src, const char *name, const char *const *opts,
-               CUmodule *mod);
+/* NVRTC-compiles src for arch (NULL: the device's own, e.g. sm_90; a wgmma
+ * variant needs sm_90a, see gen_compile_arch) with opts (NULL-terminated)
+ * and loads it. Returns 0 or -1 (message printed). */
+int gpu_module(gpu *g, const char *src, const char *name, const char *arch,
+               const char *const *opts, CUmodule *mod);
 
 /* Waits for the default stream like cuCtxSynchronize, but gives up after
  * `seconds`: a hung kernel ends the program (exit 3) with a message instead

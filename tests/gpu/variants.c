@@ -46,7 +46,7 @@ static int load_variant(gpu *g, const char *dir, const char *src_dir, const char
     free(bin);
   } else {
     char *src = gpu_read_file(path);
-    rc = src ? gpu_module(g, src, file, gen_nvrtc_options(), &mod) : -1;
+    rc = src ? gpu_module(g, src, file, NULL, gen_nvrtc_options(), &mod) : -1;
     free(src);
   }
   if (rc != 0 || !GPU_OK(g, g->cu->cuModuleGetFunction(&v->fn, mod, "fa2_fwd")) ||
@@ -113,7 +113,7 @@ static int load_generated(gpu *g, gen_state *gs, const gen_variant *gv, fwd_vari
   v->smem_bytes = gv->smem_bytes;
   const char *const *opts = gen_nvrtc_options();
   CUmodule mod;
-  int rc = gpu_module(g, src, gv->name, opts, &mod);
+  int rc = gpu_module(g, src, gv->name, gen_compile_arch(gv, g->arch), opts, &mod);
   free(src);
   if (rc != 0 || !GPU_OK(g, g->cu->cuModuleGetFunction(&v->fn, mod, gv->entries[0])) ||
       !GPU_OK(g, g->cu->cuFuncSetAttribute(v->fn, RT_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -140,6 +140,11 @@ int gpu_render_variants(gpu *g, const char *spec_path, fwd_variant **out) {
   int n = 0;
   for (int i = 0; vars && i < spec.n_variants; i++) {
     if (spec.variants[i].pass != GEN_PASS_FWD) continue;
+    if (!gen_variant_runs_on(&spec.variants[i], g->arch)) {
+      printf("skipped: %s (wgmma tiles run on sm_90 only; this device is %s)\n",
+             spec.variants[i].name, g->arch);
+      continue;
+    }
     if (load_generated(g, gs, &spec.variants[i], &vars[n]) == 0)
       n++;
     else
@@ -168,7 +173,7 @@ static int load_bwd(gpu *g, gen_state *gs, const gen_variant *gv, bwd_variant *v
   v->threads = gv->threads;
   v->smem_bytes = gv->smem_bytes;
   CUmodule mod;
-  int rc = gpu_module(g, src, gv->name, gen_nvrtc_options(), &mod);
+  int rc = gpu_module(g, src, gv->name, NULL, gen_nvrtc_options(), &mod);
   free(src);
   if (rc != 0 || !GPU_OK(g, g->cu->cuModuleGetFunction(&v->pre, mod, "fa2_bwd_pre")) ||
       !GPU_OK(g, g->cu->cuModuleGetFunction(&v->main, mod, "fa2_bwd")) ||
