@@ -81,6 +81,12 @@ static const struct {
 static const int HEAD_DIMS[2] = {64, 128};
 enum { N_SUITE = CLI_BIAS_N_SUITE, N_CASES = 2 * N_SUITE };
 
+int cli_bias_seqlen(const int *block_n, int n) {
+  int widest = 0;
+  for (int i = 0; i < n; i++) widest = block_n[i] > widest ? block_n[i] : widest;
+  return 2 * widest > 256 ? (2 * widest + 127) / 128 * 128 : 256;
+}
+
 void cli_bias_suite(int head_dim, int block_n, int seqlen, int heads, lab_case *out) {
   for (int i = 0; i < N_SUITE; i++)
     out[i] = (lab_case){SUITE[i].kind, SUITE[i].repeats, head_dim, seqlen, heads, block_n, 0};
@@ -353,12 +359,7 @@ int cli_bias(int argc, char **argv) {
   for (int di = 0; di < 2; di++)
     if ((bn[di] = default_block_n(HEAD_DIMS[di], o.dtype, o.arch ? o.arch : "sm_80")) < 0)
       return free(w), cli_bias_gpu_close(g), 2;
-  /* Default: 256 keys, or two whole key tiles of the widest (the cross-tile
-   * case needs two), in multiples of 128. */
-  if (!o.seqlen) {
-    const int widest = bn[0] > bn[1] ? bn[0] : bn[1];
-    o.seqlen = 2 * widest > 256 ? (2 * widest + 127) / 128 * 128 : 256;
-  }
+  if (!o.seqlen) o.seqlen = cli_bias_seqlen(bn, 2);
   for (int di = 0; di < 2; di++)
     cli_bias_suite(HEAD_DIMS[di], bn[di], o.seqlen, o.heads, &w->cases[di * N_SUITE]);
   if (o.dump) {

@@ -27,6 +27,10 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
  * key tile block_n. */
 enum { CLI_BIAS_N_SUITE = 9 };
 void cli_bias_suite(int head_dim, int block_n, int seqlen, int heads, lab_case *out);
+/* The suite's default length for key tiles block_n[0..n): 256 keys, or two
+ * whole tiles of the widest (the cross-tile case needs two) in multiples of
+ * 128. */
+int cli_bias_seqlen(const int *block_n, int n);
 
 /* fa2 bias --dump: writes the inputs of cases[n] into dir (cases.json and one
  * .bin per case). Returns the exit status (0 or 1, with a message). */

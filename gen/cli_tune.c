@@ -261,6 +261,15 @@ static int calibration_targets(json_t *rep, int dtype_fp16, int *hd, int *bn) {
 
 /* ---- --show ---- */
 
+/* A database tile object as its name part: m128n64w4s2, or ...wg for wgmma. */
+static void tile_text(json_t *o, char *buf, size_t n) {
+  snprintf(buf, n, "m%lldn%lldw%llds%lld%s", (long long)json_integer_value(json_object_get(o, "block_m")),
+           (long long)json_integer_value(json_object_get(o, "block_n")),
+           (long long)json_integer_value(json_object_get(o, "warps")),
+           (long long)json_integer_value(json_object_get(o, "stages")),
+           json_is_true(json_object_get(o, "wgmma")) ? "wg" : "");
+}
+
 static int show(const char *path) {
   json_error_t je;
   json_t *root = json_load_file(path, 0, &je);
@@ -282,12 +291,7 @@ static int show(const char *path) {
   json_t *e;
   json_object_foreach(json_object_get(root, "entries"), key, e) {
     char tiles[48] = "-", ms[200] = "";
-    if (json_object_get(e, "block_m"))
-      snprintf(tiles, sizeof tiles, "m%lldn%lldw%llds%lld",
-               (long long)json_integer_value(json_object_get(e, "block_m")),
-               (long long)json_integer_value(json_object_get(e, "block_n")),
-               (long long)json_integer_value(json_object_get(e, "warps")),
-               (long long)json_integer_value(json_object_get(e, "stages")));
+    if (json_object_get(e, "block_m")) tile_text(e, tiles, sizeof tiles);
     const char *n;
     json_t *t;
     size_t o = 0;
@@ -296,12 +300,10 @@ static int show(const char *path) {
     const char *stab = json_string_value(json_object_get(e, "stab"));
     printf("%-30s %-14s %-7s %5g %7g  %s\n", key, tiles, stab ? stab : "-",
            json_number_value(json_object_get(e, "beta")), json_number_value(json_object_get(e, "eps")), ms);
-    json_object_foreach(json_object_get(e, "by_seqlen"), n, t)
-      printf("  N=%-6s %s%lldn%lldw%llds%lld\n", n, "m",
-             (long long)json_integer_value(json_object_get(t, "block_m")),
-             (long long)json_integer_value(json_object_get(t, "block_n")),
-             (long long)json_integer_value(json_object_get(t, "warps")),
-             (long long)json_integer_value(json_object_get(t, "stages")));
+    json_object_foreach(json_object_get(e, "by_seqlen"), n, t) {
+      tile_text(t, tiles, sizeof tiles);
+      printf("  N=%-6s %s\n", n, tiles);
+    }
   }
   json_decref(root);
   return 0;

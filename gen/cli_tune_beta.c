@@ -9,7 +9,7 @@
 #include "cli_bias.h"
 #include "cli_tune.h"
 
-enum { SEQLEN = 256, HEADS = 64, SEED = 1 };
+enum { HEADS = 64, SEED = 1 };
 static const lab_mode MODES[3] = {LAB_NONE, LAB_PAPER, LAB_ROBUST};
 
 int cli_tune_beta(const char *db, lab_dtype t, const int *head_dims, const int *block_n,
@@ -25,13 +25,15 @@ int cli_tune_beta(const char *db, lab_dtype t, const int *head_dims, const int *
   lab_result *res = malloc(sizeof *res * (size_t)(CLI_BIAS_N_SUITE * per));
   rc = res ? 0 : (fprintf(stderr, "fa2 tune: out of memory\n"), 1);
   cli_beta_row *row = rows;
+  const int seqlen = cli_bias_seqlen(block_n, n_hd); /* as fa2 bias on these tiles */
   for (int h = 0; !rc && h < n_hd; h++) {
     lab_case cases[CLI_BIAS_N_SUITE];
-    cli_bias_suite(head_dims[h], block_n[h], SEQLEN, HEADS, cases);
+    cli_bias_suite(head_dims[h], block_n[h], seqlen, HEADS, cases);
     for (int i = 0; !rc && i < CLI_BIAS_N_SUITE; i++) {
       lab_inputs in;
       if (lab_inputs_make(&cases[i], t, SEED, &in) != 0) {
-        fprintf(stderr, "fa2 tune: out of memory making the suite's inputs\n");
+        fprintf(stderr, "fa2 tune: cannot make the suite's inputs (%d keys, key tiles of %d; "
+                        "or out of memory)\n", seqlen, block_n[h]);
         rc = 1;
         break;
       }

@@ -255,14 +255,14 @@ Test(cli, tune_show_prints_the_database_with_its_lengths) {
                       "\"2026-11-23T18:00:00Z\", \"entries\": {\"fwd_bf16_d128_none\": {\"block_m\": "
                       "128, \"block_n\": 64, \"warps\": 4, \"stages\": 1, \"ms\": {\"1024\": 0.455}, "
                       "\"by_seqlen\": {\"1024\": {\"block_m\": 128, \"block_n\": 64, \"warps\": 4, "
-                      "\"stages\": 1}, \"16384\": {\"block_m\": 256, \"block_n\": 64, \"warps\": 8, "
-                      "\"stages\": 3}}}}}");
+                      "\"stages\": 1}, \"16384\": {\"block_m\": 128, \"block_n\": 176, \"warps\": 8, "
+                      "\"stages\": 2, \"wgmma\": true}}}}}");
   tu_run r = tu_fa2(NULL, ARGS("tune", "--show", "--db", db));
   cr_assert_eq(r.status, 0, "%s", r.err);
   cr_expect(strstr(r.out, "gpu: NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)"), "%s", r.out);
   cr_expect(strstr(r.out, "fwd_bf16_d128_none             m128n64w4s1    -           0       0  "
                           "1024:0.455"), "%s", r.out);
-  cr_expect(strstr(r.out, "  N=1024   m128n64w4s1\n  N=16384  m256n64w8s3\n"), "%s", r.out);
+  cr_expect(strstr(r.out, "  N=1024   m128n64w4s1\n  N=16384  m128n176w8s2wg\n"), "%s", r.out);
   tu_run_free(&r);
   r = tu_fa2(NULL, ARGS("tune", "--finalists", "0", "--show", "--db", db)); /* no second pass */
   cr_expect_eq(r.status, 0, "%s", r.err);

@@ -1,5 +1,5 @@
 -- The forward's wgmma tiles (Hopper, sm_90a) against float64: both dtypes,
--- every mode, one and two warpgroups, block_n 64 and 128, 2 and 3 stages
+-- every mode, one and two warpgroups, block_n 64 to 176, 2 and 3 stages
 -- (bench/gpu_run.sh wgmma). On other GPUs fa2_gpu_tests skips them.
 return {
   dtype    = { "bf16", "fp16" },
@@ -14,6 +14,7 @@ return {
     { block_m = 128, block_n = 128, warps = 8, stages = 2, wgmma = true },
     { block_m = 64,  block_n = 64,  warps = 4, stages = 3, wgmma = true },
     { block_m = 128, block_n = 176, warps = 8, stages = 2, wgmma = true }, -- partial load passes
+    { block_m = 64,  block_n = 96,  warps = 4, stages = 2, wgmma = true }, -- the H200 tuner's d = 128 pick
   },
   pass     = { "fwd" },
   arch     = { "sm_90" },
