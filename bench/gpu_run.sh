@@ -19,6 +19,9 @@
 #   wgmma     the forward's wgmma tiles against float64 (tests/gpu/wgmma_spec.lua)
 #             and under compute-sanitizer, then timed (bench/specs/wgmma_probe.lua)
 #             next to the mma.sync defaults (bench/specs/sync_fwd.lua) and SDPA
+#   wgmma_bwd the backward's wgmma tiles against float64 (tests/gpu/wgmma_bwd_spec.lua),
+#             then timed (bench/specs/wgmma_bwd_probe.lua) next to the mma.sync
+#             built-ins and SDPA
 #   sweep     backward tile candidates (bench/specs/bwd_sweep.lua), timed
 #   python    the Python binding against PyTorch (bench/py_smoke.py)
 #   sdpa_bias the bias suite's inputs through PyTorch SDPA flash/cuDNN and fa2gen
@@ -94,6 +97,14 @@ for s in $steps; do
     step compare_wgmma 60 python3 bench/compare.py "$OUT/wgmma_bench.json" "$OUT/sdpa_fwd.json" --markdown
     step compare_sync 60 python3 bench/compare.py "$OUT/sync_bench.json" "$OUT/sdpa_fwd.json" --markdown
     ;;
+  wgmma_bwd)
+    step check_wgmma_bwd 300 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/wgmma_bwd_spec.lua
+    step wgmma_bwd_bench 300 bin/fa2_bench --spec bench/specs/wgmma_bwd_probe.lua --json "$OUT/wgmma_bwd_bench.json" --reps 10 --rounds 3
+    step sync_bwd_bench 300 bin/fa2_bench --spec specs/default.lua --only bwd --json "$OUT/sync_bwd_bench.json" --reps 10 --rounds 3
+    [ -s "$OUT/sdpa.json" ] || step sdpa_bench 300 python3 bench/sdpa_bench.py --backward --json "$OUT/sdpa.json"
+    step compare_wgmma_bwd 60 python3 bench/compare.py "$OUT/wgmma_bwd_bench.json" "$OUT/sdpa.json" --markdown --backward
+    step compare_sync_bwd 60 python3 bench/compare.py "$OUT/sync_bwd_bench.json" "$OUT/sdpa.json" --markdown --backward
+    ;;
   sweep) step bwd_sweep 300 bin/fa2_bench --spec bench/specs/bwd_sweep.lua --json "$OUT/bwd_sweep.json" --reps 10 --rounds 3 ;;
   python) step py_smoke 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 bench/py_smoke.py ;;
   plots) step plots 120 python3 bench/plot_results.py "$OUT" ;;
@@ -119,12 +130,12 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, layouts, wgmma, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, layouts, wgmma, wgmma_bwd, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 
 cat "$OUT/device.txt"
-for f in tune tune_effect tune_check compare_wgmma compare_sync compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
+for f in tune tune_effect tune_check compare_wgmma compare_sync compare_wgmma_bwd compare_sync_bwd compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
 [ -s "$OUT/bias_gpu.txt" ] && cat "$OUT/bias_gpu.txt"
 [ -s "$OUT/bias_vs_sdpa.txt" ] && cat "$OUT/bias_vs_sdpa.txt"
 printf '%s\n' "${summary[@]}"

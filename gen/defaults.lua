@@ -37,6 +37,14 @@ M.BWD_TILES = {
   [128] = { block_m = 64, block_n = 128, warps = 8, stages = 2 }, -- +12 % over m64n64w4 (H100)
 }
 
+-- Backward tiles on Hopper (wgmma, replacing BWD_TILES on sm_90): d = 128
+-- runs 1.16-1.26x the flash backend there, against 0.84-0.96x for m64n128w8s2
+-- (H200, bench/NOTES.md "wgmma backward"); d = 64 stays on mma.sync (its
+-- m32n128w4s2 is 0.99-1.09x, the wgmma tile 0.92-1.10x).
+M.BWD_TILES_SM90 = {
+  [128] = { block_m = 64, block_n = 128, warps = 8, stages = 2, wgmma = true },
+}
+
 -- Stabilization parameters when a stab entry leaves them out (DESIGN.md:
 -- the paper uses beta 2..8, eps about 1e-3).
 M.BETA = 2

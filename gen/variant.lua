@@ -20,9 +20,10 @@ M.WARPS = { 1, 2, 4, 8 }
 M.ROWS_PER_WARP = { 16, 32, 64 }
 M.MAX_STAGES = 4
 M.BWD_MAX_HEAD_DIM = 128
--- Forward tiles with `wgmma = true` use Hopper's warpgroup MMA (sm_90a):
--- 64 query rows per warpgroup of 4 warps, operands in 128-byte-swizzled
--- shared memory (64-column blocks, so head dims that are multiples of 64).
+-- Tiles with `wgmma = true` use Hopper's warpgroup MMA (sm_90a): forward, 64
+-- query rows per warpgroup of 4 warps; backward, 64 keys per warpgroup and 64
+-- queries per step. Operands in 128-byte-swizzled shared memory (64-column
+-- blocks, so head dims that are multiples of 64).
 M.WGMMA_ARCHES = { "sm_90" }
 M.WGMMA_HEAD_DIMS = { 64, 128 }
 
@@ -70,9 +71,15 @@ M.PASSES = {
     -- (block_m rows), `stages` LSE and delta rows (fp32), and dS^T (block_n x
     -- block_m, rows padded by 8); fa2_bwd_dq_det: Q and dO of 16 rows per
     -- warp, K and V tiles. 2-byte elements; every entry gets the larger.
+    -- wgmma tiles: K, V, Q, dO and dS^T swizzled instead of padded, plus
+    -- 1024 bytes to align them.
     smem = function(v)
       local main = 2 * (v.head_dim + 8) * (2 * v.block_n + 2 * v.stages * v.block_m)
         + 8 * v.stages * v.block_m + 2 * v.block_n * (v.block_m + 8)
+      if v.wgmma then
+        main = 1024 + 2 * v.head_dim * (2 * v.block_n + 2 * v.stages * v.block_m)
+          + 8 * v.stages * v.block_m + 2 * v.block_n * v.block_m
+      end
       local det = 4 * (v.head_dim + 8) * (16 * v.warps + v.block_n)
       return math.max(main, det)
     end,
@@ -80,6 +87,22 @@ M.PASSES = {
     -- (16 per warp: one keeps dV, the other dK); the Q/dO tiles are
     -- double-buffered at least.
     check = function(t, path)
+      if t.wgmma then -- each warpgroup: 64 keys (16 per warp), 64 queries per step
+        if t.warps ~= 4 and t.warps ~= 8 then
+          U.fail(path .. ".warps", t.warps, "wgmma tiles take whole warpgroups of 4 warps", "4, 8")
+        end
+        if t.block_n ~= 16 * t.warps then
+          U.fail(path .. ".block_n", t.block_n, "a backward wgmma tile's warpgroups take 64 keys each",
+            tostring(16 * t.warps) .. " with warps = " .. t.warps)
+        end
+        if t.block_m ~= 64 then
+          U.fail(path .. ".block_m", t.block_m, "a backward wgmma tile steps 64 queries at a time", "64")
+        end
+        if t.stages < 2 or t.stages > 3 then
+          U.fail(path .. ".stages", t.stages, "the backward double-buffers Q and dO", "2 or 3")
+        end
+        return
+      end
       local keys = t.block_n // t.warps
       if (keys ~= 16 and keys ~= 32) or t.block_n % t.warps ~= 0 then
         U.fail(path .. ".block_n", t.block_n,
@@ -265,7 +288,7 @@ end
 -- gen/defaults.lua keeps it.
 function M.auto_tile(pass, head_dim, arch)
   local name = pass == "bwd" and "BWD_TILES" or "TILES"
-  if pass == "fwd" and arch == "sm_90" and D.TILES_SM90[head_dim] then name = "TILES_SM90" end
+  if arch == "sm_90" and D[name .. "_SM90"][head_dim] then name = name .. "_SM90" end
   return D[name][head_dim], "gen/defaults.lua " .. name .. "[" .. head_dim .. "]"
 end
 
@@ -296,12 +319,15 @@ function M.complete(v, arch, tiles_arch)
   end
   c.block_m, c.block_n, c.warps, c.stages = tile.block_m, tile.block_n, tile.warps, tile.stages
   c.wgmma = tile.wgmma
-  if c.wgmma and c.pass ~= "fwd" then
-    U.fail("tiles.wgmma", true, "wgmma tiles are forward-only for now", "false for the backward")
-  end
   if c.wgmma and not member(M.WGMMA_HEAD_DIMS, c.head_dim) then
     U.fail("head_dim", c.head_dim, "wgmma tiles need a head dim made of 64-column blocks",
       joined(M.WGMMA_HEAD_DIMS))
+  end
+  -- The backward's dQ step gives each warpgroup a slice of whole 64-column blocks.
+  if c.wgmma and c.pass == "bwd" and (c.head_dim // (c.warps // 4)) % 64 ~= 0 then
+    U.fail("tiles.warps", c.warps, string.format("head_dim %d has %d 64-column block(s) for the "
+      .. "backward's dQ step, one per warpgroup at least", c.head_dim, c.head_dim // 64),
+      "4" .. (c.head_dim >= 128 and ", 8" or ""))
   end
   local s
   -- The backward does not depend on the forward's stabilization (LSE carries

@@ -44,11 +44,16 @@ static const grid GRIDS[2][2] = {
      {BWD_MW_WIDE, N_OF(BWD_MW_WIDE), BWD_BN_WIDE, N_OF(BWD_BN_WIDE), BWD_ST, N_OF(BWD_ST)}},
 };
 
-/* Forward tiles on Hopper's warpgroup MMA: 64 rows per warpgroup. */
+/* Tiles on Hopper's warpgroup MMA: forward, 64 query rows per warpgroup;
+ * backward, 64 keys per warpgroup and 64 queries per step. */
 static const int WG_MW[][2] = {{64, 4}, {128, 8}};
 static const int WG_BN[] = {64, 96, 128, 176};
 static const int WG_ST[] = {2, 3};
-static const grid WGMMA_GRID = {WG_MW, N_OF(WG_MW), WG_BN, N_OF(WG_BN), WG_ST, N_OF(WG_ST)};
+static const int WG_BWD_MW[][2] = {{64, 4}, {64, 8}};
+static const int WG_BWD_BN[] = {64, 128};
+static const grid WGMMA_GRIDS[2] = {
+    {WG_MW, N_OF(WG_MW), WG_BN, N_OF(WG_BN), WG_ST, N_OF(WG_ST)},
+    {WG_BWD_MW, N_OF(WG_BWD_MW), WG_BWD_BN, N_OF(WG_BWD_BN), WG_ST, N_OF(WG_ST)}};
 
 void rt_tune_shape(const gen_variant *v, int n, int *batch, int *heads) {
   *batch = n >= 16384 ? 1 : 16384 / n;
@@ -101,13 +106,12 @@ static int make_group(rt_source *s, const gen_variant *sv, const char *arch, int
   }
   group_key(&g->base, g->key, sizeof g->key);
   const grid *gr = &GRIDS[sv->pass == GEN_PASS_BWD][wide != 0];
-  const grid *wg = sv->pass == GEN_PASS_FWD ? &WGMMA_GRID : NULL;
-  g->cands = calloc((size_t)(1 + gr->n_mw * gr->n_bn * gr->n_st +
-                             (wg ? wg->n_mw * wg->n_bn * wg->n_st : 0)),
+  const grid *wg = &WGMMA_GRIDS[sv->pass == GEN_PASS_BWD];
+  g->cands = calloc((size_t)(1 + gr->n_mw * gr->n_bn * gr->n_st + wg->n_mw * wg->n_bn * wg->n_st),
                     sizeof *g->cands);
   if (!g->cands) return -1;
   add_cand(s, g, NULL, arch, smem_limit); /* the built-in tiles come first */
-  for (int w = 0; w < 1 + (wg != NULL); w++) {
+  for (int w = 0; w < 2; w++) {
     const grid *x = w ? wg : gr; /* wgmma tiles: the generator takes them on sm_90 only */
     for (int a = 0; a < x->n_mw; a++)
       for (int b = 0; b < x->n_bn; b++)

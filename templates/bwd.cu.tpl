@@ -31,6 +31,9 @@
 //               same bits on every run, at two more matrix products.
 {% include "fa2_params.h" %}
 {% include "common.cuh.tpl" %}
+{% if wgmma %}
+{% include "wgmma.cuh.tpl" %}
+{% end %}
 
 // ---- variant constants --------------------------------------------------------
 constexpr int kHeadDim = {{ head_dim }};
@@ -66,7 +69,14 @@ constexpr int kTileKV = kBlockN * kStride * 2; // bytes
 constexpr int kTileQ = kBlockM * kStride * 2;
 constexpr int kVec = kBlockM * 4;
 constexpr int kTileS = kBlockN * kStrideS * 2;
+{% if wgmma %}
+// fa2_bwd on wgmma: K, V, stages x (Q, dO) swizzled, LSE, delta, dS^T
+// swizzled (keys x 64 queries), plus 1024 bytes to align the tiles.
+constexpr int kMainSmem = 1024 + 2 * kBlockN * kHeadDim * 2 + 2 * kStages * kBlockM * kHeadDim * 2 +
+                          2 * kStages * kVec + kBlockN * kBlockM * 2;
+{% else %}
 constexpr int kMainSmem = 2 * kTileKV + 2 * kStages * kTileQ + 2 * kStages * kVec + kTileS;
+{% end %}
 // fa2_bwd_dq_det (deterministic mode): 16 query rows per warp, Q and dO of
 // its rows, then K and V of one key tile at a time.
 constexpr int kDetM = 16 * kWarps;
@@ -165,6 +175,9 @@ extern "C" __global__ void __launch_bounds__(kThreads) fa2_bwd_dq(const fa2_bwd_
   for (int x = lane; x < kHeadDim; x += 32) dq[x] = from_float(acc[x] * p.scale);
 }
 
+{% if wgmma %}
+{% include "bwd_wgmma.cuh.tpl" %}
+{% else %}
 // ---- fa2_bwd: dK, dV and the dQ contributions of one key block ------------------
 extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_params p) {
   extern __shared__ __align__(16) unsigned char smem[];
@@ -481,6 +494,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     }
 }
 
+{% end %}
 // ---- fa2_bwd_dq_det: dQ without atomics (deterministic mode) ----------------------
 // The forward kernel's loop with P from the LSE: per key tile, S = Q K^T and
 // dP = dO V^T (fp32), dS = P (dP - delta) rounded to {{ dtype }}, dQ += dS K.

@@ -402,6 +402,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
     wgmma_commit();
     wgmma_wait<0>();
     fence_regs(acc[0]);
+    keep_regs(pf[0]);
   }
 {% else %}
     // O += P V (fp32 accumulation)

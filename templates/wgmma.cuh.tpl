@@ -69,23 +69,40 @@ __device__ __forceinline__ void fence_regs(float (&r)[N][4]) {
 #pragma unroll
     for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(r[i][e])::"memory");
 }
+// A fragments an in-flight wgmma reads: used after the wait, so the compiler
+// keeps their registers until then instead of handing them to other values.
+template <int N>
+__device__ __forceinline__ void keep_regs(const unsigned (&r)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" ::"r"(r[i][e]) : "memory");
+}
 
-// S (64 x {{ block_n }}, fp32) = A B^T (+ S when scale_d), A 64x16 and B {{ block_n }}x16 both
+{# Instruction shapes: the forward's S = Q K^T (N = block_n) and O += P V   #}
+{# (N = head_dim); the backward's S^T = K Q^T and dP^T = V dO^T (N =        #}
+{# block_m), dV += P^T dO and dK += dS^T Q (N = head_dim), and dQ = dS K    #}
+{# (A and B transposed; N = head_dim / warpgroups, each warpgroup's slice).  #}
+{% local ss_sizes = pass == "fwd" and { block_n } or { block_m } %}
+{% local tt_sizes = pass == "fwd" and {} or { head_dim // (warps // 4) } %}
+{% for _, n in ipairs(ss_sizes) %}
+// D (64 x {{ n }}, fp32) = A B^T (+ D when scale_d), A 64x16 and B {{ n }}x16 both
 // K-major in shared memory. The accumulator layout per warp is that of
-// {{ block_n // 8 }} mma.sync m16n8 tiles side by side.
-__device__ __forceinline__ void wgmma_ss_n{{ block_n }}(float (&d)[{{ block_n // 8 }}][4], unsigned long long a,
+// {{ n // 8 }} mma.sync m16n8 tiles side by side.
+__device__ __forceinline__ void wgmma_ss_n{{ n }}(float (&d)[{{ n // 8 }}][4], unsigned long long a,
                                              unsigned long long b, int scale_d) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %{{ block_n // 2 + 2 }}, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n{{ block_n }}k16.f32.{{ mma_type }}.{{ mma_type }} "
-               "{ {{ regs(0, block_n // 2) }} }, "
-               "%{{ block_n // 2 }}, %{{ block_n // 2 + 1 }}, p, 1, 1, 0, 0;\n}\n"
-               : {{ outs("d", block_n // 2) }}
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %{{ n // 2 + 2 }}, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n{{ n }}k16.f32.{{ mma_type }}.{{ mma_type }} "
+               "{ {{ regs(0, n // 2) }} }, "
+               "%{{ n // 2 }}, %{{ n // 2 + 1 }}, p, 1, 1, 0, 0;\n}\n"
+               : {{ outs("d", n // 2) }}
                : "l"(a), "l"(b), "r"(scale_d));
 }
 
-// O (64 x {{ head_dim }}, fp32) += P V: P 64x16 from registers (the A fragment
-// of mma.sync m16n8k16 per warp), V 16x{{ head_dim }} in shared memory, MN-major
-// (rows of V are keys; transposed on the fly).
+{% end %}
+// D (64 x {{ head_dim }}, fp32) += A B: A 64x16 from registers (the A fragment
+// of mma.sync m16n8k16 per warp), B 16x{{ head_dim }} in shared memory, MN-major
+// (its rows are the k index; transposed on the fly).
 __device__ __forceinline__ void wgmma_rs_n{{ head_dim }}(float (&d)[{{ head_dim // 8 }}][4], const unsigned (&a)[4],
                                              unsigned long long b) {
   asm volatile("wgmma.mma_async.sync.aligned.m64n{{ head_dim }}k16.f32.{{ mma_type }}.{{ mma_type }} "
@@ -94,3 +111,17 @@ __device__ __forceinline__ void wgmma_rs_n{{ head_dim }}(float (&d)[{{ head_dim 
                : {{ outs("d", head_dim // 2) }}
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
 }
+{% for _, n in ipairs(tt_sizes) %}
+
+// D (64 x {{ n }}, fp32) (+)= A B, A 64x16 and B 16x{{ n }} both MN-major in shared
+// memory (A's rows and B's columns contiguous; both transposed on the fly).
+__device__ __forceinline__ void wgmma_tt_n{{ n }}(float (&d)[{{ n // 8 }}][4], unsigned long long a,
+                                             unsigned long long b, int scale_d) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %{{ n // 2 + 2 }}, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n{{ n }}k16.f32.{{ mma_type }}.{{ mma_type }} "
+               "{ {{ regs(0, n // 2) }} }, "
+               "%{{ n // 2 }}, %{{ n // 2 + 1 }}, p, 1, 1, 1, 1;\n}\n"
+               : {{ outs("d", n // 2) }}
+               : "l"(a), "l"(b), "r"(scale_d));
+}
+{% end %}

@@ -108,19 +108,19 @@ Test(spec, the_shipped_specs_load) {
   gen_spec s;
   gen_err err;
   /* default: 2 head dims x 2 causal x 3 modes forward, on mma.sync tiles and
-   * on sm_90's wgmma tiles; 2 x 2 backward */
+   * on sm_90's wgmma tiles; 2 x 2 backward, and d = 128's 2 on sm_90 */
   cr_assert_eq(gen_spec_load(g, "specs/default.lua", &s, &err), GEN_OK, "%s", err.msg);
-  cr_expect_eq(s.n_variants, 2 * 12 + 4);
+  cr_expect_eq(s.n_variants, 2 * 12 + 4 + 2);
   gen_spec_free(&s);
   cr_assert_eq(gen_spec_load(g, NULL, &s, &err), GEN_OK, "%s", err.msg); /* embedded */
-  cr_expect_eq(s.n_variants, 2 * 12 + 4);
+  cr_expect_eq(s.n_variants, 2 * 12 + 4 + 2);
   cr_expect_str_eq(s.path, "specs/default.lua");
   gen_spec_free(&s);
   /* full: 8 head dims x 2 dtypes x 2 causal x 3 modes forward (head dims 64
    * and 128 also on sm_90's wgmma tiles); the backward (mode-independent) for
    * the 4 head dims up to 128 x 2 dtypes x 2 causal */
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
-  cr_expect_eq(s.n_variants, (8 + 2) * 2 * 2 * 3 + 4 * 2 * 2);
+  cr_expect_eq(s.n_variants, (8 + 2) * 2 * 2 * 3 + (4 + 1) * 2 * 2);
   int fp16 = 0, causal = 0, robust = 0, bwd = 0, wgmma = 0;
   for (int i = 0; i < s.n_variants; i++) {
     if (s.variants[i].pass == GEN_PASS_BWD) {
@@ -134,11 +134,11 @@ Test(spec, the_shipped_specs_load) {
     robust += s.variants[i].stab == GEN_STAB_ROBUST;
     wgmma += s.variants[i].wgmma;
   }
-  cr_expect_eq(bwd, 16);
+  cr_expect_eq(bwd, 20);
   cr_expect_eq(fp16, 60);
   cr_expect_eq(causal, 60);
   cr_expect_eq(robust, 40);
-  cr_expect_eq(wgmma, 2 * 2 * 2 * 3);
+  cr_expect_eq(wgmma, 2 * 2 * 2 * 3); /* forward ones */
   gen_spec_free(&s);
 }
 

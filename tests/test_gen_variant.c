@@ -131,6 +131,16 @@ Test(variant, wgmma_tiles) {
   w = base(96, 0, GEN_STAB_NONE, 0, 0); /* no wgmma tile for 96: the mma.sync default */
   cr_assert_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_OK, "%s", err.msg);
   cr_expect_eq(w.wgmma, 0);
+  /* The backward: 64 keys per warpgroup, 64 queries per step, auto on sm_90 for d = 128 */
+  for (int d = 64; d <= 128; d += 64) {
+    w = base(d, 1, GEN_STAB_NONE, 0, 0);
+    w.pass = GEN_PASS_BWD;
+    cr_assert_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_OK, "%s", err.msg);
+    cr_expect_eq(w.wgmma, d == 128, "%s", w.name);
+  }
+  cr_expect_str_eq(w.name, "bwd_bf16_d128_causal_m64n128w8s2wg_none");
+  cr_expect_eq(w.smem_bytes, 1024 + 2 * 128 * (2 * 128 + 2 * 2 * 64) + 8 * 2 * 64 + 2 * 128 * 64);
+  cr_expect_eq(w.threads, 256);
 }
 
 /* The defaults must fit sm_80 and sm_90 for every supported head dim. */
@@ -222,7 +232,7 @@ Test(variant, every_full_spec_name_round_trips) {
   gen_spec s;
   gen_err err;
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
-  cr_assert_eq(s.n_variants, 136); /* 96 forward, 24 more on sm_90's wgmma tiles, 16 backward */
+  cr_assert_eq(s.n_variants, 140); /* 96 forward, 24 more on sm_90's wgmma tiles, 16 + 4 backward */
   for (int i = 0; i < s.n_variants; i++) {
     gen_variant v;
     cr_assert_eq(gen_variant_from_name(g, s.variants[i].name, &v, &err), GEN_OK, "%s", err.msg);
@@ -257,7 +267,9 @@ Test(variant, bad_and_non_canonical_names) {
       {"fwd_bf16_d128_m128n64w4s2wg_none", "block_m = 128: a wgmma tile's warpgroups take 64"},
       {"fwd_bf16_d128_m64n64w4s1wg_none", "stages = 1: wgmma tiles keep the next K/V tile in flight"},
       {"fwd_bf16_d96_m64n64w4s2wg_none", "head_dim = 96: wgmma tiles need a head dim made of 64"},
-      {"bwd_bf16_d64_m64n64w4s2wg_none", "wgmma tiles are forward-only"},
+      {"bwd_bf16_d64_m64n128w8s2wg_none", "head_dim 64 has 1 64-column block(s) for the backward's dQ"},
+      {"bwd_bf16_d128_m32n64w4s2wg_none", "block_m = 32: a backward wgmma tile steps 64 queries"},
+      {"bwd_bf16_d128_m64n64w8s2wg_none", "block_n = 64: a backward wgmma tile's warpgroups take 64 keys"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     gen_variant v;

@@ -181,7 +181,14 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
         for (int x = 0; x < 3; x++) {
           r.err[x] = max_err(hg + off[x], h64 + off[x], len[x], v->bf16, &r.bad_values);
           r.plain[x] = max_err(hp + off[x], h64 + off[x], len[x], v->bf16, &ignore);
-          if (!(r.err[x] <= 2 * r.plain[x] + 1e-6)) r.pass = 0;
+          /* 4e-6: fp32 rounding where the plain attention is exact. With one key
+           * per row (seqlen 1) dS = P (dP - delta) is 0 in exact arithmetic, and
+           * the plain attention gets 0, but dP (tensor cores) and delta (the
+           * preprocess) add the same ~16-sized products in different orders: a
+           * few ulps, 1.3e-6 in dQ and dK on the H200 for the unchanged
+           * mma.sync fa2_bwd_dq_det and the wgmma fa2_bwd alike (the inputs'
+           * seed decides). */
+          if (!(r.err[x] <= 2 * r.plain[x] + 4e-6)) r.pass = 0;
         }
         if (r.bad_values) r.pass = 0;
         r.fp32_delta = fp32_delta;

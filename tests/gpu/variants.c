@@ -94,6 +94,13 @@ int gpu_load_variants(gpu *g, const char *dir, fwd_variant **out) {
   return n;
 }
 
+/* 1 when v's instructions exist on this device; else a line says it is skipped. */
+static int runs_here(const gpu *g, const gen_variant *v) {
+  if (gen_variant_runs_on(v, g->arch)) return 1;
+  printf("skipped: %s (wgmma tiles run on sm_90 only; this device is %s)\n", v->name, g->arch);
+  return 0;
+}
+
 /* A generated variant: render, NVRTC-compile for this device, load. */
 static int load_generated(gpu *g, gen_state *gs, const gen_variant *gv, fwd_variant *v) {
   char *src = NULL;
@@ -139,12 +146,7 @@ int gpu_render_variants(gpu *g, const char *spec_path, fwd_variant **out) {
   fwd_variant *vars = calloc((size_t)spec.n_variants + 1, sizeof *vars);
   int n = 0;
   for (int i = 0; vars && i < spec.n_variants; i++) {
-    if (spec.variants[i].pass != GEN_PASS_FWD) continue;
-    if (!gen_variant_runs_on(&spec.variants[i], g->arch)) {
-      printf("skipped: %s (wgmma tiles run on sm_90 only; this device is %s)\n",
-             spec.variants[i].name, g->arch);
-      continue;
-    }
+    if (spec.variants[i].pass != GEN_PASS_FWD || !runs_here(g, &spec.variants[i])) continue;
     if (load_generated(g, gs, &spec.variants[i], &vars[n]) == 0)
       n++;
     else
@@ -173,7 +175,7 @@ static int load_bwd(gpu *g, gen_state *gs, const gen_variant *gv, bwd_variant *v
   v->threads = gv->threads;
   v->smem_bytes = gv->smem_bytes;
   CUmodule mod;
-  int rc = gpu_module(g, src, gv->name, NULL, gen_nvrtc_options(), &mod);
+  int rc = gpu_module(g, src, gv->name, gen_compile_arch(gv, g->arch), gen_nvrtc_options(), &mod);
   free(src);
   if (rc != 0 || !GPU_OK(g, g->cu->cuModuleGetFunction(&v->pre, mod, "fa2_bwd_pre")) ||
       !GPU_OK(g, g->cu->cuModuleGetFunction(&v->main, mod, "fa2_bwd")) ||
@@ -199,7 +201,7 @@ int gpu_render_bwd_variants(gpu *g, const char *spec_path, bwd_variant **out) {
   bwd_variant *vars = calloc((size_t)spec.n_variants + 1, sizeof *vars);
   int n = 0;
   for (int i = 0; vars && i < spec.n_variants; i++) {
-    if (spec.variants[i].pass != GEN_PASS_BWD) continue;
+    if (spec.variants[i].pass != GEN_PASS_BWD || !runs_here(g, &spec.variants[i])) continue;
     if (load_bwd(g, gs, &spec.variants[i], &vars[n]) == 0)
       n++;
     else

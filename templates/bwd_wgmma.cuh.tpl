@@ -1,0 +1,225 @@
+{# fa2_bwd on Hopper's warpgroup MMA, included by bwd.cu.tpl for wgmma tiles. #}
+// ---- fa2_bwd on warpgroup MMA (templates/bwd_wgmma.cuh.tpl) -----------------
+// One block per (key block, kv head, batch), as with mma.sync. Each warpgroup
+// owns 64 keys (16 per warp: their rows of dK and dV stay in registers), and
+// each step of 64 queries is five warpgroup MMAs:
+//   S^T = K Q^T, dP^T = V dO^T     operands in shared memory,
+//   dV += P^T dO, dK += dS^T Q     P^T and dS^T from registers,
+//   dQ = dS K                      dS^T through shared memory; each warpgroup
+//                                  a slice of the head dim, added to dq_accum.
+// K, V, Q, dO and dS^T are 128-byte-swizzled tiles (templates/wgmma.cuh.tpl).
+constexpr int kWG = kWarps / 4;
+constexpr int kDQN = kHeadDim / kWG;              // dQ columns per warpgroup
+constexpr int kSwKV = kBlockN * kHeadDim * 2;     // bytes of a swizzled K or V tile
+constexpr int kSwQ = kBlockM * kHeadDim * 2;      // ... of a Q or dO tile
+constexpr int kSwS = kBlockN * kBlockM * 2;       // ... of dS^T (keys x 64 queries)
+constexpr int kSQSteps = kBlockM / 16;            // k16 query steps of dV, dK
+static_assert(kBlockM == 64 && kBlockN == 64 * kWG && kDQN % 64 == 0, "wgmma backward tile rules");
+static_assert(kSwKV % 1024 == 0 && kSwQ % 1024 == 0 && kSwS % 1024 == 0,
+              "swizzled tiles start on 1024-byte boundaries");
+
+template <int kRows>
+__device__ __forceinline__ void load_tile_sw(unsigned dst, const elem_t *src, long long row_stride,
+                                             int row0, int rows, int tid) {
+  load_rows_sw128<kRows, kThreads, kChunks>(dst, src, row_stride, row0, rows, tid);
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_params p) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  // Swizzled tiles must start on 1024-byte boundaries (in the shared window).
+  unsigned char *smem = smem_raw + ((1024 - smem_addr(smem_raw) % 1024) % 1024);
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, wg = warp / 4;
+  const int n_block = blockIdx.x, kv_head = blockIdx.y, batch = blockIdx.z;
+  const int group = p.heads_q / p.heads_kv;
+  const int n0 = n_block * kBlockN;
+  const int diag = p.seqlen_k - p.seqlen_q; // causal: query i sees keys j <= i + diag
+
+  // Query blocks that see this key block (causal: from the one where the
+  // block's first key becomes visible), for every query head of the group.
+  const int i_begin = kCausal ? max(0, n0 - diag) / kBlockM : 0;
+  const int i_end = (p.seqlen_q + kBlockM - 1) / kBlockM;
+  const int n_i = max(0, i_end - i_begin);
+  const int n_steps = group * n_i;
+
+  const elem_t *k = (const elem_t *)p.k + batch * p.k_batch_stride + kv_head * p.k_head_stride;
+  const elem_t *v = (const elem_t *)p.v + batch * p.v_batch_stride + kv_head * p.v_head_stride;
+
+  // The swizzled tiles first (each a multiple of 1024 bytes), then LSE, delta.
+  const unsigned sK = smem_addr(smem);
+  const unsigned sV = sK + kSwKV;
+  const unsigned sQ = sV + kSwKV;
+  const unsigned sdO = sQ + kStages * kSwQ;
+  const unsigned sS = sdO + kStages * kSwQ; // dS^T: a keys x 64 queries swizzled tile
+  const unsigned sL = sS + kSwS;
+  const unsigned sD = sL + kStages * kVec;
+  const float *sLf = (const float *)(smem + (sL - sK));
+  const float *sDf = (const float *)(smem + (sD - sK));
+  unsigned char *sSp = smem + (sS - sK);
+
+  // Step t loads Q, dO, LSE and delta of (query head h, query block i) into slot t % kStages.
+  auto load_step = [&](int t) {
+    const int h = kv_head * group + t / n_i, m0 = (i_begin + t % n_i) * kBlockM;
+    const int slot = t % kStages;
+    const elem_t *q = (const elem_t *)p.q + batch * p.q_batch_stride + h * p.q_head_stride;
+    const elem_t *dout = (const elem_t *)p.dout + batch * p.do_batch_stride + h * p.do_head_stride;
+    load_tile_sw<kBlockM>(sQ + slot * kSwQ, q, p.q_row_stride, m0, p.seqlen_q, tid);
+    load_tile_sw<kBlockM>(sdO + slot * kSwQ, dout, p.do_row_stride, m0, p.seqlen_q, tid);
+    const long long vec = ((long long)batch * p.heads_q + h) * p.seqlen_q;
+    for (int x = tid; x < kBlockM; x += kThreads) {
+      const bool valid = m0 + x < p.seqlen_q;
+      cp_async4(sL + slot * kVec + x * 4, p.lse + vec + (valid ? m0 + x : 0), valid);
+      cp_async4(sD + slot * kVec + x * 4, p.delta + vec + (valid ? m0 + x : 0), valid);
+    }
+  };
+
+  // K and V travel with step 0; one commit group per step, kStages-1 ahead.
+  load_tile_sw<kBlockN>(sK, k, p.k_row_stride, n0, p.seqlen_k, tid);
+  load_tile_sw<kBlockN>(sV, v, p.v_row_stride, n0, p.seqlen_k, tid);
+#pragma unroll
+  for (int t = 0; t < kStages - 1; ++t) {
+    if (t < n_steps) load_step(t);
+    cp_async_commit();
+  }
+
+  const int g = lane / 4, qd = lane % 4;
+  const int key_row = warp * 16;                  // this warp's 16 keys in the block
+  const unsigned sKw = sK + wg * 64 * 128, sVw = sV + wg * 64 * 128; // its warpgroup's 64
+  const float c = p.scale * 1.44269504f;          // scores -> log2 units
+  float acc_v[kDTiles][4], acc_k[kDTiles][4];     // dV and dK of the warp's keys
+#pragma unroll
+  for (int dt = 0; dt < kDTiles; ++dt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc_v[dt][e] = acc_k[dt][e] = 0.f;
+
+  for (int t = 0; t < n_steps; ++t) {
+    const int slot = t % kStages;
+    const int h = kv_head * group + t / n_i, m0 = (i_begin + t % n_i) * kBlockM;
+    cp_async_wait<kStages - 2>(); // step t (and K, V) have landed ...
+    fence_proxy_async();          // ... visible to wgmma ...
+    __syncthreads();              // ... for every thread; step t-1 is done everywhere
+    if (t + kStages - 1 < n_steps) load_step(t + kStages - 1);
+    cp_async_commit();
+    const unsigned sQt = sQ + slot * kSwQ, sdOt = sdO + slot * kSwQ;
+
+    // S^T = K Q^T and dP^T = V dO^T for the warpgroup's 64 keys (fp32)
+    float st[kBlockM / 8][4], dpt[kBlockM / 8][4];
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks)
+      wgmma_ss_n{{ block_m }}(st, sw128_desc(sKw + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
+                       sw128_desc(sQt + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks)
+      wgmma_ss_n{{ block_m }}(dpt, sw128_desc(sVw + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
+                       sw128_desc(sdOt + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_regs(st);
+    fence_regs(dpt);
+
+    // P^T = exp2(S^T c - LSE log2 e), dS^T = P^T (dP^T - delta); masked entries are 0.
+    const bool masked = m0 + kBlockM > p.seqlen_q || n0 + kBlockN > p.seqlen_k ||
+                        (kCausal && n0 + kBlockN - 1 > m0 + diag);
+#pragma unroll
+    for (int nt = 0; nt < kBlockM / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int col = nt * 8 + 2 * qd + e;
+        const float l2 = sLf[slot * kBlockM + col] * 1.44269504f;
+        const float dl = sDf[slot * kBlockM + col];
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          float pe = exp2_approx(fmaf(st[nt][2 * hh + e], c, -l2));
+          if (masked) {
+            const int key = n0 + key_row + hh * 8 + g, q = m0 + col;
+            if (q >= p.seqlen_q || key >= p.seqlen_k || (kCausal && key > q + diag)) pe = 0.f;
+          }
+          st[nt][2 * hh + e] = pe;
+          dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dl);
+        }
+      }
+
+    // P^T and dS^T rounded to {{ dtype }}: two n8 query tiles of the accumulator
+    // are the A fragment of one k16 step. dS^T also goes to shared memory for
+    // the dQ step, unless fa2_bwd_dq_det computes dQ.
+    unsigned ap[kSQSteps][4], as[kSQSteps][4];
+#pragma unroll
+    for (int qs = 0; qs < kSQSteps; ++qs) {
+      ap[qs][0] = pack2(st[2 * qs][0], st[2 * qs][1]);
+      ap[qs][1] = pack2(st[2 * qs][2], st[2 * qs][3]);
+      ap[qs][2] = pack2(st[2 * qs + 1][0], st[2 * qs + 1][1]);
+      ap[qs][3] = pack2(st[2 * qs + 1][2], st[2 * qs + 1][3]);
+      as[qs][0] = pack2(dpt[2 * qs][0], dpt[2 * qs][1]);
+      as[qs][1] = pack2(dpt[2 * qs][2], dpt[2 * qs][3]);
+      as[qs][2] = pack2(dpt[2 * qs + 1][0], dpt[2 * qs + 1][1]);
+      as[qs][3] = pack2(dpt[2 * qs + 1][2], dpt[2 * qs + 1][3]);
+      if (!p.deterministic) {
+        const int r = key_row + g, ch = qs * 2;  // rows r, r+8; query chunks ch, ch+1
+        *(unsigned *)(sSp + sw128_offset<kBlockN>(r, ch) + qd * 4) = as[qs][0];
+        *(unsigned *)(sSp + sw128_offset<kBlockN>(r + 8, ch) + qd * 4) = as[qs][1];
+        *(unsigned *)(sSp + sw128_offset<kBlockN>(r, ch + 1) + qd * 4) = as[qs][2];
+        *(unsigned *)(sSp + sw128_offset<kBlockN>(r + 8, ch + 1) + qd * 4) = as[qs][3];
+      }
+    }
+
+    // dV += P^T dO and dK += dS^T Q: dO and Q rows (queries) 128 bytes apart,
+    // 64-column blocks kBlockM * 128 bytes apart.
+    fence_regs(acc_v);
+    fence_regs(acc_k);
+    wgmma_fence();
+#pragma unroll
+    for (int qs = 0; qs < kSQSteps; ++qs)
+      wgmma_rs_n{{ head_dim }}(acc_v, ap[qs], sw128_desc(sdOt + qs * 16 * 128, kBlockM * 128));
+#pragma unroll
+    for (int qs = 0; qs < kSQSteps; ++qs)
+      wgmma_rs_n{{ head_dim }}(acc_k, as[qs], sw128_desc(sQt + qs * 16 * 128, kBlockM * 128));
+    wgmma_commit();
+    wgmma_wait<0>(); // before dQ: P^T and dS^T's registers are free for it then
+    fence_regs(acc_v);
+    fence_regs(acc_k);
+    keep_regs(ap);
+    keep_regs(as);
+    if (p.deterministic) continue; // (uniform: the barriers below stay matched)
+    fence_proxy_async(); // dS^T stores -> wgmma reads
+    __syncthreads();     // dS^T complete in shared memory
+
+    // dQ (64 queries x kDQN columns of this warpgroup) = dS K over the block's
+    // keys: A = dS^T read transposed (queries contiguous), B = K's rows.
+    float dq[kDQN / 8][4];
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk)
+      wgmma_tt_n{{ head_dim // (warps // 4) }}(dq, sw128_desc(sS + kk * 16 * 128, kBlockN * 128),
+                         sw128_desc(sK + wg * (kDQN / 64) * kBlockN * 128 + kk * 16 * 128, kBlockN * 128),
+                         kk > 0);
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_regs(dq);
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      const int q = m0 + (warp % 4) * 16 + hh * 8 + g;
+      if (q >= p.seqlen_q) continue;
+      float *dst = p.dq_accum + (((long long)batch * p.seqlen_q + q) * p.heads_q + h) * kHeadDim +
+                   wg * kDQN + 2 * qd;
+#pragma unroll
+      for (int dt = 0; dt < kDQN / 8; ++dt) add2(dst + dt * 8, dq[dt][2 * hh], dq[dt][2 * hh + 1]);
+    }
+  }
+
+  // dK = scale * dS^T Q, dV = P^T dO for this warp's keys, in {{ dtype }}.
+  cp_async_wait<0>();
+  elem_t *dkp = (elem_t *)p.dk + batch * p.dk_batch_stride + kv_head * p.dk_head_stride;
+  elem_t *dvp = (elem_t *)p.dv + batch * p.dv_batch_stride + kv_head * p.dv_head_stride;
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const int key = n0 + key_row + hh * 8 + g;
+    if (key >= p.seqlen_k) continue;
+#pragma unroll
+    for (int dt = 0; dt < kDTiles; ++dt) {
+      const int col = dt * 8 + 2 * qd;
+      *(unsigned *)(dkp + key * p.dk_row_stride + col) =
+          pack2(acc_k[dt][2 * hh] * p.scale, acc_k[dt][2 * hh + 1] * p.scale);
+      *(unsigned *)(dvp + key * p.dv_row_stride + col) = pack2(acc_v[dt][2 * hh], acc_v[dt][2 * hh + 1]);
+    }
+  }
+}
