@@ -99,6 +99,10 @@ for s in $steps; do
     ;;
   wgmma_bwd)
     step check_wgmma_bwd 300 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/wgmma_bwd_spec.lua
+    for tool in memcheck racecheck; do
+      step "${tool}_wgmma_bwd" 300 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/wgmma_bwd_sanitize_spec.lua
+    done
     step wgmma_bwd_bench 300 bin/fa2_bench --spec bench/specs/wgmma_bwd_probe.lua --json "$OUT/wgmma_bwd_bench.json" --reps 10 --rounds 3
     step sync_bwd_bench 300 bin/fa2_bench --spec specs/default.lua --only bwd --json "$OUT/sync_bwd_bench.json" --reps 10 --rounds 3
     [ -s "$OUT/sdpa.json" ] || step sdpa_bench 300 python3 bench/sdpa_bench.py --backward --json "$OUT/sdpa.json"
