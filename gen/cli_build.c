@@ -195,8 +195,11 @@ int cli_build(int argc, char **argv) {
         status = 1;
       } else {
         if (wrote) printf("wrote %s/manifest.json and %s/src/ (they were missing or stale)\n", dir, dir);
-        for (int a = 0; a < n_arch; a++)
-          printf("wrote %s/%s/: %d cubins, build.json\n", dir, arch[a], s.n_variants);
+        for (int a = 0; a < n_arch; a++) {
+          int cubins = 0; /* the variants that run on this arch */
+          for (int i = 0; i < b.n_items; i++) cubins += b.items[i].arch == a;
+          printf("wrote %s/%s/: %d cubins, build.json\n", dir, arch[a], cubins);
+        }
       }
     }
     gen_build_free(&b);

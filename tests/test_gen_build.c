@@ -47,6 +47,8 @@ Test(build, cli_writes_cubins_and_build_json) {
   cr_expect(has_row(r.out, SMALL_WGMMA, "sm_90"), "%s", r.out);
   cr_expect(!has_row(r.out, SMALL_WGMMA, "sm_80"), "%s", r.out);
   cr_expect(strstr(r.out, "2 variants x 2 arches: 3 compiles (wgmma tiles on sm_90 only)"), "%s", r.out);
+  cr_expect(strstr(r.out, "/sm_80/: 1 cubins, build.json") && strstr(r.out, "/sm_90/: 2 cubins, build.json"),
+            "%s", r.out);
   cr_expect(strstr(r.out, "36864+0"), "smem column: %s", r.out);
   cr_expect(strstr(r.out, "0 failed, 0 with spills"), "%s", r.out);
   cr_expect(strstr(r.out, "wrote") && strstr(r.out, "manifest.json"), "sources written: %s", r.out);
