@@ -8,32 +8,40 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* fwd_bf16_d128_causal_m128n64w4s2_robust_b2_e1em3 -> the launch facts. */
-static int parse_name(const char *name, fwd_variant *v) {
-  char buf[160];
-  snprintf(buf, sizeof buf, "%s", name);
-  memset(v, 0, sizeof *v);
-  snprintf(v->name, sizeof v->name, "%s", name);
-  int warps = 0, stages = 0, block_n = 0, field = 0;
-  for (char *save, *t = strtok_r(buf, "_", &save); t; t = strtok_r(NULL, "_", &save), field++) {
-    if (field == 0 && strcmp(t, "fwd")) return -1;
-    if (field == 1) v->bf16 = !strcmp(t, "bf16");
-    if (t[0] == 'd' && field == 2) v->head_dim = atoi(t + 1);
-    if (!strcmp(t, "causal")) v->causal = 1;
-    if (t[0] == 'm' && sscanf(t, "m%dn%dw%ds%d", &v->block_m, &block_n, &warps, &stages) == 4) {
-      v->threads = warps * 32;
-      v->smem_bytes = 2 * (v->head_dim + 8) * (v->block_m + 2 * stages * block_n);
-    }
-  }
-  return v->head_dim && v->threads ? 0 : -1;
+/* 1 when v's instructions exist on this device; else a line says it is skipped. */
+static int runs_here(const gpu *g, const gen_variant *v) {
+  if (gen_variant_runs_on(v, g->arch)) return 1;
+  printf("skipped: %s (wgmma tiles run on sm_90 only; this device is %s)\n", v->name, g->arch);
+  return 0;
 }
 
-static int load_variant(gpu *g, const char *dir, const char *src_dir, const char *file,
-                        fwd_variant *v) {
+/* The launch facts of a completed forward variant. */
+static void fill_fwd(const gen_variant *gv, fwd_variant *v) {
+  memset(v, 0, sizeof *v);
+  snprintf(v->name, sizeof v->name, "%s", gv->name);
+  v->bf16 = gv->dtype == GEN_DTYPE_BF16;
+  v->head_dim = gv->head_dim;
+  v->causal = gv->causal;
+  v->block_m = gv->block_m;
+  v->threads = gv->threads;
+  v->smem_bytes = gv->smem_bytes;
+}
+
+/* A source of DIR named by its canonical name: 0 loaded, 1 skipped (not for
+ * this device), -1 failed. */
+static int load_variant(gpu *g, gen_state *gs, const char *dir, const char *src_dir,
+                        const char *file, fwd_variant *v) {
   char name[160], path[2100];
   snprintf(name, sizeof name, "%.*s", (int)(strlen(file) - 3), file);
   snprintf(path, sizeof path, "%s/%s", src_dir, file);
-  if (parse_name(name, v) != 0) return -1;
+  gen_variant gv;
+  gen_err e;
+  if (gen_variant_from_name(gs, name, &gv, &e) != GEN_OK) {
+    fprintf(stderr, "%s\n", e.msg);
+    return -1;
+  }
+  if (gv.pass != GEN_PASS_FWD || !runs_here(g, &gv)) return 1;
+  fill_fwd(&gv, v);
   /* A cubin compiled ahead of time for this device (same name) saves the
    * NVRTC time; otherwise compile the source here. */
   char cubin[1100];
@@ -46,7 +54,7 @@ static int load_variant(gpu *g, const char *dir, const char *src_dir, const char
     free(bin);
   } else {
     char *src = gpu_read_file(path);
-    rc = src ? gpu_module(g, src, file, NULL, gen_nvrtc_options(), &mod) : -1;
+    rc = src ? gpu_module(g, src, file, gen_compile_arch(&gv, g->arch), gen_nvrtc_options(), &mod) : -1;
     free(src);
   }
   if (rc != 0 || !GPU_OK(g, g->cu->cuModuleGetFunction(&v->fn, mod, "fa2_fwd")) ||
@@ -82,23 +90,19 @@ int gpu_load_variants(gpu *g, const char *dir, fwd_variant **out) {
   closedir(d);
   qsort(files, (size_t)n_files, sizeof *files, cmp_str);
   fwd_variant *vars = calloc((size_t)n_files + 1, sizeof *vars);
+  gen_state *gs = NULL;
+  gen_err e;
+  if (gen_open(&gs, NULL, &e) != GEN_OK) fprintf(stderr, "%s\n", e.msg);
   int n = 0;
   for (int i = 0; i < n_files; i++) {
-    if (vars && load_variant(g, dir, src_dir, files[i], &vars[n]) == 0)
-      n++;
-    else
-      fprintf(stderr, "cannot load %s/%s\n", dir, files[i]);
+    const int rc = vars && gs ? load_variant(g, gs, dir, src_dir, files[i], &vars[n]) : -1;
+    if (rc == 0) n++;
+    if (rc < 0) fprintf(stderr, "cannot load %s/%s\n", dir, files[i]);
     free(files[i]);
   }
+  if (gs) gen_close(gs);
   *out = vars;
   return n;
-}
-
-/* 1 when v's instructions exist on this device; else a line says it is skipped. */
-static int runs_here(const gpu *g, const gen_variant *v) {
-  if (gen_variant_runs_on(v, g->arch)) return 1;
-  printf("skipped: %s (wgmma tiles run on sm_90 only; this device is %s)\n", v->name, g->arch);
-  return 0;
 }
 
 /* A generated variant: render, NVRTC-compile for this device, load. */
@@ -110,14 +114,7 @@ static int load_generated(gpu *g, gen_state *gs, const gen_variant *gv, fwd_vari
     fprintf(stderr, "%s\n", e.msg);
     return -1;
   }
-  memset(v, 0, sizeof *v);
-  snprintf(v->name, sizeof v->name, "%s", gv->name);
-  v->bf16 = gv->dtype == GEN_DTYPE_BF16;
-  v->head_dim = gv->head_dim;
-  v->causal = gv->causal;
-  v->block_m = gv->block_m;
-  v->threads = gv->threads;
-  v->smem_bytes = gv->smem_bytes;
+  fill_fwd(gv, v);
   const char *const *opts = gen_nvrtc_options();
   CUmodule mod;
   int rc = gpu_module(g, src, gv->name, gen_compile_arch(gv, g->arch), opts, &mod);
