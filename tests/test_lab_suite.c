@@ -217,12 +217,14 @@ Test(bias_cli, arch_picks_the_key_tiles, .timeout = 120) {
 Test(bias_cli, gpu_without_a_device_says_so) {
   char *t = tu_tmpdir();
   char lib[4096];
-  snprintf(lib, sizeof lib, "FA2_CUDA_LIBRARY=%s/missing-libcuda.so", t);
-  putenv(lib); /* the child inherits it: no driver, whatever this machine has */
+  snprintf(lib, sizeof lib, "%s/missing-libcuda.so", t);
+  setenv("FA2_CUDA_LIBRARY", lib, 1); /* the child inherits it: no driver, whatever this machine has */
   tu_run r = tu_fa2(NULL, ARGS("bias", "--gpu"));
   cr_expect_eq(r.status, 1, "exit %d", r.status);
   cr_expect(strstr(r.err, "no GPU"), "%s", r.err);
   tu_run_free(&r);
+  unsetenv("FA2_CUDA_LIBRARY");
+  free(t);
 }
 
 Test(bias_cli, help_documents_every_option) {
