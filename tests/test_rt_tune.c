@@ -569,6 +569,7 @@ Test(tuning, journal_of_the_same_run_resumes_another_is_removed) {
   cr_expect_not(rt_tune_timed(g, 1));
   /* another run (other finalist launches): its timings do not apply */
   rt_tune_plan_free(&p);
+  rt_source_free(&s); /* default_plan opens a new one */
   default_plan(&s, &p);
   char other[512];
   const rt_tune_reps reps2 = {5, 1, 6, 20, 4};
