@@ -27,6 +27,13 @@ M.BWD_MAX_HEAD_DIM = 128
 M.WGMMA_ARCHES = { "sm_90" }
 M.WGMMA_HEAD_DIMS = { 64, 128 }
 
+-- wgmma tiles take whole warpgroups of 4 warps (both passes).
+local function check_warpgroups(t, path)
+  if t.warps ~= 4 and t.warps ~= 8 then
+    U.fail(path .. ".warps", t.warps, "wgmma tiles take whole warpgroups of 4 warps", "4, 8")
+  end
+end
+
 -- Per pass: template, kernel entries in launch order, dynamic shared memory.
 M.PASSES = {
   fwd = {
@@ -36,9 +43,7 @@ M.PASSES = {
     check = function(t, path)
       local w = t.warps
       if t.wgmma then
-        if w ~= 4 and w ~= 8 then
-          U.fail(path .. ".warps", w, "wgmma tiles take whole warpgroups of 4 warps", "4, 8")
-        end
+        check_warpgroups(t, path)
         if t.block_m ~= 16 * w then
           U.fail(path .. ".block_m", t.block_m,
             string.format("a wgmma tile's warpgroups take 64 query rows each (16 per warp)"),
@@ -87,10 +92,10 @@ M.PASSES = {
     -- (16 per warp: one keeps dV, the other dK); the Q/dO tiles are
     -- double-buffered at least.
     check = function(t, path)
-      if t.wgmma then -- each warpgroup: 64 keys (16 per warp), 64 queries per step
-        if t.warps ~= 4 and t.warps ~= 8 then
-          U.fail(path .. ".warps", t.warps, "wgmma tiles take whole warpgroups of 4 warps", "4, 8")
-        end
+      -- wgmma: each warpgroup takes 64 keys (16 per warp) and 64 queries per
+      -- step; such a tile then meets the rules below too (stages among them).
+      if t.wgmma then
+        check_warpgroups(t, path)
         if t.block_n ~= 16 * t.warps then
           U.fail(path .. ".block_n", t.block_n, "a backward wgmma tile's warpgroups take 64 keys each",
             tostring(16 * t.warps) .. " with warps = " .. t.warps)
@@ -98,10 +103,6 @@ M.PASSES = {
         if t.block_m ~= 64 then
           U.fail(path .. ".block_m", t.block_m, "a backward wgmma tile steps 64 queries at a time", "64")
         end
-        if t.stages < 2 or t.stages > 3 then
-          U.fail(path .. ".stages", t.stages, "the backward double-buffers Q and dO", "2 or 3")
-        end
-        return
       end
       local keys = t.block_n // t.warps
       if (keys ~= 16 and keys ~= 32) or t.block_n % t.warps ~= 0 then
