@@ -134,17 +134,18 @@ fa2_status fa2_prepare_spec(fa2_context *ctx, const char *spec_path) {
   if (rc != FA2_OK) return (fa2_status)rt_set_error(rc, "%s", err);
   /* Forward variants that run on this device (a spec's wgmma tiles are its
    * sm_90 picks); they keep spec order. */
-  int n = 0, other_arch = 0;
+  int n = 0, backward = 0, other_arch = 0;
   for (int i = 0; i < spec.n_variants; i++) {
-    if (spec.variants[i].pass != GEN_PASS_FWD) continue;
-    if (gen_variant_runs_on(&spec.variants[i], ctx->arch))
-      spec.variants[n++] = spec.variants[i];
-    else
+    if (spec.variants[i].pass != GEN_PASS_FWD)
+      backward++;
+    else if (!gen_variant_runs_on(&spec.variants[i], ctx->arch))
       other_arch++;
+    else
+      spec.variants[n++] = spec.variants[i];
   }
-  if (n + other_arch < spec.n_variants)
+  if (backward)
     rt_logf(&ctx->log, FA2_LOG_INFO, "%s: %d backward variant(s) skipped (not available yet)",
-            spec_path ? spec_path : "default spec", spec.n_variants - n - other_arch);
+            spec_path ? spec_path : "default spec", backward);
   if (other_arch)
     rt_logf(&ctx->log, FA2_LOG_INFO, "%s: %d wgmma variant(s) skipped (sm_90 only; this is %s)",
             spec_path ? spec_path : "default spec", other_arch, ctx->arch);

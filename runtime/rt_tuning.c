@@ -161,6 +161,11 @@ static int read_tiles(const rt_tuning *t, json_t *o, const char *where, int tile
   return present ? 1 : 0;
 }
 
+static void set_tiles(rt_tuning_entry *out, const int tile[5]) {
+  out->block_m = tile[0], out->block_n = tile[1], out->warps = tile[2], out->stages = tile[3];
+  out->wgmma = tile[4];
+}
+
 /* by_seqlen's entry nearest to seqlen (log scale; a tie: the shorter), or
  * NULL; a key that is not a length, or a value that is not an object, makes
  * the whole by_seqlen void (with a warning). */
@@ -193,9 +198,7 @@ int rt_tuning_find(const rt_tuning *t, const char *key, double seqlen, rt_tuning
   json_t *e = json_object_get(t->entries, key);
   if (!json_is_object(e)) return 0;
   int tile[5];
-  if (read_tiles(t, e, key, tile) > 0)
-    out->block_m = tile[0], out->block_n = tile[1], out->warps = tile[2], out->stages = tile[3],
-    out->wgmma = tile[4];
+  if (read_tiles(t, e, key, tile) > 0) set_tiles(out, tile);
   json_t *by = json_object_get(e, "by_seqlen");
   if (by && !json_is_object(by))
     rt_logf(&t->log, FA2_LOG_WARN, "tuning database %s, entry %s: by_seqlen is not an object; ignored",
@@ -205,8 +208,7 @@ int rt_tuning_find(const rt_tuning *t, const char *key, double seqlen, rt_tuning
   char where[160];
   snprintf(where, sizeof where, "%s, by_seqlen %ld", key, n);
   if (at && read_tiles(t, at, where, tile) > 0) {
-    out->block_m = tile[0], out->block_n = tile[1], out->warps = tile[2], out->stages = tile[3];
-    out->wgmma = tile[4];
+    set_tiles(out, tile);
     out->seqlen = (int)n;
   }
   const char *stab = str_field(e, "stab");
