@@ -39,7 +39,7 @@ typedef struct gen_variant {
   int head_dim;
   int causal;
   int block_m, block_n, warps, stages;
-  int wgmma; /* forward tile on Hopper's warpgroup MMA (compiled for sm_90a) */
+  int wgmma; /* a tile on Hopper's warpgroup MMA (compiled for sm_90a) */
   int stab; /* GEN_STAB_* */
   double beta, eps; /* meaningful for paper/robust only */
   /* Filled by gen_variant_complete: */

@@ -423,8 +423,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
   }
 {% end %}
 
+{% if wgmma %}
+  // Epilogue: O = acc / l in {{ dtype }}, staged through this warp's rows of the
+  // block's shared memory (after a barrier) for 16-byte stores; LSE in fp32.
+{% else %}
   // Epilogue: O = acc / l in {{ dtype }}, staged through this warp's own Q rows
   // (only this warp ever reads them) for 16-byte stores; LSE in fp32.
+{% end %}
   cp_async_wait<0>(); // Q may still be in flight when no key tile was visited
 {% if wgmma %}
   __syncthreads();    // the other warpgroup may still read K/V where this one stages O
