@@ -2,7 +2,7 @@
  * (B*N = 16k tokens, H*d = 2048, N = 512..16k), timed with CUDA events.
  *
  *   fa2_bench (--src DIR | --spec FILE) [--json FILE] [--reps N] [--rounds R]
- *             [--only TEXT] [--seqlen N] [--deterministic]
+ *             [--only TEXT] [--seqlen N] [--deterministic] [--fp32-delta]
  *
  * DIR holds fwd_*.cu sources named by canonical variant name, or is an out/
  * tree of `fa2 build` (src/ and <arch>/ cubins); --spec renders a spec's
@@ -12,7 +12,9 @@
  * warm-up launch, then --reps timed launches each), so slow drifts of the
  * clock hit all variants alike; the figure is the median of all R*reps
  * launches. --only keeps the variants whose name contains TEXT; --seqlen
- * times one N (with --reps 1 --rounds 1, a clean target for a profiler). */
+ * times one N (with --reps 1 --rounds 1, a clean target for a profiler).
+ * --fp32-delta: the forward also writes O in fp32 and the backward's delta
+ * reads it (the precise-delta option): its cost in time. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,7 @@ static int cmp_float(const void *a, const void *b) {
 
 typedef struct bench_buffers {
   CUdeviceptr q, k, v, o, lse;
+  CUdeviceptr o_f32; /* --fp32-delta: O in fp32; else 0 */
 } bench_buffers;
 
 /* Times `reps` launches of one variant at sequence length N; appends the
@@ -44,6 +47,7 @@ static int time_variant(gpu *g, const fwd_variant *var, const bench_buffers *b, 
   fa2_fwd_params p = {(const void *)b->q, (const void *)b->k, (const void *)b->v, (void *)b->o,
                       (float *)b->lse, N * row, row, d, N * row, row, d, N * row, row, d,
                       N * row, row, d, B, N, N, H, H, 1.f / sqrtf((float)d)};
+  p.o_f32 = (float *)b->o_f32;
   void *args[] = {&p};
   const unsigned gx = (unsigned)((N + var->block_m - 1) / var->block_m);
   for (int r = -1; r < reps; r++) {
@@ -75,6 +79,7 @@ static int time_bwd(gpu *g, const bwd_variant *var, const bench_buffers *b, CUde
   memset(&p, 0, sizeof p);
   p.q = (const void *)b->q, p.k = (const void *)b->k, p.v = (const void *)b->v;
   p.o = (const void *)b->o, p.dout = (const void *)dout;
+  p.o_f32 = (const float *)b->o_f32;
   p.dq = (void *)grads, p.dk = (void *)(grads + tokens * width * 2), p.dv = (void *)(grads + tokens * width * 4);
   p.lse = (const float *)b->lse;
   p.dq_accum = (float *)work, p.delta = (float *)(work + tokens * width * 4);
@@ -114,7 +119,7 @@ static int time_bwd(gpu *g, const bwd_variant *var, const bench_buffers *b, CUde
 
 int main(int argc, char **argv) {
   const char *src = NULL, *json = NULL, *only = NULL, *spec = NULL;
-  int reps = 5, rounds = 4;
+  int reps = 5, rounds = 4, fp32_delta = 0;
   int seqlens[] = {512, 1024, 2048, 4096, 8192, 16384}, n_seqlens = 6;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--src") && i + 1 < argc) src = argv[++i];
@@ -123,6 +128,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--deterministic")) deterministic = 1;
+    else if (!strcmp(argv[i], "--fp32-delta")) fp32_delta = 1;
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--seqlen") && i + 1 < argc) {
       seqlens[0] = atoi(argv[++i]);
@@ -130,7 +136,8 @@ int main(int argc, char **argv) {
     } else {
       int help = !strcmp(argv[i], "--help");
       fprintf(help ? stdout : stderr, "usage: fa2_bench (--src DIR | --spec FILE) [--json FILE] "
-                                      "[--reps N] [--rounds R] [--only TEXT] [--seqlen N] [--deterministic]\n");
+                                      "[--reps N] [--rounds R] [--only TEXT] [--seqlen N] [--deterministic] "
+                                      "[--fp32-delta]\n");
       return help ? 0 : 2;
     }
   }
@@ -160,10 +167,13 @@ int main(int argc, char **argv) {
   const rt_cuda_api *cu = g.cu;
   const size_t elems = 16384 * 2048; /* B*N tokens x H*d, the same for every shape */
   bench_buffers b = {gpu_alloc(&g, elems * 2), gpu_alloc(&g, elems * 2), gpu_alloc(&g, elems * 2),
-                     gpu_alloc(&g, elems * 2), gpu_alloc(&g, elems * 4)};
+                     gpu_alloc(&g, elems * 2), gpu_alloc(&g, elems * 4),
+                     fp32_delta ? gpu_alloc(&g, elems * 4) : 0};
   CUdeviceptr dout = gpu_alloc(&g, elems * 2), grads = n_bwd ? gpu_alloc(&g, elems * 6) : 0;
   CUdeviceptr work = n_bwd ? gpu_alloc(&g, elems * 4 + 16384 * 64 * 4) : 0;
-  if (!b.q || !b.k || !b.v || !b.o || !b.lse || !dout || (n_bwd && (!grads || !work))) return 1;
+  if (!b.q || !b.k || !b.v || !b.o || !b.lse || !dout || (n_bwd && (!grads || !work)) ||
+      (fp32_delta && !b.o_f32))
+    return 1;
   /* Random data (never zeros: they run faster than real data). The values
    * are 16-bit patterns valid for both dtypes. */
   if (gpu_fill_uniform(&g, 64, 1, b.q, (long long)elems, 1, -2.f, 2.f) ||
@@ -171,7 +181,8 @@ int main(int argc, char **argv) {
       gpu_fill_uniform(&g, 64, 1, b.v, (long long)elems, 3, -2.f, 2.f) ||
       gpu_fill_uniform(&g, 64, 1, b.o, (long long)elems, 4, -1.f, 1.f) ||
       gpu_fill_uniform(&g, 64, 1, dout, (long long)elems, 5, -1.f, 1.f) ||
-      !GPU_OK(&g, cu->cuMemsetD32(b.lse, 0x41200000u, elems))) /* LSE = 10 */
+      !GPU_OK(&g, cu->cuMemsetD32(b.lse, 0x41200000u, elems)) || /* LSE = 10 */
+      (fp32_delta && !GPU_OK(&g, cu->cuMemsetD32(b.o_f32, 0x3f000000u, elems)))) /* O = 0.5 */
     return 1;
   CUevent ev[200];
   for (int i = 0; i < 2 * reps; i++)
