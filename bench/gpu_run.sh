@@ -22,6 +22,9 @@
 #   wgmma_bwd the backward's wgmma tiles against float64 (tests/gpu/wgmma_bwd_spec.lua),
 #             then timed (bench/specs/wgmma_bwd_probe.lua) next to the mma.sync
 #             built-ins and SDPA
+#   delta32   the fp32-delta option's time: fa2_bench over the default spec's
+#             `none` variants, three calls without and three with --fp32-delta,
+#             alternating; ratio table by bench/ab_ratio.py
 #   sweep     backward tile candidates (bench/specs/bwd_sweep.lua), timed
 #   python    the Python binding against PyTorch (bench/py_smoke.py)
 #   sdpa_bias the bias suite's inputs through PyTorch SDPA flash/cuDNN and fa2gen
@@ -109,6 +112,16 @@ for s in $steps; do
     step compare_wgmma_bwd 60 python3 bench/compare.py "$OUT/wgmma_bwd_bench.json" "$OUT/sdpa.json" --markdown --backward
     step compare_sync_bwd 60 python3 bench/compare.py "$OUT/sync_bwd_bench.json" "$OUT/sdpa.json" --markdown --backward
     ;;
+  delta32)
+    for i in 1 2 3; do
+      for opt in plain fp32; do
+        step "delta32_${opt}_$i" 200 bin/fa2_bench --spec specs/default.lua --only _none \
+          --reps 5 --rounds 4 --json "$OUT/delta32_${opt}_$i.json" $([ $opt = fp32 ] && echo --fp32-delta)
+      done
+    done
+    step delta32_ratio 60 python3 bench/ab_ratio.py --title "fp32 delta / plain" \
+      --base "$OUT"/delta32_plain_*.json --test "$OUT"/delta32_fp32_*.json
+    ;;
   sweep) step bwd_sweep 300 bin/fa2_bench --spec bench/specs/bwd_sweep.lua --json "$OUT/bwd_sweep.json" --reps 10 --rounds 3 ;;
   python) step py_smoke 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 bench/py_smoke.py ;;
   plots) step plots 120 python3 bench/plot_results.py "$OUT" ;;
@@ -134,7 +147,7 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, layouts, wgmma, wgmma_bwd, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, layouts, wgmma, wgmma_bwd, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 
