@@ -9,7 +9,8 @@
  * variants with the generator, backward ones included. Forward FLOPs =
  * 4*B*H*N^2*d, halved when causal; a backward (its three kernels) counts
  * 2.5 times that. For each N, R rounds go over every variant in turn (one
- * warm-up launch, then --reps timed launches each), so slow drifts of the
+ * warm-up launch, then --reps timed launches each; odd rounds in reverse
+ * order, so no variant always follows the same one), so slow drifts of the
  * clock hit all variants alike; the figure is the median of all R*reps
  * launches. --only keeps the variants whose name contains TEXT; --seqlen
  * times one N (with --reps 1 --rounds 1, a clean target for a profiler).
@@ -199,7 +200,8 @@ int main(int argc, char **argv) {
     const int N = seqlens[si];
     memset(n_ms, 0, sizeof(int) * (size_t)n_timed);
     for (int round = 0; round < rounds; round++)
-      for (int vi = 0; vi < n_timed; vi++) {
+      for (int k = 0; k < n_timed; k++) {
+        const int vi = round % 2 ? n_timed - 1 - k : k; /* odd rounds backwards */
         float *s = ms + (size_t)vi * MAX_SAMPLES;
         if (vi < n_vars ? time_variant(&g, &all[vi], &b, N, reps, ev, s, &n_ms[vi])
                         : time_bwd(&g, &ball[vi - n_vars], &b, dout, grads, work, N, reps, ev, s, &n_ms[vi]))

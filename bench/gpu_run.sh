@@ -22,6 +22,9 @@
 #   wgmma_bwd the backward's wgmma tiles against float64 (tests/gpu/wgmma_bwd_spec.lua),
 #             then timed (bench/specs/wgmma_bwd_probe.lua) next to the mma.sync
 #             built-ins and SDPA
+#   modes     the cost of `paper` and `robust` over `none`: the three modes of each
+#             default forward tile interleaved, two calls of 15 rounds each
+#             (bench/mode_cost.py takes the median of both)
 #   delta32   the fp32-delta option's time: fa2_bench over the default spec's
 #             `none` variants, three calls without and three with --fp32-delta,
 #             alternating; ratio table by bench/ab_ratio.py
@@ -112,6 +115,15 @@ for s in $steps; do
     step compare_wgmma_bwd 60 python3 bench/compare.py "$OUT/wgmma_bwd_bench.json" "$OUT/sdpa.json" --markdown --backward
     step compare_sync_bwd 60 python3 bench/compare.py "$OUT/sync_bwd_bench.json" "$OUT/sdpa.json" --markdown --backward
     ;;
+  modes)
+    for i in 1 2; do
+      for tile in m64n128w4s2wg m128n176w8s2wg m128n64w4s1 m128n48w4s1; do
+        step "modes_${tile}_$i" 200 bin/fa2_bench --spec specs/default.lua --only "$tile" --reps 5 \
+          --rounds 15 --json "$OUT/modes_${tile}_$i.json"
+      done
+    done
+    step mode_cost 60 python3 bench/mode_cost.py "$OUT"/modes_*.json
+    ;;
   delta32)
     for i in 1 2 3; do
       for opt in plain fp32; do
@@ -147,7 +159,7 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, layouts, wgmma, wgmma_bwd, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, layouts, wgmma, wgmma_bwd, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 

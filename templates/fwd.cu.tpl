@@ -65,12 +65,10 @@ constexpr bool kQInRegs = kMTiles * (kKSteps + kNTiles + kDTiles) * 4 <= 168;
 {% end %}
 
 {% if stab == "paper" %}
-// -1 when x >= y, else 0: one instruction per score for the tie count.
-__device__ __forceinline__ int ge_mask(float x, float y) {
-  int r;
-  asm("set.ge.s32.f32 %0, %1, %2;\n" : "=r"(r) : "f"(x), "f"(y));
-  return r;
-}
+// 1 when x < y, else 0, from the sign of x - y: an FADD and a shift-add
+// (LEA.HI) per score for the tie count. x - y is -0 only for x = -0, y = +0
+// (equal, yet counted below): a tie missed only when thr is exactly +0.
+__device__ __forceinline__ unsigned below(float x, float y) { return __float_as_uint(x - y) >> 31; }
 {% end %}
 __device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
 __device__ __forceinline__ float pos_inf() { return __int_as_float(0x7f800000); }
@@ -301,18 +299,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
         }
     }
 
-{% if stab == "robust" %}
-    if (j == 0) { // the robust shift of each row, from its max in tile 0 (holds key 0)
-#pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int row = m0 + warp * kWarpRows + mt * 16 + h * 8 + g;
-          tau_raw[mt][h] = robust_shift(quad_max(row_max_of(s[mt], h)), row,
-                                        kCausal ? min(p.seqlen_k, row + diag + 1) : p.seqlen_k, p.scale);
-        }
-    }
-{% end %}
     // Online softmax: new reference per row, P = exp2(s*c - m*c), rescale l and O.
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)
@@ -327,38 +313,62 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
         // more than once (within eps), move the reference to beta*rm (rm > 0)
         // or 0 (rm < 0) so that no P is exactly 1. The count runs on every
         // lane (shuffles must not diverge); rows with nothing visible ignore it.
+        // The exponentials below start from the classic reference m_exp while
+        // the count runs: it is off their dependency chain, so its ALU work
+        // fills the gaps between them; a row whose count moves the reference
+        // (rare) has its P rescaled afterwards, the same P mathematically.
+        const float m_exp = fmaxf(m_old, rm);
         const float thr = rm - eps_raw;
-        int cnt = 0; // minus the number of scores >= thr (set.ge gives -1 or 0)
+        unsigned below_thr = 0; // scores of this row under thr, on this lane
 #pragma unroll
         for (int nt = 0; nt < kNTiles; ++nt)
-          cnt += ge_mask(s[mt][nt][2 * h], thr) + ge_mask(s[mt][nt][2 * h + 1], thr);
-        cnt += __shfl_xor_sync(0xffffffffu, cnt, 1);
-        cnt += __shfl_xor_sync(0xffffffffu, cnt, 2);
-        cnt = -cnt;
+          below_thr += below(s[mt][nt][2 * h], thr) + below(s[mt][nt][2 * h + 1], thr);
+        below_thr += __shfl_xor_sync(0xffffffffu, below_thr, 1);
+        below_thr += __shfl_xor_sync(0xffffffffu, below_thr, 2);
+        const bool tied = kBlockN - (int)below_thr > 1; // more than one score >= thr
         float m_prime = rm;
-        if (cnt > 1 && rm > 0.f && rm != pos_inf()) m_prime = kBeta * rm;
-        if (cnt > 1 && rm < 0.f && rm != neg_inf()) m_prime = 0.f;
+        if (tied && rm > 0.f && rm != pos_inf()) m_prime = kBeta * rm;
+        if (tied && rm < 0.f && rm != neg_inf()) m_prime = 0.f;
         const float m_new = fmaxf(m_old, m_prime);
 {% elif stab == "robust" %}
         // fa2gen robust: the reference sits tau above the running max, tau
         // fixed per row at the first tile (every visible row sees key 0 there)
         // and row-dependent, so P is never 1 and ties in any tile round without
         // bias; bounded, so nothing underflows. One add per row and tile.
+        if (j == 0) {
+          const int row = m0 + warp * kWarpRows + mt * 16 + h * 8 + g;
+          tau_raw[mt][h] = robust_shift(rm, row, kCausal ? min(p.seqlen_k, row + diag + 1) : p.seqlen_k,
+                                        p.scale);
+        }
         const float m_new = fmaxf(m_old, rm + tau_raw[mt][h]);
 {% end %}
         const float m_use = m_new == neg_inf() ? 0.f : m_new; // row with nothing visible yet
         const float mc = m_use * c;
         const float r = exp2_approx(m_old * c - mc);
         row_m[mt][h] = m_new;
+{% if stab == "paper" %}
+        const float mc_exp = (m_exp == neg_inf() ? 0.f : m_exp) * c;
+{% end %}
         float sum[2] = {0.f, 0.f}; // two chains: half the dependent adds
 #pragma unroll
         for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
-            const float pe = exp2_approx(fmaf(s[mt][nt][2 * h + e], c, -mc));
+            const float pe = exp2_approx(fmaf(s[mt][nt][2 * h + e], c, -{{ stab == "paper" and "mc_exp" or "mc" }}));
             s[mt][nt][2 * h + e] = pe;
             sum[e] += pe;
           }
+{% if stab == "paper" %}
+        if (__any_sync(0xffffffffu, m_new != m_exp)) { // a tie moved a row's reference
+          const float fix = exp2_approx(mc_exp - mc);    // 1 on the other rows
+#pragma unroll
+          for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) s[mt][nt][2 * h + e] *= fix;
+          sum[0] *= fix;
+          sum[1] *= fix;
+        }
+{% end %}
         row_l[mt][h] = row_l[mt][h] * r + (sum[0] + sum[1]);
         // Rescale O only when a row of this warp moved its reference: after the
         // first tiles the max rarely changes, and this is 2*kDTiles FMULs.
