@@ -16,6 +16,9 @@ __device__ __forceinline__ void cp_async16(unsigned dst, const void *src, bool v
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
                "r"(valid ? 16 : 0));
 }
+__device__ __forceinline__ void cp_async16(unsigned dst, const void *src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
@@ -26,7 +29,10 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
 // past `rows` are zero-filled (their address is clamped to row 0). When the
 // threads cover whole rows, each walks one pointer down the tile: one 64-bit
 // address per thread instead of one per 16-byte chunk kept in registers.
-template <int kRows, int kThreads, int kChunks, int kStride>
+// kSkipChecks: a tile with every row inside skips the checks (a compare and
+// two selects per chunk, a tenth of the forward's instructions at d = 64; the
+// backward, at 255 registers, spills with the second loop).
+template <int kRows, int kThreads, int kChunks, int kStride, bool kSkipChecks = false>
 __device__ __forceinline__ void load_rows(unsigned dst, const elem_t *src, long long row_stride,
                                           int row0, int rows, int tid) {
   if constexpr (kThreads % kChunks == 0 && kRows % (kThreads / kChunks) == 0) {
@@ -34,6 +40,12 @@ __device__ __forceinline__ void load_rows(unsigned dst, const elem_t *src, long 
     const int r = tid / kChunks, ch = tid % kChunks;
     const elem_t *g = src + (row0 + r) * row_stride + ch * 8;
     const long long step = kRowsPerPass * row_stride;
+    if (kSkipChecks && row0 + kRows <= rows) {
+#pragma unroll
+      for (int i = 0; i < kRows / kRowsPerPass; ++i, g += step)
+        cp_async16(dst + ((r + i * kRowsPerPass) * kStride + ch * 8) * 2, g);
+      return;
+    }
 #pragma unroll
     for (int i = 0; i < kRows / kRowsPerPass; ++i, g += step) {
       const bool valid = row0 + r + i * kRowsPerPass < rows;

@@ -90,9 +90,9 @@ template <int kRows>
 __device__ __forceinline__ void load_tile(unsigned dst, const elem_t *src, long long row_stride,
                                           int row0, int rows, int tid) {
 {% if wgmma %}
-  load_rows_sw128<kRows, kThreads, kChunks>(dst, src, row_stride, row0, rows, tid);
+  load_rows_sw128<kRows, kThreads, kChunks, true>(dst, src, row_stride, row0, rows, tid);
 {% else %}
-  load_rows<kRows, kThreads, kChunks, kStride>(dst, src, row_stride, row0, rows, tid);
+  load_rows<kRows, kThreads, kChunks, kStride, true>(dst, src, row_stride, row0, rows, tid);
 {% end %}
 }
 

@@ -21,8 +21,8 @@ __device__ __forceinline__ unsigned sw128_offset(int r, int ch) {
 
 // Rows [row0, row0 + kRows) of one head into a swizzled tile; rows at or past
 // `rows` are zero-filled. Threads cover whole rows and walk one pointer each
-// (the last pass may cover part of the tile).
-template <int kRows, int kThreads, int kChunks>
+// (the last pass may cover part of the tile). kSkipChecks as in load_rows.
+template <int kRows, int kThreads, int kChunks, bool kSkipChecks = false>
 __device__ __forceinline__ void load_rows_sw128(unsigned dst, const elem_t *src,
                                                 long long row_stride, int row0, int rows, int tid) {
   constexpr int kRowsPerPass = kThreads / kChunks;
@@ -32,6 +32,12 @@ __device__ __forceinline__ void load_rows_sw128(unsigned dst, const elem_t *src,
   const elem_t *g = src + (row0 + r) * row_stride + ch * 8;
   const long long step = kRowsPerPass * row_stride;
   dst += sw128_offset<kRows>(r, ch);
+  if (kSkipChecks && row0 + kRows <= rows) {
+#pragma unroll
+    for (int i = 0; i < (kRows + kRowsPerPass - 1) / kRowsPerPass; ++i, g += step)
+      if (kRows % kRowsPerPass == 0 || r + i * kRowsPerPass < kRows) cp_async16(dst + i * kRowsPerPass * 128, g);
+    return;
+  }
 #pragma unroll
   for (int i = 0; i < (kRows + kRowsPerPass - 1) / kRowsPerPass; ++i, g += step) {
     if (kRows % kRowsPerPass == 0 || r + i * kRowsPerPass < kRows) {
