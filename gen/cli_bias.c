@@ -39,7 +39,7 @@ static void usage(FILE *f) {
           "  --eps E       eps of paper (default 1e-3; > 0)\n"
           "  --seqlen N    keys and queries per head (default 256, or two key tiles\n"
           "                when those are wider; 128 to 65536)\n"
-          "  --heads H     heads per case (default 64; 1 to 4096): rows are the samples\n"
+          "  --heads H     heads per case (default 256; 1 to 4096): rows are the samples\n"
           "  --fp16        fp16 inputs and kernels instead of bf16\n"
           "  --arch A      place ties against the key tiles of A's default variants\n"
           "                (sm_90's differ: wgmma tiles); default sm_80, and with\n"
@@ -296,7 +296,7 @@ int cli_bias(int argc, char **argv) {
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  options o = {.heads = 64, .seqlen = 0, .steps = 300, .jobs = cpus > 0 ? (int)cpus : 1,
+  options o = {.heads = CLI_BIAS_HEADS, .seqlen = 0, .steps = 300, .jobs = cpus > 0 ? (int)cpus : 1,
                .dtype = LAB_BF16, .seed = 1, .beta = 2.0, .eps = 1e-3};
   int cpu_flag = 0;
   optind = 0;

@@ -9,7 +9,7 @@
 #include "cli_bias.h"
 #include "cli_tune.h"
 
-enum { HEADS = 64, SEED = 1 };
+enum { SEED = 1 };
 static const lab_mode MODES[3] = {LAB_NONE, LAB_PAPER, LAB_ROBUST};
 
 int cli_tune_beta(const char *db, lab_dtype t, const int *head_dims, const int *block_n,
@@ -28,7 +28,7 @@ int cli_tune_beta(const char *db, lab_dtype t, const int *head_dims, const int *
   const int seqlen = cli_bias_seqlen(block_n, n_hd); /* as fa2 bias on these tiles */
   for (int h = 0; !rc && h < n_hd; h++) {
     lab_case cases[CLI_BIAS_N_SUITE];
-    cli_bias_suite(head_dims[h], block_n[h], seqlen, HEADS, cases);
+    cli_bias_suite(head_dims[h], block_n[h], seqlen, CLI_BIAS_HEADS, cases);
     for (int i = 0; !rc && i < CLI_BIAS_N_SUITE; i++) {
       lab_inputs in;
       if (lab_inputs_make(&cases[i], t, SEED, &in) != 0) {

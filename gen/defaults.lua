@@ -19,11 +19,14 @@ M.TILES = {
 
 -- Forward tiles on Hopper: where warpgroup MMA applies (head dims made of
 -- 64-column blocks) they replace TILES when a variant is completed for
--- sm_90. H100 sweep of 7 wgmma tiles (bench/NOTES.md "wgmma"): each is within
--- 5 % (d = 64) and 14 % (d = 128) of the best tile on every row N >= 1k.
+-- sm_90. H100 sweep of 7 wgmma tiles (bench/NOTES.md "wgmma"): d = 64's is
+-- within 5 % of the best tile on every row N >= 1k. d = 128: one warpgroup
+-- per block, two blocks per SM, 0.81-0.94 of m128n176w8s2wg's time causal and
+-- 0.87-1.03 non-causal on the H100 (NOTES "Built-in d = 128 tile"), the H200
+-- tuner's choice too.
 M.TILES_SM90 = {
   [64]  = { block_m = 64,  block_n = 128, warps = 4, stages = 2, wgmma = true },
-  [128] = { block_m = 128, block_n = 176, warps = 8, stages = 2, wgmma = true },
+  [128] = { block_m = 64,  block_n = 96,  warps = 4, stages = 2, wgmma = true },
 }
 
 -- Backward tiles per head dim: queries per step (block_m), keys per block

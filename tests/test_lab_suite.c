@@ -198,7 +198,7 @@ Test(bias_cli, bad_values_exit_2_naming_them) {
 }
 
 /* Ties sit against the key tiles of --arch's default variants: sm_90's wgmma
- * tiles are wider, and the default suite grows to two of them. */
+ * tiles are wider, and the default suite holds two of the widest. */
 Test(bias_cli, arch_picks_the_key_tiles, .timeout = 120) {
   tu_run r = tu_fa2(NULL, ARGS("bias", "--heads", "2", "-j", "2"));
   cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
@@ -206,10 +206,10 @@ Test(bias_cli, arch_picks_the_key_tiles, .timeout = 120) {
   tu_run_free(&r);
   r = tu_fa2(NULL, ARGS("bias", "--arch", "sm_90", "--heads", "2", "-j", "2"));
   cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
-  cr_expect(strstr(r.out, "N = 384, 2 heads") && strstr(r.out, "key tiles: 128 (d=64), 176 (d=128)"), "%s", r.out);
+  cr_expect(strstr(r.out, "N = 256, 2 heads") && strstr(r.out, "key tiles: 128 (d=64), 96 (d=128)"), "%s", r.out);
   tu_run_free(&r);
-  r = tu_fa2(NULL, ARGS("bias", "--arch", "sm_90", "--seqlen", "256", "--heads", "2", "-j", "2"));
-  cr_expect_eq(r.status, 1, "one 176-key tile in 256 keys: the cross-tile case does not fit");
+  r = tu_fa2(NULL, ARGS("bias", "--arch", "sm_90", "--seqlen", "128", "--heads", "2", "-j", "2"));
+  cr_expect_eq(r.status, 1, "one 128-key tile in 128 keys: the cross-tile case does not fit");
   cr_expect(strstr(r.err, "a case that does not fit --seqlen"), "%s", r.err);
   tu_run_free(&r);
 }
