@@ -67,6 +67,10 @@ int gen_variant_complete(gen_state *g, gen_variant *v, const char *arch, gen_err
  * sm_90a (Hopper's warpgroup MMA), every other variant arch itself. */
 const char *gen_compile_arch(const gen_variant *v, const char *arch);
 
+/* The tile part of a variant's name, as gen/variant.lua writes it:
+ * m128n64w4s2, with "wg" after it for a wgmma tile. */
+void gen_tile_name(int block_m, int block_n, int warps, int stages, int wgmma, char *buf, size_t n);
+
 /* 1 when v's instructions exist on arch (wgmma tiles: sm_90 only, as
  * gen/variant.lua WGMMA_ARCHES says), else 0. */
 int gen_variant_runs_on(const gen_variant *v, const char *arch);

@@ -1,6 +1,7 @@
 /* gen_variant: gen_variant <-> Lua tables, completion and names (the rules
  * themselves are in gen/variant.lua). */
 #include <lauxlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "gen_lua.h"
@@ -148,6 +149,10 @@ int gen_variant_from_name(gen_state *g, const char *name, gen_variant *v, gen_er
   rc = gen_read_variant(L, -1, v, err);
   lua_pop(L, 1);
   return rc;
+}
+
+void gen_tile_name(int block_m, int block_n, int warps, int stages, int wgmma, char *buf, size_t n) {
+  snprintf(buf, n, "m%dn%dw%ds%d%s", block_m, block_n, warps, stages, wgmma ? "wg" : "");
 }
 
 const char *gen_compile_arch(const gen_variant *v, const char *arch) {

@@ -113,17 +113,17 @@ int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, con
     gen_variant v = *out;
     v.block_m = e.block_m, v.block_n = e.block_n, v.warps = e.warps, v.stages = e.stages;
     v.wgmma = e.wgmma;
-    char why[1024];
+    char why[1024], tile[48];
     if (rt_source_complete(s, &v, arch, why, sizeof why) == FA2_OK) {
       *out = v;
       return FA2_OK;
     }
     /* A database from an older generator, or edited by hand: the defaults
      * still work. The warning names the file; the call goes on. */
+    gen_tile_name(e.block_m, e.block_n, e.warps, e.stages, e.wgmma, tile, sizeof tile);
     rt_logf(rt_tuning_log(t), FA2_LOG_WARN,
-            "tuning database %s: tiles m%dn%dw%ds%d%s ignored for %s (%s); built-in tiles",
-            rt_tuning_path(t), e.block_m, e.block_n, e.warps, e.stages, e.wgmma ? "wg" : "", arch,
-            why);
+            "tuning database %s: tiles %s ignored for %s (%s); built-in tiles", rt_tuning_path(t),
+            tile, arch, why);
   }
   return rt_source_complete(s, out, arch, err, n);
 }

@@ -416,11 +416,6 @@ json_t *rt_tune_entries(const rt_tune_plan *p) {
   return entries;
 }
 
-static void tile_name(const gen_variant *v, char *buf, size_t len) {
-  snprintf(buf, len, "m%dn%dw%ds%d%s", v->block_m, v->block_n, v->warps, v->stages,
-           v->wgmma ? "wg" : "");
-}
-
 json_t *rt_tune_report(const rt_tune_plan *p, const rt_identity *id, const rt_tune_reps *r) {
   json_t *groups = json_array(), *lens = json_array();
   for (int i = 0; i < p->n_seqlens; i++) json_array_append_new(lens, json_integer(p->seqlens[i]));
@@ -438,7 +433,8 @@ json_t *rt_tune_report(const rt_tune_plan *p, const rt_identity *id, const rt_tu
         json_object_set_new(tf, n, json_real(rt_tune_flops(&cd->v, p->seqlens[i]) / ms / 1e9));
       }
       char tile[48];
-      tile_name(&cd->v, tile, sizeof tile);
+      gen_tile_name(cd->v.block_m, cd->v.block_n, cd->v.warps, cd->v.stages, cd->v.wgmma, tile,
+                    sizeof tile);
       json_array_append_new(
           cands, json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:b, s:s, s:o, s:b, s:o, s:o}", "name",
                            cd->v.name, "tile", tile, "block_m", cd->v.block_m, "block_n",
