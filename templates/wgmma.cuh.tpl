@@ -1,6 +1,6 @@
-{# Hopper (sm_90a) helpers for the forward's wgmma tiles: warpgroup MMA     #}
-{# (wgmma.mma_async, m64nNk16), its shared-memory descriptors, and the      #}
-{# 128-byte-swizzled tile layout both operands use. Included by fwd.cu.tpl. #}
+{# Hopper (sm_90a) helpers for wgmma tiles: warpgroup MMA (wgmma.mma_async, #}
+{# m64nNk16), its shared-memory descriptors, and the 128-byte-swizzled tile #}
+{# layout its operands use. Included by fwd.cu.tpl and bwd.cu.tpl.           #}
 {% local mma_type = (dtype == "bf16") and "bf16" or "f16" %}
 {# regs: asm operands %first.. as string pieces, 16 to a line; outs: "+f" #}
 {# outputs for an accumulator array, one n8 tile (4 floats) to a line.     #}
