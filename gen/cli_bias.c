@@ -17,7 +17,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: fa2 bias [--cpu | --gpu] [--json] [--seed N] [--beta B] [--eps E]\n"
-          "                [--seqlen N] [--heads H] [--fp16] [--arch A] [-j N]\n"
+          "                [--seqlen N] [--heads H] [--fp16] [--arch A] [--tc T] [-j N]\n"
           "       fa2 bias --drift [--steps N] [--json] [--seed N] [--beta B] [--eps E]\n"
           "       fa2 bias --dump DIR [--seed N] [--seqlen N] [--heads H] [--fp16]\n"
           "\n"
@@ -44,6 +44,10 @@ static void usage(FILE *f) {
           "  --arch A      place ties against the key tiles of A's default variants\n"
           "                (sm_90's differ: wgmma tiles); default sm_80, and with\n"
           "                --gpu the device's arch\n"
+          "  --tc T        the tensor cores' sums the CPU lab emulates: fp32 (IEEE adds)\n"
+          "                or h100 (Hopper: blocks of 16 products aligned and truncated,\n"
+          "                rounded toward zero; lab/lab_tc.c); default h100 for --arch\n"
+          "                sm_90, else fp32\n"
           "  -j N          CPU threads (default: CPUs)\n"
           "  --drift       the paper's mechanism: norm of the accumulated dW_Q error over\n"
           "                training-like steps (d=64, N=256, r=2), per mode, and its growth\n"
@@ -61,6 +65,7 @@ typedef struct options {
   int gpu, json, drift, heads, seqlen, steps, jobs;
   const char *dump; /* --dump DIR */
   const char *arch; /* --arch: whose default key tiles (NULL: sm_80's; --gpu: the device's) */
+  const char *tc;   /* --tc: the lab's tensor-core model (NULL: by arch) */
   lab_dtype dtype;
   unsigned long long seed;
   double beta, eps;
@@ -177,8 +182,11 @@ static int run_gpu(work *w, cli_bias_gpu *g) {
 
 static void print_table(const work *w) {
   const options *o = w->o;
+  char what[64];
+  if (o->gpu) snprintf(what, sizeof what, "generated kernels (GPU)");
+  else snprintf(what, sizeof what, "CPU emulation of the kernels (%s sums)", lab_tc_name(w->cases[0].tc));
   printf("fa2 bias: %s, %s, seed %llu, N = %d, %d heads, beta %g, eps %g; key tiles: %d (d=64), %d (d=128)\n\n",
-         o->gpu ? "generated kernels (GPU)" : "CPU emulation of the kernels", lab_dtype_name(o->dtype),
+         what, lab_dtype_name(o->dtype),
          o->seed, o->seqlen, o->heads, o->beta, o->eps, w->cases[0].block_n, w->cases[N_SUITE].block_n);
   printf("%-10s %3s %4s  %-6s %8s %8s  %9s %9s %9s %4s %11s %11s %5s\n", "CASE", "R", "D", "MODE",
          "BIAS", "RN-BIAS", "MEAN|ERR|", "REL_ERR", "MAX_ERR", "NAN", "DELTA_BIAS", "DB_FP32_O", "TIED");
@@ -284,7 +292,7 @@ static int run_drift(const options *o) {
 
 /* ---- options ------------------------------------------------------------------- */
 int cli_bias(int argc, char **argv) {
-  enum { O_CPU = 256, O_GPU, O_JSON, O_SEED, O_BETA, O_EPS, O_SEQLEN, O_HEADS, O_FP16, O_DRIFT, O_STEPS, O_DUMP, O_ARCH };
+  enum { O_CPU = 256, O_GPU, O_JSON, O_SEED, O_BETA, O_EPS, O_SEQLEN, O_HEADS, O_FP16, O_DRIFT, O_STEPS, O_DUMP, O_ARCH, O_TC };
   static const struct option opts[] = {
       {"cpu", no_argument, NULL, O_CPU},          {"gpu", no_argument, NULL, O_GPU},
       {"json", no_argument, NULL, O_JSON},        {"seed", required_argument, NULL, O_SEED},
@@ -292,7 +300,7 @@ int cli_bias(int argc, char **argv) {
       {"seqlen", required_argument, NULL, O_SEQLEN}, {"heads", required_argument, NULL, O_HEADS},
       {"fp16", no_argument, NULL, O_FP16},        {"drift", no_argument, NULL, O_DRIFT},
       {"steps", required_argument, NULL, O_STEPS}, {"dump", required_argument, NULL, O_DUMP},
-      {"arch", required_argument, NULL, O_ARCH},
+      {"arch", required_argument, NULL, O_ARCH},  {"tc", required_argument, NULL, O_TC},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -322,6 +330,13 @@ int cli_bias(int argc, char **argv) {
     case O_STEPS: bad = cli_parse_range("bias", "--steps", optarg, 10, 100000, &o.steps); break;
     case O_DUMP: o.dump = optarg; break;
     case O_ARCH: o.arch = optarg; break;
+    case O_TC: {
+      lab_tc tc;
+      bad = lab_tc_parse(optarg, &tc) != 0;
+      if (bad) fprintf(stderr, "fa2 bias: --tc %s: not allowed; allowed: fp32, h100\n", optarg);
+      o.tc = optarg;
+      break;
+    }
     case 'j': bad = cli_parse_range("bias", "-j", optarg, 1, 64, &o.jobs); break;
     case 'h': usage(stdout); return 0;
     default: return 2;
@@ -338,6 +353,11 @@ int cli_bias(int argc, char **argv) {
   }
   if (o.drift && o.gpu) {
     fprintf(stderr, "fa2 bias: --drift runs on the CPU lab only: drop --gpu\n");
+    return 2;
+  }
+  if (o.tc && (o.gpu || o.drift)) {
+    fprintf(stderr, "fa2 bias: --tc sets the CPU suite's arithmetic: drop it with %s\n",
+            o.gpu ? "--gpu" : "--drift");
     return 2;
   }
   if (o.drift) return run_drift(&o);
@@ -362,6 +382,11 @@ int cli_bias(int argc, char **argv) {
   if (!o.seqlen) o.seqlen = cli_bias_seqlen(bn, 2);
   for (int di = 0; di < 2; di++)
     cli_bias_suite(HEAD_DIMS[di], bn[di], o.seqlen, o.heads, &w->cases[di * N_SUITE]);
+  /* Hopper's tensor cores sum differently from IEEE fp32, enough to move
+   * none's bias by 0.04 on the tie cases (lab/README.md). */
+  lab_tc tc = o.arch && strcmp(o.arch, "sm_90") == 0 ? LAB_TC_H100 : LAB_TC_FP32;
+  if (o.tc) lab_tc_parse(o.tc, &tc);
+  for (int i = 0; i < N_CASES; i++) w->cases[i].tc = tc;
   if (o.dump) {
     const int rc = cli_bias_dump(w->cases, N_CASES, o.dtype, o.seed, o.dump);
     free(w);

@@ -3,6 +3,8 @@
  *
  *   lab_round.c   float32 -> bf16 / fp16, round-to-nearest-even, bit-exact
  *   lab_ref.c     float64 reference attention: forward (O, LSE), backward
+ *   lab_tc.c      the tensor cores' inner product: IEEE fp32, or Hopper's
+ *                 (aligned, truncated blocks of 16 products)
  *   lab_fa2.c     tiled FA2 emulation with the kernels' arithmetic and the
  *                 none / paper / robust stabilization (ARCHITECTURE.md)
  *   lab_bwd.c     backward emulation: delta from the low-precision or fp32 O
@@ -57,12 +59,31 @@ void lab_ref_forward(const lab_shape *s, const float *q, const float *k, const f
 void lab_ref_backward(const lab_shape *s, const float *q, const float *k, const float *v,
                       const float *dout, double *dq, double *dk, double *dv);
 
+/* ---- lab_tc.c: the tensor cores' inner product -------------------------------- */
+typedef enum lab_tc {
+  LAB_TC_FP32 = 0, /* IEEE: each product added with one rounding to nearest, in order */
+  LAB_TC_H100 = 1, /* Hopper: blocks of 16 products and the accumulator aligned to
+                      their largest exponent, cut toward zero, summed exactly and
+                      rounded toward zero (lab_tc.c) */
+} lab_tc;
+const char *lab_tc_name(lab_tc t);
+/* Parses "fp32" or "h100" into *t; -1 when unknown. */
+int lab_tc_parse(const char *name, lab_tc *t);
+/* acc[i] += sum_{j<n} p[j] * v[j * v_stride + i] for i < d, as tensor cores
+ * of kind t compute it: 16-bit values p and v, fp32 accumulators, products
+ * in the order of j (Hopper's blocks of 16 start at j = 0). d = 1 is a dot
+ * product. Returns 0, or -1 for d outside 1..LAB_TC_MAX_COLS or n < 0. */
+enum { LAB_TC_MAX_COLS = 256 };
+int lab_tc_accumulate(lab_tc t, float *acc, int d, const float *p, const float *v, long long v_stride,
+                      int n);
+
 /* ---- lab_fa2.c: the kernels' forward, emulated --------------------------------- */
 typedef struct lab_fa2_config {
   lab_dtype dtype;
   lab_mode mode;
   int block_n;      /* keys per tile, as in the kernel variant */
   double beta, eps; /* paper / robust; eps in softmax-scaled units */
+  lab_tc tc;        /* the arithmetic of Q K^T and P V (default: IEEE fp32) */
 } lab_fa2_config;
 
 /* o: output rounded to the dtype (q_elems); o32: the same before rounding
@@ -118,6 +139,7 @@ typedef struct lab_case {
   int heads;    /* one batch, heads_q = heads_kv */
   int block_n;  /* the kernel tile the ties are placed against */
   int causal;
+  lab_tc tc;    /* the tensor cores the CPU emulation models */
 } lab_case;
 
 const char *lab_case_name(lab_case_kind k);

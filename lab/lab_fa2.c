@@ -5,9 +5,10 @@
  * rounded once at the end. templates/fwd.cu.tpl is the other half of this
  * file: a change to one is a change to both.
  *
- * What the emulation does not copy: the order of fp32 additions inside the
- * tensor-core products (scores are rounded once from float64 here) and
- * ex2.approx's last bit. Neither moves the bias measures.
+ * The tensor cores' sums follow c->tc (lab_tc.c): IEEE fp32 adds, or Hopper's
+ * truncated blocks of 16, which the GPU's bias measures need (lab/README.md,
+ * "The lab against the GPU"). What the emulation does not copy: ex2.approx's
+ * last bit.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -15,10 +16,16 @@
 
 #include "lab.h"
 
-/* Raw score q . k in fp32: the products of 16-bit values are exact, and
- * eight partial sums stand for the tensor cores' fp32 adds (their order is
- * not documented; copies of one key score bit-identically either way). */
-static float score(const float *q, const float *k, int d) {
+/* Raw score q . k in fp32: the products of 16-bit values are exact. With
+ * IEEE adds, eight partial sums stand for the tensor cores' order; Hopper's
+ * are k16 blocks along the head dim. Copies of one key score bit-identically
+ * either way. */
+static float score(const float *q, const float *k, int d, lab_tc tc) {
+  if (tc != LAB_TC_FP32) {
+    float s = 0.f;
+    lab_tc_accumulate(tc, &s, 1, q, k, 1, d);
+    return s;
+  }
   float a[8] = {0};
   for (int i = 0; i < d; i += 8)
     for (int j = 0; j < 8; j++) a[j] += q[i + j] * k[i + j];
@@ -69,7 +76,7 @@ static void forward_row(const lab_shape *sh, const lab_fa2_config *c, const floa
     const int n = visible - j0 < bn ? visible - j0 : bn; /* keys past `visible` are masked */
     float rm = -INFINITY;
     for (int j = 0; j < n; j++) {
-      s[j] = score(qrow, kh + (j0 + j) * kv_row_stride, d);
+      s[j] = score(qrow, kh + (j0 + j) * kv_row_stride, d, c->tc);
       rm = fmaxf(rm, s[j]);
     }
     if (c->mode == LAB_ROBUST && j0 == 0) tau = robust_shift(rm, row, visible, scale, (float)c->beta);
@@ -81,13 +88,12 @@ static void forward_row(const lab_shape *sh, const lab_fa2_config *c, const floa
     for (int i = 0; i < d; i++) acc[i] *= r;
     for (int j = 0; j < n; j++) {
       const float p = exp2f(fmaf(s[j], cl2, -mc));
-      sum += p;                                /* the normalizer keeps fp32 p ... */
-      const float pr = lab_round(p, c->dtype); /* ... P V uses the rounded one */
-      const float *vj = vh + (j0 + j) * kv_row_stride;
-      /* pr * v is exact in fp32 (two 8- or 11-bit significands), so this is
-       * the tensor cores' fused product-add with one rounding */
-      for (int i = 0; i < d; i++) acc[i] += pr * vj[i];
+      sum += p;                          /* the normalizer keeps fp32 p ... */
+      s[j] = lab_round(p, c->dtype);     /* ... P V uses the rounded one */
     }
+    /* P V, keys in order from the tile's first: Hopper's k16 blocks start
+     * there, and the kernel's masked keys have P = 0, which adds nothing. */
+    lab_tc_accumulate(c->tc, acc, d, s, vh + (long long)j0 * kv_row_stride, kv_row_stride, n);
     l = l * r + sum;
   }
   const float inv = l > 0.f ? 1.f / l : 0.f;

@@ -212,7 +212,7 @@ int lab_run_cpu(const lab_case *c, const lab_inputs *in, const lab_mode *modes, 
   lab_ref_forward(s, in->q, in->k, in->v, o_ref, lse_ref);
   const double tied = lab_tied_rate(s, in->q, in->k);
   for (int i = 0; i < n_modes; i++) {
-    const lab_fa2_config cfg = {in->dtype, modes[i], c->block_n, beta, eps};
+    const lab_fa2_config cfg = {in->dtype, modes[i], c->block_n, beta, eps, c->tc};
     if (lab_fa2_forward(s, &cfg, in->q, in->k, in->v, o, o32, lse) != 0) goto out;
     lab_score(c, in, modes[i], beta, eps, o, o32, o_ref, &results[i]);
     results[i].tied_rate = tied;

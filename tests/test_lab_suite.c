@@ -35,12 +35,16 @@ Test(suite, tile_sizes_are_the_generators_defaults) {
   gen_close(g);
 }
 
-static void measure(lab_case_kind kind, int repeats, int d, lab_result *res) {
-  const lab_case c = {kind, repeats, d, SEQLEN, HEADS, block_n(d), 0};
+static void measure_tc(lab_case_kind kind, int repeats, int d, lab_tc tc, lab_result *res) {
+  const lab_case c = {kind, repeats, d, SEQLEN, HEADS, block_n(d), 0, tc};
   lab_inputs in;
   cr_assert_eq(lab_inputs_make(&c, LAB_BF16, 1, &in), 0);
   cr_assert_eq(lab_run_cpu(&c, &in, modes, 3, 2.0, 1e-3, res), 0);
   lab_inputs_free(&in);
+}
+
+static void measure(lab_case_kind kind, int repeats, int d, lab_result *res) {
+  measure_tc(kind, repeats, d, LAB_TC_FP32, res);
 }
 
 Test(suite, inputs_have_the_ties_they_promise) {
@@ -126,6 +130,22 @@ Test(suite, robust_is_unbiased_on_every_case, .timeout = 600) {
     }
 }
 
+/* Hopper's tensor cores cut every small term toward zero (lab_tc.c): on the
+ * tie cases that adds to none's bias (the H100 read 0.32-0.36 where IEEE sums
+ * predict 0.27-0.31, lab/README.md), while robust stays unbiased and the
+ * output as accurate. */
+Test(suite, hopper_sums_add_to_nones_bias_not_to_robusts) {
+  lab_result fp32[3], h100[3];
+  measure_tc(LAB_CASE_CROSS_TILE, 2, 64, LAB_TC_FP32, fp32);
+  measure_tc(LAB_CASE_CROSS_TILE, 2, 64, LAB_TC_H100, h100);
+  cr_expect_geq(h100[0].err.bias_ratio - fp32[0].err.bias_ratio, 0.02, "none: h100 %.4f, fp32 %.4f",
+                h100[0].err.bias_ratio, fp32[0].err.bias_ratio);
+  cr_expect_leq(fabs(h100[2].err.bias_ratio), 0.03, "robust, h100 sums: %.4f", h100[2].err.bias_ratio);
+  for (int m = 0; m < 3; m++)
+    cr_expect_leq(fabs(h100[m].err.rel_err / fp32[m].err.rel_err - 1), 0.05, "%s: rel err %g vs %g",
+                  lab_mode_name(modes[m]), h100[m].err.rel_err, fp32[m].err.rel_err);
+}
+
 /* The paper's mechanism: with the maximum twice per row (r = 2 at random
  * positions) the dW_Q error of none grows linearly, robust's like a random
  * walk. (paper sits between: it catches the pairs that share a tile.) */
@@ -184,10 +204,14 @@ Test(bias_cli, bad_values_exit_2_naming_them) {
       ARGS("bias", "--beta", "1"),       ARGS("bias", "--eps", "0"),   ARGS("bias", "--eps", "x"),
       ARGS("bias", "--seqlen", "100"),   ARGS("bias", "--heads", "0"), ARGS("bias", "--cpu", "--gpu"),
       ARGS("bias", "--drift", "--gpu"),  ARGS("bias", "--seed", "-1"), ARGS("bias", "extra"),
-      ARGS("bias", "--steps", "5"),      ARGS("bias", "--bogus"),      ARGS("bias", "--arch", "sm_99")};
+      ARGS("bias", "--steps", "5"),      ARGS("bias", "--bogus"),      ARGS("bias", "--arch", "sm_99"),
+      ARGS("bias", "--tc", "h200"),      ARGS("bias", "--gpu", "--tc", "h100"),
+      ARGS("bias", "--drift", "--tc", "fp32")};
   static const char *expect[] = {"--beta 1", "--eps 0", "--eps x", "--seqlen 100", "--heads 0",
                                  "choose one", "--drift", "--seed -1", "'extra'", "--steps 5", "bogus",
-                                 "--arch sm_99: arch = \"sm_99\": not a supported arch"};
+                                 "--arch sm_99: arch = \"sm_99\": not a supported arch",
+                                 "--tc h200: not allowed; allowed: fp32, h100", "drop it with --gpu",
+                                 "drop it with --drift"};
   for (unsigned i = 0; i < sizeof cases / sizeof *cases; i++) {
     tu_run r = tu_fa2(NULL, cases[i]);
     cr_expect_eq(r.status, 2, "%s: exit %d", expect[i], r.status);
@@ -198,15 +222,22 @@ Test(bias_cli, bad_values_exit_2_naming_them) {
 }
 
 /* Ties sit against the key tiles of --arch's default variants: sm_90's wgmma
- * tiles are wider, and the default suite holds two of the widest. */
+ * tiles are wider, and the default suite holds two of the widest. sm_90 also
+ * brings Hopper's tensor-core sums, unless --tc says otherwise. */
 Test(bias_cli, arch_picks_the_key_tiles, .timeout = 120) {
   tu_run r = tu_fa2(NULL, ARGS("bias", "--heads", "2", "-j", "2"));
   cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
   cr_expect(strstr(r.out, "N = 256, 2 heads") && strstr(r.out, "key tiles: 64 (d=64), 48 (d=128)"), "%s", r.out);
+  cr_expect(strstr(r.out, "kernels (fp32 sums)"), "%s", r.out);
   tu_run_free(&r);
   r = tu_fa2(NULL, ARGS("bias", "--arch", "sm_90", "--heads", "2", "-j", "2"));
   cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
   cr_expect(strstr(r.out, "N = 256, 2 heads") && strstr(r.out, "key tiles: 128 (d=64), 96 (d=128)"), "%s", r.out);
+  cr_expect(strstr(r.out, "kernels (h100 sums)"), "%s", r.out);
+  tu_run_free(&r);
+  r = tu_fa2(NULL, ARGS("bias", "--arch", "sm_90", "--tc", "fp32", "--heads", "2", "-j", "2"));
+  cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+  cr_expect(strstr(r.out, "kernels (fp32 sums)") && strstr(r.out, "key tiles: 128 (d=64)"), "%s", r.out);
   tu_run_free(&r);
   r = tu_fa2(NULL, ARGS("bias", "--arch", "sm_90", "--seqlen", "128", "--heads", "2", "-j", "2"));
   cr_expect_eq(r.status, 1, "one 128-key tile in 128 keys: the cross-tile case does not fit");
@@ -231,7 +262,7 @@ Test(bias_cli, help_documents_every_option) {
   tu_run r = tu_fa2(NULL, ARGS("bias", "--help"));
   cr_expect_eq(r.status, 0);
   static const char *opts[] = {"--cpu", "--gpu", "--json", "--seed", "--beta", "--eps",
-                               "--seqlen", "--heads", "--fp16", "--drift", "--steps", "-j", "--arch"};
+                               "--seqlen", "--heads", "--fp16", "--drift", "--steps", "-j", "--arch", "--tc"};
   for (unsigned i = 0; i < sizeof opts / sizeof *opts; i++) cr_expect(strstr(r.out, opts[i]), "%s", opts[i]);
   tu_run_free(&r);
 }
