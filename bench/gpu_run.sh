@@ -8,7 +8,8 @@
 #
 #   check     bin/fa2_gpu_tests: runtime smoke test, every forward and backward
 #             variant of specs/default.lua against float64 over odd shapes
-#   bias      fa2 bias --gpu (table and JSON) and the CPU lab on the same inputs
+#   bias      fa2 bias --gpu (table and JSON), the CPU lab on the same inputs (with
+#             Hopper's tensor-core sums on sm_90) and the gap (bench/bias_gap.py)
 #   perf      forward and backward TFLOP/s of specs/default.lua (fa2_bench) and
 #             PyTorch SDPA flash/cuDNN (sdpa_bench.py) on one shape table
 #   plots     speed.png and bias.png from the steps above (bench/plot_results.py)
@@ -72,6 +73,8 @@ for s in $steps; do
     step bias_gpu 240 bin/fa2 bias --gpu
     step bias_gpu_json 240 bin/fa2 bias --gpu --json
     step bias_cpu 240 bin/fa2 bias -j 16 --arch "$arch"
+    step bias_cpu_json 240 bin/fa2 bias -j 16 --arch "$arch" --json
+    step bias_gap 60 python3 bench/bias_gap.py "$OUT/bias_gpu_json.txt" "$OUT/bias_cpu_json.txt"
     ;;
   sdpa_bias)
     step bias_dump 120 bin/fa2 bias --dump /tmp/fa2_bias_inputs --arch "$arch"
