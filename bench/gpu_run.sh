@@ -72,8 +72,8 @@ for s in $steps; do
   bias)
     step bias_gpu 240 bin/fa2 bias --gpu
     step bias_gpu_json 240 bin/fa2 bias --gpu --json
-    step bias_cpu 240 bin/fa2 bias -j 16 --arch "$arch"
-    step bias_cpu_json 240 bin/fa2 bias -j 16 --arch "$arch" --json
+    step bias_cpu 300 bin/fa2 bias -j 16 --arch "$arch"
+    step bias_cpu_json 300 bin/fa2 bias -j 16 --arch "$arch" --json
     step bias_gap 60 python3 bench/bias_gap.py "$OUT/bias_gpu_json.txt" "$OUT/bias_cpu_json.txt"
     ;;
   sdpa_bias)
