@@ -72,7 +72,8 @@ int lab_tc_parse(const char *name, lab_tc *t);
 /* acc[i] += sum_{j<n} p[j] * v[j * v_stride + i] for i < d, as tensor cores
  * of kind t compute it: 16-bit values p and v, fp32 accumulators, products
  * in the order of j (Hopper's blocks of 16 start at j = 0). d = 1 is a dot
- * product. Returns 0, or -1 for d outside 1..LAB_TC_MAX_COLS or n < 0. */
+ * product. Returns 0, or -1 for d < 1, n < 0, or Hopper's model with d over
+ * LAB_TC_MAX_COLS. */
 enum { LAB_TC_MAX_COLS = 256 };
 int lab_tc_accumulate(lab_tc t, float *acc, int d, const float *p, const float *v, long long v_stride,
                       int n);
@@ -88,7 +89,8 @@ typedef struct lab_fa2_config {
 
 /* o: output rounded to the dtype (q_elems); o32: the same before rounding
  * (fp32, may be NULL); lse: fp32 natural-log LSE (rows). Returns 0, or -1
- * for a bad config (block_n < 1, beta <= 1 or eps <= 0 in a stabilized mode). */
+ * for a bad config (block_n < 1, beta <= 1 or eps <= 0 in a stabilized mode,
+ * Hopper's sums with head_dim over LAB_TC_MAX_COLS). */
 int lab_fa2_forward(const lab_shape *s, const lab_fa2_config *c, const float *q, const float *k,
                     const float *v, float *o, float *o32, float *lse);
 

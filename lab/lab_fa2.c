@@ -109,6 +109,7 @@ static void forward_row(const lab_shape *sh, const lab_fa2_config *c, const floa
 int lab_fa2_forward(const lab_shape *sh, const lab_fa2_config *c, const float *q, const float *k,
                     const float *v, float *o, float *o32, float *lse) {
   if (c->block_n < 1 || sh->head_dim < 8 || sh->head_dim % 8) return -1;
+  if (c->tc != LAB_TC_FP32 && sh->head_dim > LAB_TC_MAX_COLS) return -1;
   if (c->mode != LAB_NONE && !(c->beta > 1 && c->eps > 0)) return -1;
   const int d = sh->head_dim, group = sh->heads_q / sh->heads_kv;
   float *s = malloc(sizeof(float) * c->block_n), *acc = malloc(sizeof(float) * d);

@@ -77,7 +77,7 @@ static void h100_block(float *acc, int d, const float *p, const float *v, long l
 
 int lab_tc_accumulate(lab_tc t, float *acc, int d, const float *p, const float *v, long long v_stride,
                       int n) {
-  if (d < 1 || d > LAB_TC_MAX_COLS || n < 0) return -1;
+  if (d < 1 || n < 0 || (t != LAB_TC_FP32 && d > LAB_TC_MAX_COLS)) return -1;
   if (t == LAB_TC_FP32) {
     for (int j = 0; j < n; j++)
       for (int i = 0; i < d; i++) acc[i] += p[j] * v[j * v_stride + i];

@@ -175,6 +175,13 @@ Test(lab_fa2, bad_configs_are_refused) {
   c.mode = LAB_NONE; /* beta and eps do not matter without stabilization */
   cr_expect_eq(lab_fa2_forward(&s, &c, r.q, r.k, r.v, r.o, NULL, r.lse), 0);
   run_free(&r);
+  const lab_shape wide = {1, 4, 4, 1, 1, LAB_TC_MAX_COLS + 8, 0, 0};
+  run_make(&r, wide, LAB_BF16, 1.0, 3);
+  c.tc = LAB_TC_H100;
+  cr_expect_eq(lab_fa2_forward(&wide, &c, r.q, r.k, r.v, r.o, NULL, r.lse), -1, "Hopper's sums: d <= 256");
+  c.tc = LAB_TC_FP32;
+  cr_expect_eq(lab_fa2_forward(&wide, &c, r.q, r.k, r.v, r.o, NULL, r.lse), 0, "IEEE sums: any d");
+  run_free(&r);
 }
 
 /* The backward emulation against float64 gradients, with delta from the

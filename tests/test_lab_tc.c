@@ -104,6 +104,11 @@ Test(lab_tc, bad_sizes_are_refused_and_names_parse) {
   cr_expect_eq(lab_tc_accumulate(LAB_TC_H100, acc, LAB_TC_MAX_COLS + 1, ones, ones, 1, 1), -1);
   cr_expect_eq(lab_tc_accumulate(LAB_TC_FP32, acc, 1, ones, ones, 1, -1), -1);
   cr_expect_eq(acc[0], 1.f, "nothing written");
+  float wide[LAB_TC_MAX_COLS + 1] = {0}, vrow[LAB_TC_MAX_COLS + 1];
+  for (int i = 0; i <= LAB_TC_MAX_COLS; i++) vrow[i] = 1.f;
+  cr_expect_eq(lab_tc_accumulate(LAB_TC_FP32, wide, LAB_TC_MAX_COLS + 1, ones, vrow, 0, 1), 0,
+               "IEEE sums take any width");
+  cr_expect_eq(wide[LAB_TC_MAX_COLS], 1.f);
   lab_tc t = LAB_TC_FP32;
   cr_expect_eq(lab_tc_parse("h100", &t), 0);
   cr_expect_eq(t, LAB_TC_H100);
