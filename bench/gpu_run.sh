@@ -119,8 +119,11 @@ for s in $steps; do
     step compare_sync_bwd 60 python3 bench/compare.py "$OUT/sync_bwd_bench.json" "$OUT/sdpa.json" --markdown --backward
     ;;
   modes)
+    # The default spec's forward tiles, from the generator (they move with gen/defaults.lua).
+    tiles=$(bin/fa2 list specs/default.lua |
+      sed -n 's/^fwd_.*_\(m[0-9]*n[0-9]*w[0-9]*s[0-9]*\(wg\)\{0,1\}\)_none .*/\1/p' | sort -u)
     for i in 1 2; do
-      for tile in m64n128w4s2wg m128n176w8s2wg m128n64w4s1 m128n48w4s1; do
+      for tile in $tiles; do
         step "modes_${tile}_$i" 200 bin/fa2_bench --spec specs/default.lua --only "$tile" --reps 5 \
           --rounds 15 --json "$OUT/modes_${tile}_$i.json"
       done
