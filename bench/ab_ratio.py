@@ -8,18 +8,10 @@ Each JSON is fa2_bench's --json output. Runs of each set are meant to alternate
 the set's per-run medians, and the ratio 1.03 means the test is 3 % slower.
 Prints one markdown row per variant with a column per sequence length."""
 import argparse
-import json
 import statistics
 import sys
 
-
-def load(paths):
-    runs = {}
-    for path in paths:
-        with open(path) as f:
-            for r in json.load(f):
-                runs.setdefault((r["variant"], r["pass"], r["seqlen"]), []).append(r["ms"])
-    return {k: statistics.median(v) for k, v in runs.items()}
+from bench_json import median_ms
 
 
 def main():
@@ -28,7 +20,7 @@ def main():
     ap.add_argument("--test", nargs="+", required=True)
     ap.add_argument("--title", default="test / base")
     a = ap.parse_args()
-    base, test = load(a.base), load(a.test)
+    base, test = median_ms(a.base), median_ms(a.test)
     keys = sorted(set(base) & set(test))
     if not keys:
         sys.exit("ab_ratio.py: the two sets share no (variant, seqlen)")

@@ -8,10 +8,10 @@ Meant for runs that time the three modes of one tile interleaved (fa2_bench
 --only <tile>, many rounds): 1.030 means 3 % slower than `none`. A variant
 timed in several files counts with the median of its times."""
 import argparse
-import json
 import re
-import statistics
 import sys
+
+from bench_json import median_ms
 
 
 def main():
@@ -19,15 +19,10 @@ def main():
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     ms = {}
-    for path in a.files:
-        with open(path) as f:
-            for r in json.load(f):
-                if r["pass"] != "fwd":
-                    continue
-                m = re.match(r"(fwd_.*?)_(none|paper|robust)(_.*)?$", r["variant"])
-                if m:
-                    ms.setdefault((m.group(1), r["seqlen"], m.group(2)), []).append(r["ms"])
-    ms = {k: statistics.median(v) for k, v in ms.items()}
+    for (variant, pas, seqlen), t in median_ms(a.files).items():
+        m = re.match(r"(fwd_.*?)_(none|paper|robust)(_.*)?$", variant)
+        if pas == "fwd" and m:
+            ms[(m.group(1), seqlen, m.group(2))] = t
     tiles = sorted({k[0] for k in ms})
     seqlens = sorted({k[1] for k in ms})
     if not tiles:
