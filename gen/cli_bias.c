@@ -65,7 +65,7 @@ typedef struct options {
   int gpu, json, drift, heads, seqlen, steps, jobs;
   const char *dump; /* --dump DIR */
   const char *arch; /* --arch: whose default key tiles (NULL: sm_80's; --gpu: the device's) */
-  const char *tc;   /* --tc: the lab's tensor-core model (NULL: by arch) */
+  int tc;           /* --tc: the lab's tensor-core model (a lab_tc; -1: by arch) */
   lab_dtype dtype;
   unsigned long long seed;
   double beta, eps;
@@ -305,7 +305,7 @@ int cli_bias(int argc, char **argv) {
       {NULL, 0, NULL, 0}};
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   options o = {.heads = CLI_BIAS_HEADS, .seqlen = 0, .steps = 300, .jobs = cpus > 0 ? (int)cpus : 1,
-               .dtype = LAB_BF16, .seed = 1, .beta = 2.0, .eps = 1e-3};
+               .dtype = LAB_BF16, .seed = 1, .beta = 2.0, .eps = 1e-3, .tc = -1};
   int cpu_flag = 0;
   optind = 0;
   for (int c; (c = cli_getopt("bias", argc, argv, ":hj:", opts)) != -1;) {
@@ -334,7 +334,7 @@ int cli_bias(int argc, char **argv) {
       lab_tc tc;
       bad = lab_tc_parse(optarg, &tc) != 0;
       if (bad) fprintf(stderr, "fa2 bias: --tc %s: not allowed; allowed: fp32, h100\n", optarg);
-      o.tc = optarg;
+      o.tc = (int)tc;
       break;
     }
     case 'j': bad = cli_parse_range("bias", "-j", optarg, 1, 64, &o.jobs); break;
@@ -355,7 +355,7 @@ int cli_bias(int argc, char **argv) {
     fprintf(stderr, "fa2 bias: --drift runs on the CPU lab only: drop --gpu\n");
     return 2;
   }
-  if (o.tc && (o.gpu || o.drift)) {
+  if (o.tc >= 0 && (o.gpu || o.drift)) {
     fprintf(stderr, "fa2 bias: --tc sets the CPU suite's arithmetic: drop it with %s\n",
             o.gpu ? "--gpu" : "--drift");
     return 2;
@@ -384,8 +384,9 @@ int cli_bias(int argc, char **argv) {
     cli_bias_suite(HEAD_DIMS[di], bn[di], o.seqlen, o.heads, &w->cases[di * N_SUITE]);
   /* Hopper's tensor cores sum differently from IEEE fp32, enough to move
    * none's bias by 0.04 on the tie cases (lab/README.md). */
-  lab_tc tc = o.arch && strcmp(o.arch, "sm_90") == 0 ? LAB_TC_H100 : LAB_TC_FP32;
-  if (o.tc) lab_tc_parse(o.tc, &tc);
+  const lab_tc tc = o.tc >= 0                                ? (lab_tc)o.tc
+                    : o.arch && strcmp(o.arch, "sm_90") == 0 ? LAB_TC_H100
+                                                             : LAB_TC_FP32;
   for (int i = 0; i < N_CASES; i++) w->cases[i].tc = tc;
   if (o.dump) {
     const int rc = cli_bias_dump(w->cases, N_CASES, o.dtype, o.seed, o.dump);
