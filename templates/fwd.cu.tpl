@@ -438,12 +438,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
   // block's shared memory (after a barrier) for 16-byte stores; LSE in fp32.
 {% else %}
   // Epilogue: O = acc / l in {{ dtype }}, staged through this warp's own Q rows
-  // (only this warp ever reads them) for 16-byte stores; LSE in fp32.
+  // (only this warp reads them after the loop) for 16-byte stores; LSE in fp32.
 {% end %}
   cp_async_wait<0>(); // Q may still be in flight when no key tile was visited
 {% if wgmma %}
   __syncthreads();    // the other warpgroup may still read K/V where this one stages O
 {% else %}
+  // With no key tile visited (every row of the block sees no key), no barrier
+  // has run since Q's load: other warps' copies may still land in these rows.
+  if (n_tiles == 0) __syncthreads();
   __syncwarp();
 {% end %}
   elem_t *o = (elem_t *)p.o + batch * p.o_batch_stride + head * p.o_head_stride;

@@ -151,9 +151,9 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
         const unsigned key_grid = (unsigned)((nk + v->block_n - 1) / v->block_n);
         if ((nq > 0 && !GPU_OK(g, cu->cuLaunchKernel(v->pre, rows_grid, (unsigned)Hq, (unsigned)B,
                                                       (unsigned)v->threads, 1, 1, 0, NULL, args, NULL))) ||
-            !GPU_OK(g, cu->cuLaunchKernel(v->main, key_grid, (unsigned)Hk, (unsigned)B,
+            (nk > 0 && !GPU_OK(g, cu->cuLaunchKernel(v->main, key_grid, (unsigned)Hk, (unsigned)B,
                                           (unsigned)v->threads, 1, 1, (unsigned)v->smem_bytes, NULL,
-                                          args, NULL)) ||
+                                          args, NULL))) || /* no keys: no key blocks (as rt_launch) */
             (nq > 0 && !det && !GPU_OK(g, cu->cuLaunchKernel(v->dq, rows_grid, (unsigned)Hq, (unsigned)B,
                                                      (unsigned)v->threads, 1, 1, 0, NULL, args, NULL))) ||
             (nq > 0 && det && !GPU_OK(g, cu->cuLaunchKernel(v->dq_det, det_grid, (unsigned)Hq, (unsigned)B,
@@ -187,8 +187,12 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
            * preprocess) add the same ~16-sized products in different orders: a
            * few ulps, 1.3e-6 in dQ and dK on the H200 for the unchanged
            * mma.sync fa2_bwd_dq_det and the wgmma fa2_bwd alike (the inputs'
-           * seed decides). */
-          if (!(r.err[x] <= 2 * r.plain[x] + 4e-6)) r.pass = 0;
+           * seed decides). dK sums such a residual over every query row that
+           * sees the key (dQ over every key): with one key and 239 rows, 1.3e-5
+           * in dK on the H100, so the allowance grows with the root of the
+           * count, random-signed ulps. */
+          const double slack = 4e-6 * sqrt((double)(x == 0 ? nk : nq));
+          if (!(r.err[x] <= 2 * r.plain[x] + slack)) r.pass = 0;
         }
         if (r.bad_values) r.pass = 0;
         r.fp32_delta = fp32_delta;

@@ -1,7 +1,7 @@
 /* fa2_gpu_tests: the generated kernels on a real GPU. Without a CUDA device
  * it prints one "skipped" line and exits 0.
  *
- *   fa2_gpu_tests [--spec FILE | --src DIR] [--bench] [--no-smoke] [--odd-shapes]
+ *   fa2_gpu_tests [--spec FILE | --src DIR] [--bench] [--no-smoke] [--odd-shapes | --empty-rows]
  *
  * 1. Runtime smoke test: fa2_forward end to end (JIT, caches, launch) against
  *    a float64 CPU attention (tests/gpu/rt_smoke.c); --bench adds start-up
@@ -36,6 +36,15 @@ static const fwd_shape odd_shapes[] = {
     {1, 1, 1, 128, 17, 0}, {1, 2, 2, 4097, 4097, 0},
 };
 
+/* --empty-rows: causal with seqlen_q > seqlen_k (bottom-right: the first
+ * seqlen_q - seqlen_k rows see no key, whole query blocks among them) and
+ * seqlen_k = 0; GQA and not. O must be 0 and LSE +inf there, same bits twice. */
+static const fwd_shape empty_row_shapes[] = {
+    {8, 9, 9, 239, 1, 0},   {8, 9, 3, 799, 3, 0},   {2, 4, 4, 512, 127, 0},
+    {2, 4, 2, 513, 127, 0}, {2, 4, 4, 256, 108, 0}, {2, 4, 1, 512, 256, 0},
+    {1, 4, 4, 1024, 128, 0}, {2, 3, 3, 300, 0, 0},  {1, 1, 1, 17, 17, 0},
+};
+
 static void report_bwd(void *ctx, const bwd_variant *v, const fwd_shape *s, const bwd_result *r) {
   printf("%-40s b%d h%d/%d q%-5d k%-5d%s  dq %.2e/%.2e  dk %.2e/%.2e  dv %.2e/%.2e  %s%s%s\n",
          v->name, s->batch, s->heads_q, s->heads_kv, s->seqlen_q, s->seqlen_k,
@@ -47,26 +56,29 @@ static void report_bwd(void *ctx, const bwd_variant *v, const fwd_shape *s, cons
 }
 
 static void report(void *ctx, const fwd_variant *v, const fwd_shape *s, const fwd_result *r) {
-  printf("%-52s b%d h%d/%d q%-5d k%-5d%s  err %.3e  plain %.3e  lse %.1e  %s%s\n", v->name,
+  printf("%-52s b%d h%d/%d q%-5d k%-5d%s  err %.3e  plain %.3e  lse %.1e  %s%s%s\n", v->name,
          s->batch, s->heads_q, s->heads_kv, s->seqlen_q, s->seqlen_k, s->packed ? " packed" : "",
          r->max_err, r->plain_err, r->lse_err, r->pass ? "ok" : "FAIL",
-         r->bad_values ? " (NaN/unwritten values)" : "");
+         r->bad_values ? " (NaN/unwritten values)" : "",
+         r->same_bits ? "" : " (bits differ between two runs)");
   fflush(stdout);
 }
 
 int main(int argc, char **argv) {
   const char *src_dir = NULL, *spec = "specs/default.lua";
-  int bench = 0, smoke = 1, odd = 0;
+  int bench = 0, smoke = 1, odd = 0, empty = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--src") && i + 1 < argc) src_dir = argv[++i];
     else if (!strcmp(argv[i], "--spec") && i + 1 < argc) spec = argv[++i];
     else if (!strcmp(argv[i], "--bench")) bench = 1;
     else if (!strcmp(argv[i], "--no-smoke")) smoke = 0;
     else if (!strcmp(argv[i], "--odd-shapes")) odd = 1;
+    else if (!strcmp(argv[i], "--empty-rows")) empty = 1;
     else {
       int help = !strcmp(argv[i], "--help");
       fprintf(help ? stdout : stderr,
-              "usage: fa2_gpu_tests [--spec FILE | --src DIR] [--bench] [--no-smoke] [--odd-shapes]\n");
+              "usage: fa2_gpu_tests [--spec FILE | --src DIR] [--bench] [--no-smoke] "
+              "[--odd-shapes | --empty-rows]\n");
       return help ? 0 : 2;
     }
   }
@@ -89,8 +101,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "fa2_gpu_tests: no forward variant loaded from %s\n", src_dir ? src_dir : spec);
     return 1;
   }
-  const fwd_shape *sh = odd ? odd_shapes : shapes;
-  const int n_shapes = odd ? (int)(sizeof odd_shapes / sizeof *odd_shapes) : (int)(sizeof shapes / sizeof *shapes);
+#define N_OF(a) (int)(sizeof a / sizeof *a)
+  const fwd_shape *sh = odd ? odd_shapes : empty ? empty_row_shapes : shapes;
+  const int n_shapes = odd ? N_OF(odd_shapes) : empty ? N_OF(empty_row_shapes) : N_OF(shapes);
   int kf = n_vars ? fwd_check(&g, vars, n_vars, sh, n_shapes, report, NULL) : 0;
   if (kf < 0) {
     printf("fa2_gpu_tests: CUDA failure (see above)\n");
