@@ -40,6 +40,8 @@ typedef enum fa2_status {
   FA2_ERR_OUT_OF_MEMORY = 7,
   FA2_ERR_NOT_AVAILABLE = 8,    /* a feature this build does not have */
   FA2_ERR_INTERNAL = 9,
+  FA2_ERR_CAPTURING = 10,       /* the stream is capturing a CUDA graph and the call would
+                                   have to load a kernel or allocate: prepare it first */
 } fa2_status;
 
 /* Thread-local description of the last failure of an fa2_* call. */
@@ -135,7 +137,11 @@ FA2_API fa2_status fa2_check_forward(const fa2_fwd_args *args);
 /* O = softmax(scale Q K^T) V and LSE, enqueued on stream (a CUstream /
  * cudaStream_t of ctx's device; NULL: the legacy default stream). Returns
  * once enqueued. batch == 0 or seqlen_q == 0 is a no-op. The first call of
- * a variant may compile it; fa2_prepare moves that to start-up. */
+ * a variant may compile it; fa2_prepare moves that to start-up.
+ * CUDA graphs: a call on a capturing stream only launches. When its kernel
+ * is not loaded yet (no earlier call or fa2_prepare of that variant), it
+ * fails with FA2_ERR_CAPTURING naming the variant, and the capture stays
+ * valid. */
 FA2_API fa2_status fa2_forward(fa2_context *ctx, const fa2_fwd_args *args, void *stream);
 
 typedef enum fa2_delta_mode {

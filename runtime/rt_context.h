@@ -79,7 +79,12 @@ int rt_cuda_fail(CUresult r, const char *fmt, ...) __attribute__((format(printf,
 /* The loaded kernel of a completed variant / of a launch request: memory
  * cache, else AOT -> disk -> NVRTC and a module load. */
 int rt_kernel_for_variant(fa2_context *ctx, const gen_variant *v, rt_kernel **out);
-int rt_kernel_for_request(fa2_context *ctx, const rt_request *r, rt_kernel **out);
+/* launching: the kernel is for a launch on stream, which may be capturing a
+ * CUDA graph: then a kernel that is not loaded yet is FA2_ERR_CAPTURING. */
+int rt_kernel_for_request(fa2_context *ctx, const rt_request *r, void *stream, int launching,
+                          rt_kernel **out);
+/* *capturing = 1 when stream is capturing a CUDA graph. */
+int rt_stream_capturing(fa2_context *ctx, void *stream, int *capturing);
 /* Loads variants[n] on ctx->jobs threads, all of them even when some fail:
  * rcs[i] and msgs[i] are each one's status and error; done(user, i) runs
  * after each, under a lock. Returns FA2_OK. */

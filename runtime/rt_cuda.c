@@ -33,7 +33,8 @@ static const char *library_override;
   X(cuMemcpyDtoH, "cuMemcpyDtoH_v2") X(cuMemsetD8, "cuMemsetD8_v2")                \
   X(cuMemsetD16, "cuMemsetD16_v2") X(cuMemsetD32, "cuMemsetD32_v2")                \
   X(cuStreamCreate, "cuStreamCreate") X(cuStreamDestroy, "cuStreamDestroy_v2")     \
-  X(cuStreamSynchronize, "cuStreamSynchronize") X(cuStreamQuery, "cuStreamQuery")                                    \
+  X(cuStreamSynchronize, "cuStreamSynchronize") X(cuStreamQuery, "cuStreamQuery")     \
+  X(cuStreamIsCapturing, "cuStreamIsCapturing")                                    \
   X(cuEventCreate, "cuEventCreate") X(cuEventDestroy, "cuEventDestroy_v2")         \
   X(cuEventRecord, "cuEventRecord") X(cuEventSynchronize, "cuEventSynchronize")    \
   X(cuEventElapsedTime, "cuEventElapsedTime")                                      \

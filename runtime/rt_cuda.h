@@ -74,6 +74,7 @@ typedef struct rt_cuda_api {
   CUresult (*cuStreamDestroy)(CUstream stream);
   CUresult (*cuStreamSynchronize)(CUstream stream);
   CUresult (*cuStreamQuery)(CUstream stream);
+  CUresult (*cuStreamIsCapturing)(CUstream stream, int *status); /* 0: not capturing */
   CUresult (*cuEventCreate)(CUevent *ev, unsigned flags);
   CUresult (*cuEventDestroy)(CUevent ev);
   CUresult (*cuEventRecord)(CUevent ev, CUstream stream);

@@ -51,9 +51,26 @@ static void count_origin(fa2_context *ctx, int origin, double compile_ms, double
   pthread_mutex_unlock(&ctx->lock);
 }
 
+/* The memory cache's key of a loaded variant: "name@arch". */
+static int variant_key(const fa2_context *ctx, const gen_variant *v, char *key, size_t len) {
+  return snprintf(key, len, "%s@%s", v->name, ctx->arch);
+}
+
+int rt_stream_capturing(fa2_context *ctx, void *stream, int *capturing) {
+  int status = 0;
+  CUcontext saved;
+  int rc = rt_ctx_enter(ctx, &saved);
+  if (rc != FA2_OK) return rc;
+  CUresult r = ctx->cu->cuStreamIsCapturing((CUstream)stream, &status);
+  rt_ctx_leave(ctx, saved);
+  if (r != RT_CUDA_SUCCESS) return rt_cuda_fail(r, "cuStreamIsCapturing");
+  *capturing = status != 0;
+  return FA2_OK;
+}
+
 int rt_kernel_for_variant(fa2_context *ctx, const gen_variant *v, rt_kernel **out) {
   char key[200];
-  int n = snprintf(key, sizeof key, "%s@%s", v->name, ctx->arch);
+  int n = variant_key(ctx, v, key, sizeof key);
   rt_kernel *k = rt_mc_get(&ctx->mc, key, (size_t)n);
   if (k) {
     atomic_fetch_add_explicit(&ctx->memory_hits, 1, memory_order_relaxed);
@@ -116,11 +133,30 @@ int rt_kernel_for_variant(fa2_context *ctx, const gen_variant *v, rt_kernel **ou
   return FA2_OK;
 }
 
-int rt_kernel_for_request(fa2_context *ctx, const rt_request *r, rt_kernel **out) {
+/* A kernel that is not loaded yet, asked for on a stream that captures a
+ * CUDA graph: loading it (disk, NVRTC, cuModuleLoadData) would invalidate
+ * the capture, so refuse before touching anything. */
+static int refuse_load_while_capturing(fa2_context *ctx, const gen_variant *v, void *stream) {
+  char key[200];
+  int n = variant_key(ctx, v, key, sizeof key), capturing = 0;
+  if (rt_mc_get(&ctx->mc, key, (size_t)n)) return FA2_OK;
+  int rc = rt_stream_capturing(ctx, stream, &capturing);
+  if (rc != FA2_OK || !capturing) return rc;
+  return rt_set_error(FA2_ERR_CAPTURING,
+                      "kernel %s (%s) is not loaded and the stream is capturing a CUDA graph, "
+                      "where loading it would invalidate the capture: load it before the "
+                      "capture with fa2_prepare (name \"%s\"; Python: fa2gen.prepare([\"%s\"])) "
+                      "or one call of the same shape outside the capture",
+                      v->name, ctx->arch, v->name, v->name);
+}
+
+int rt_kernel_for_request(fa2_context *ctx, const rt_request *r, void *stream, int launching,
+                          rt_kernel **out) {
   gen_variant v;
   char err[2048];
   int rc = rt_select_variant(&ctx->source, ctx->tuning, r, ctx->arch, &v, err, sizeof err);
   if (rc != FA2_OK) return rt_set_error(rc, "%s", err);
+  if (launching && (rc = refuse_load_while_capturing(ctx, &v, stream)) != FA2_OK) return rc;
   if ((rc = rt_kernel_for_variant(ctx, &v, out)) != FA2_OK) return rc;
   rt_mc_put(&ctx->mc, r, sizeof *r, *out); /* out of memory: the next call selects again */
   return FA2_OK;

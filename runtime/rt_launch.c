@@ -50,7 +50,7 @@ fa2_status fa2_forward(fa2_context *ctx, const fa2_fwd_args *a, void *stream) {
   rt_kernel *k = rt_mc_get(&ctx->mc, &req, sizeof req);
   if (k)
     atomic_fetch_add_explicit(&ctx->memory_hits, 1, memory_order_relaxed);
-  else if ((rc = rt_kernel_for_request(ctx, &req, &k)) != FA2_OK)
+  else if ((rc = rt_kernel_for_request(ctx, &req, stream, 1, &k)) != FA2_OK)
     return (fa2_status)rc;
 
   return (fa2_status)rt_launch_fwd(ctx, k, a, stream);
@@ -106,16 +106,24 @@ static void fill_bwd_params(const fa2_bwd_args *a, void *ws, fa2_bwd_params *p) 
 }
 
 /* The caller's workspace, or the context's (grown under ws_lock; the old
- * buffer is freed only after the device is idle). */
-static int bwd_workspace(fa2_context *ctx, const fa2_bwd_args *a, void **ws) {
+ * buffer is freed only after the device is idle; never while stream captures). */
+static int bwd_workspace(fa2_context *ctx, const fa2_bwd_args *a, void *stream, void **ws) {
   if (a->workspace) {
     *ws = a->workspace;
     return FA2_OK;
   }
   size_t need = fa2_backward_workspace_size(a);
   pthread_mutex_lock(&ctx->ws_lock);
-  int rc = FA2_OK;
-  if (ctx->ws_bytes < need) {
+  int rc = FA2_OK, capturing = 0;
+  if (ctx->ws_bytes < need && (rc = rt_stream_capturing(ctx, stream, &capturing)) == FA2_OK &&
+      capturing)
+    rc = rt_set_error(FA2_ERR_CAPTURING,
+                      "the backward's workspace must grow to %zu bytes while the stream is "
+                      "capturing a CUDA graph (allocating would invalidate the capture): pass "
+                      "args->workspace (fa2_backward_workspace_size bytes) or run one backward "
+                      "of this size before the capture",
+                      need);
+  if (rc == FA2_OK && ctx->ws_bytes < need) {
     CUcontext saved;
     if ((rc = rt_ctx_enter(ctx, &saved)) == FA2_OK) {
       CUresult r = RT_CUDA_SUCCESS;
@@ -148,10 +156,10 @@ fa2_status fa2_backward(fa2_context *ctx, const fa2_bwd_args *a, void *stream) {
   rt_kernel *k = rt_mc_get(&ctx->mc, &req, sizeof req);
   if (k)
     atomic_fetch_add_explicit(&ctx->memory_hits, 1, memory_order_relaxed);
-  else if ((rc = rt_kernel_for_request(ctx, &req, &k)) != FA2_OK)
+  else if ((rc = rt_kernel_for_request(ctx, &req, stream, 1, &k)) != FA2_OK)
     return (fa2_status)rc;
   void *ws = NULL;
-  if (a->seqlen_q > 0 && (rc = bwd_workspace(ctx, a, &ws)) != FA2_OK) return (fa2_status)rc;
+  if (a->seqlen_q > 0 && (rc = bwd_workspace(ctx, a, stream, &ws)) != FA2_OK) return (fa2_status)rc;
 
   return (fa2_status)rt_launch_bwd(ctx, k, a, ws, stream);
 }

@@ -49,7 +49,7 @@ static int prepare_desc(fa2_context *ctx, const fa2_kernel_desc *d, int i) {
     atomic_fetch_add_explicit(&ctx->memory_hits, 1, memory_order_relaxed);
     return FA2_OK;
   }
-  return rt_kernel_for_request(ctx, &r, &k);
+  return rt_kernel_for_request(ctx, &r, NULL, 0, &k);
 }
 
 static int prepare_variant(fa2_context *ctx, const gen_variant *spec_v) {

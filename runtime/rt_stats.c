@@ -31,7 +31,7 @@ const char *fa2_status_name(int status) {
       "FA2_OK",          "FA2_ERR_INVALID_ARGUMENT", "FA2_ERR_UNSUPPORTED",
       "FA2_ERR_NO_DRIVER", "FA2_ERR_NO_NVRTC",       "FA2_ERR_COMPILE",
       "FA2_ERR_CUDA",    "FA2_ERR_OUT_OF_MEMORY",    "FA2_ERR_NOT_AVAILABLE",
-      "FA2_ERR_INTERNAL"};
+      "FA2_ERR_INTERNAL", "FA2_ERR_CAPTURING"};
   if (status < 0 || status >= (int)(sizeof names / sizeof names[0])) return "FA2_ERR_UNKNOWN";
   return names[status];
 }

@@ -407,6 +407,55 @@ Test(rt_context, prepare_compiles_ahead) {
   fa2_destroy(ctx);
 }
 
+/* CUDA graphs: on a capturing stream a call only launches. A kernel not
+ * loaded yet is FA2_ERR_CAPTURING naming the variant and how to prepare it,
+ * with nothing compiled, loaded or launched; once prepared (or called
+ * eagerly) the same call launches while capturing. */
+Test(rt_context, capturing_stream_never_loads) {
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
+  fa2_fwd_args a = fu_args(2, 100, 4, 4, 64);
+  fake->capturing = 1;
+  int loads = fake->module_loads;
+  cr_assert_eq(fa2_forward(ctx, &a, (void *)0xabc), FA2_ERR_CAPTURING);
+  cr_expect(strstr(fa2_last_error(), "kernel fwd_bf16_d64_m64n64w4s2_robust_b2_e0.001 (sm_90) is "
+                                     "not loaded and the stream is capturing a CUDA graph"),
+            "%s", fa2_last_error());
+  cr_expect(strstr(fa2_last_error(), "fa2gen.prepare([\"fwd_bf16_d64_m64n64w4s2_robust_b2_e0.001\"])"),
+            "%s", fa2_last_error());
+  cr_expect_eq(fake->module_loads, loads);
+  cr_expect_eq(fake->launches, 0);
+  cr_expect_eq(fu_stats(ctx).misses, 0);
+  /* prepared by name outside the capture: the capturing call launches */
+  fake->capturing = 0;
+  fa2_kernel_desc k = {"fwd_bf16_d64_m64n64w4s2_robust_b2_e0.001", 0, 0, 0, 0, 0, 0, 0};
+  cr_assert_eq(fa2_prepare(ctx, &k, 1), FA2_OK, "%s", fa2_last_error());
+  fake->capturing = 1;
+  cr_assert_eq(fa2_forward(ctx, &a, (void *)0xabc), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(fake->launches, 1);
+  cr_expect_eq(fake->last.stream, (void *)0xabc);
+  /* the backward: its kernel missing, then its workspace (none given) */
+  fa2_bwd_args b = fu_bwd_args(2, 100, 4, 4, 64, NULL);
+  cr_assert_eq(fa2_backward(ctx, &b, (void *)0xabc), FA2_ERR_CAPTURING);
+  cr_expect(strstr(fa2_last_error(), "kernel bwd_bf16_d64_"), "%s", fa2_last_error());
+  fake->capturing = 0;
+  b.workspace = WORKSPACE; /* loads the kernel, allocates nothing */
+  b.workspace_bytes = fa2_backward_workspace_size(&b);
+  cr_assert_eq(fa2_backward(ctx, &b, NULL), FA2_OK, "%s", fa2_last_error());
+  fake->capturing = 1;
+  int allocs = fake->allocs;
+  b.workspace = NULL, b.workspace_bytes = 0;
+  cr_assert_eq(fa2_backward(ctx, &b, (void *)0xabc), FA2_ERR_CAPTURING);
+  cr_expect(strstr(fa2_last_error(), "the backward's workspace must grow to"), "%s",
+            fa2_last_error());
+  cr_expect_eq(fake->allocs, allocs);
+  b.workspace = WORKSPACE, b.workspace_bytes = fa2_backward_workspace_size(&b);
+  fake->n_log = 0;
+  cr_assert_eq(fa2_backward(ctx, &b, (void *)0xabc), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(fake->n_log, 3);
+  fake->capturing = 0;
+  fa2_destroy(ctx);
+}
+
 Test(rt_context, prepare_reports_the_first_bad_kernel) {
   fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
   fa2_kernel_desc k[2] = {

@@ -126,6 +126,10 @@ API CUresult cuStreamCreate(void **s, unsigned f) { return 0; }
 API CUresult cuStreamDestroy_v2(void *s) { return 0; }
 API CUresult cuStreamSynchronize(void *s) { return 0; }
 API CUresult cuStreamQuery(void *s) { return 0; }
+API CUresult cuStreamIsCapturing(void *s, int *status) {
+  *status = st.capturing;
+  return 0;
+}
 API CUresult cuEventCreate(void **e, unsigned f) { return 0; }
 API CUresult cuEventDestroy_v2(void *e) { return 0; }
 API CUresult cuEventRecord(void *e, void *s) { return 0; }

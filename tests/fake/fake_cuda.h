@@ -37,6 +37,7 @@ typedef struct fake_cuda_state {
   int allocs, frees, live_allocs;
   unsigned long long last_alloc; /* device address of the last allocation */
   unsigned long long last_alloc_bytes;
+  int capturing; /* cuStreamIsCapturing's status for every stream (1: active) */
 } fake_cuda_state;
 
 typedef fake_cuda_state *(*fake_cuda_state_fn)(void);
