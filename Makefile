@@ -224,6 +224,15 @@ test: deps test-bins
 	  FA2_LIB=$(LIB)/libfa2rt.so FA2_FAKE_CUDA=$(B)/libfakecuda.so \
 	    python3 -m unittest discover -s tests/python; \
 	else echo "python3 not found: Python binding tests skipped"; fi
+	@echo "== PyTorch layer: custom ops, fake implementations, tracing on meta tensors (no GPU needed)"
+	@if py=$$(tools/torch_python.sh); then \
+	  FA2_LIB=$(LIB)/libfa2rt.so $$py -m unittest discover -s tests/python_torch; \
+	else echo "PyTorch layer tests skipped: no Python with PyTorch (the line above says why)"; fi
+	@echo "== PyTorch GPU tests (tests/gpu/test_torch_dropin.py)"
+	@if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && \
+	    py=$$(tools/torch_python.sh) && $$py -c 'import pytest' 2>/dev/null; then \
+	  FA2_LIB=$(LIB)/libfa2rt.so PYTHONPATH=python $$py -m pytest -q tests/gpu/test_torch_dropin.py; \
+	else echo "PyTorch GPU tests skipped: they need a CUDA GPU and pytest (bench/gpu_run.sh dropin runs them there)"; fi
 	@echo "== CPU tests"
 	FA2_BIN=$(BIN)/fa2 FA2_FAKE_CUDA=$(B)/libfakecuda.so $(BIN)/fa2_tests --jobs $(JOBS)
 

@@ -3,17 +3,33 @@ with the softmax stabilization that keeps BF16 attention unbiased.
 
     import fa2gen
     o = fa2gen.attention(q, k, v, causal=True)   # (B, N, H, d) CUDA bf16/fp16
+    from fa2gen import flash_attn_func           # flash_attn 2.x's API
 
-Imports without PyTorch or a GPU; fa2gen.attention then raises a clear error.
-The C runtime (libfa2rt.so) is loaded on first use: see fa2gen._lib.
+Imports without PyTorch or a GPU; the PyTorch functions (attention,
+flash_attn_*) are loaded on first access, and without PyTorch that access
+raises a clear ImportError. The C runtime (libfa2rt.so) is loaded on first
+use: see fa2gen._lib.
 """
 import threading
 
 from ._lib import (BF16, FP16, STAB, BwdArgs, CacheStats, Fa2Error, FwdArgs, KernelDesc,
                    Options, Tensor, bytes_or_none, check, find_nvrtc_dirs, lib)
 
-__all__ = ["attention", "Context", "Fa2Error", "check_forward", "check_backward", "version",
-           "find_nvrtc_dirs"]
+__all__ = ["attention", "flash_attn_func", "flash_attn_kvpacked_func",
+           "flash_attn_qkvpacked_func", "prepare", "context", "Context", "Fa2Error",
+           "check_forward", "check_backward", "version", "find_nvrtc_dirs"]
+
+# The PyTorch API, imported on first access (module __getattr__), so that
+# `import fa2gen` needs no PyTorch and torch.compile traces plain functions.
+_TORCH_API = {"attention": "_torch", "flash_attn_func": "flash_api",
+              "flash_attn_kvpacked_func": "flash_api", "flash_attn_qkvpacked_func": "flash_api"}
+
+
+def __getattr__(name):
+    if name in _TORCH_API:
+        import importlib
+        return getattr(importlib.import_module("." + _TORCH_API[name], __name__), name)
+    raise AttributeError(f"module 'fa2gen' has no attribute {name!r}")
 
 
 def version():
@@ -127,18 +143,16 @@ def context(device=0):
         return _contexts[device]
 
 
-def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=None,
-              delta="lowp", deterministic=False):
-    """softmax(scale q k^T) v for CUDA tensors of shape (B, N, H, d), bf16 or fp16.
-
-    k and v may have fewer heads than q (GQA/MQA). stab: "none" (classic FA2),
-    "paper" (Algorithm 3 of the paper), "robust" (default) or "tuned" (the
-    tuning database's choice). beta/eps/scale None: defaults (2, 1e-3,
-    1/sqrt(d)). Runs on torch.cuda.current_stream(). Differentiable (head
-    dims up to 128): delta="fp32" makes the forward also keep O in fp32 so the
-    backward's delta = rowsum(dO * O) is computed from it (the paper found an
-    fp32 delta alone restores stability), at 4 bytes per output element.
-    deterministic=True: dQ without atomics, bit-identical from run to run (a
-    second kernel recomputes the scores per query block)."""
-    from . import _torch
-    return _torch.attention(q, k, v, causal, stab, beta, eps, scale, delta, deterministic)
+def prepare(kernels, device=None):
+    """Loads (or compiles) kernels now, on the device's shared Context: what a
+    CUDA-graph capture needs beforehand, since nothing may load while a stream
+    captures. kernels: variant names (as an FA2_ERR_CAPTURING message or
+    `fa2 list` prints them) or dicts as Context.prepare takes. device: an
+    index or torch.device; None: 0 without PyTorch, else the current one."""
+    if device is None:
+        try:
+            import torch
+            device = torch.cuda.current_device()
+        except ImportError:
+            device = 0
+    context(getattr(device, "index", device) or 0).prepare(kernels)

@@ -1,5 +1,7 @@
-"""The PyTorch side of fa2gen.attention (imported only when it is called)."""
-from ._lib import BF16, DELTA, FP16, BwdArgs, FwdArgs, Tensor, lib
+"""The PyTorch side of fa2gen (imported only when a torch function is called):
+argument checks, then the operators of _ops. Everything here is plain Python
+that torch.compile traces without a graph break; the launches happen inside
+the operators."""
 
 
 def _require_torch():
@@ -13,108 +15,75 @@ def _require_torch():
 
 torch = _require_torch()
 
-
-def _dtype_code(t):
-    if t.dtype == torch.bfloat16:
-        return BF16
-    if t.dtype == torch.float16:
-        return FP16
-    raise TypeError(f"fa2gen.attention: dtype {t.dtype} is not supported: use torch.bfloat16 "
-                    "or torch.float16")
+from . import _ops  # noqa: E402  (registers torch.ops.fa2gen.*)
+from ._lib import DELTA, STAB  # noqa: E402
 
 
-def _aligned(t):
-    """t as the kernels can read it: last dim contiguous, 16-byte aligned rows."""
-    sizes, strides = t.shape, t.stride()
-    ok = strides[3] == 1 and t.data_ptr() % 16 == 0 and all(
-        sizes[i] <= 1 or strides[i] % 8 == 0 for i in range(3))
-    return t if ok else t.clone(memory_format=torch.contiguous_format)
-
-
-def _tensor(t):
-    s = t.stride()
-    return Tensor(t.data_ptr(), _dtype_code(t), s[0], s[1], s[2])
-
-
-def _check_inputs(q, k, v):
+def check_inputs(fn, q, k, v):
+    """The checks PyTorch can make before a launch, named after the caller fn."""
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):
-            raise TypeError(f"fa2gen.attention: {name} is {type(t).__name__}, not a torch.Tensor")
-        if not t.is_cuda:
-            raise ValueError(f"fa2gen.attention: {name} is on {t.device}: fa2gen runs on CUDA "
-                             "tensors")
+            raise TypeError(f"{fn}: {name} is {type(t).__name__}, not a torch.Tensor")
+        if t.device.type not in ("cuda", "meta"):  # meta: shapes only (tracing, tests)
+            raise ValueError(f"{fn}: {name} is on {t.device}: fa2gen runs on CUDA tensors")
         if t.dim() != 4:
-            raise ValueError(f"fa2gen.attention: {name} has shape {tuple(t.shape)}: expected 4 "
-                             "dimensions (batch, seqlen, heads, head_dim)")
+            raise ValueError(f"{fn}: {name} has shape {tuple(t.shape)}: expected 4 dimensions "
+                             "(batch, seqlen, heads, head_dim)")
     if not (q.device == k.device == v.device):
-        raise ValueError(f"fa2gen.attention: q, k, v on {q.device}, {k.device}, {v.device}: "
-                         "expected one device")
+        raise ValueError(f"{fn}: q, k, v on {q.device}, {k.device}, {v.device}: expected one "
+                         "device")
     if not (q.dtype == k.dtype == v.dtype):
-        raise TypeError(f"fa2gen.attention: dtypes {q.dtype}, {k.dtype}, {v.dtype}: q, k and v "
-                        "must have the same dtype")
+        raise TypeError(f"{fn}: dtypes {q.dtype}, {k.dtype}, {v.dtype}: q, k and v must have "
+                        "the same dtype")
+    if q.dtype not in (torch.bfloat16, torch.float16):
+        raise TypeError(f"{fn}: dtype {q.dtype} is not supported: use torch.bfloat16 or "
+                        "torch.float16")
     if k.shape != v.shape:
-        raise ValueError(f"fa2gen.attention: k {tuple(k.shape)} and v {tuple(v.shape)} differ")
+        raise ValueError(f"{fn}: k {tuple(k.shape)} and v {tuple(v.shape)} differ")
     if k.shape[0] != q.shape[0] or k.shape[3] != q.shape[3]:
-        raise ValueError(f"fa2gen.attention: q {tuple(q.shape)} and k {tuple(k.shape)}: batch "
-                         "and head_dim must match")
+        raise ValueError(f"{fn}: q {tuple(q.shape)} and k {tuple(k.shape)}: batch and head_dim "
+                         "must match")
+    if q.shape[2] % k.shape[2] != 0:
+        raise ValueError(f"{fn}: q has {q.shape[2]} heads and k {k.shape[2]}: the query heads "
+                         "must be a multiple of the key/value heads (GQA/MQA)")
 
 
-def _device(t):
-    return t.device.index if t.device.index is not None else torch.cuda.current_device()
+def check_mode(fn, stab, delta):
+    if stab not in STAB:
+        raise ValueError(f"{fn}: stab={stab!r}: allowed 'none', 'paper', 'robust', 'tuned'")
+    if delta not in DELTA:
+        raise ValueError(f"{fn}: delta={delta!r}: allowed 'lowp', 'fp32'")
 
 
-class _Attention(torch.autograd.Function):
-    @staticmethod
-    def forward(fctx, q, k, v, causal, stab, beta, eps, scale, delta, deterministic):
-        from . import _stab, context
-        stab_code = _stab(stab)
-        if delta not in DELTA:
-            raise ValueError(f"fa2gen.attention: delta={delta!r}: allowed 'lowp', 'fp32'")
-        _check_inputs(q, k, v)
-        q, k, v = _aligned(q), _aligned(k), _aligned(v)
-        B, N, H, d = q.shape
-        o = torch.empty((B, N, H, d), dtype=q.dtype, device=q.device)
-        lse = torch.empty((B, H, N), dtype=torch.float32, device=q.device)
-        # (grad mode is off inside Function.forward: ask which inputs need grads)
-        o32 = (torch.empty((B, N, H, d), dtype=torch.float32, device=q.device)
-               if delta == "fp32" and any(fctx.needs_input_grad[:3]) else None)
-        a = FwdArgs(q=_tensor(q), k=_tensor(k), v=_tensor(v), o=_tensor(o), lse=lse.data_ptr(),
-                    batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
-                    head_dim=d, scale=scale or 0.0, causal=int(bool(causal)), stab=stab_code,
-                    beta=beta or 0.0, eps=eps or 0.0,
-                    o_fp32=o32.data_ptr() if o32 is not None else None)
-        device = _device(q)
-        with torch.cuda.device(device):
-            context(device).forward(a, torch.cuda.current_stream(device).cuda_stream)
-        fctx.save_for_backward(q, k, v, o, lse, o32 if o32 is not None else torch.empty(0))
-        fctx.args = (causal, stab_code, beta, eps, scale, delta, deterministic)
-        fctx.mark_non_differentiable(lse)
-        return o, lse
+def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=None,
+              delta="lowp", deterministic=False, return_lse=False):
+    """softmax(scale q k^T) v for CUDA tensors of shape (B, N, H, d), bf16 or fp16.
 
-    @staticmethod
-    def backward(fctx, do, dlse):
-        from . import context
-        q, k, v, o, lse, o32 = fctx.saved_tensors
-        causal, stab_code, beta, eps, scale, delta, deterministic = fctx.args
-        do = _aligned(do)
-        dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
-        B, N, H, d = q.shape
-        a = BwdArgs(q=_tensor(q), k=_tensor(k), v=_tensor(v), o=_tensor(o), dout=_tensor(do),
-                    dq=_tensor(dq), dk=_tensor(dk), dv=_tensor(dv), lse=lse.data_ptr(),
-                    delta=DELTA[delta], o_fp32=o32.data_ptr() if o32.numel() else None,
-                    batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
-                    head_dim=d, scale=scale or 0.0, causal=int(bool(causal)), stab=stab_code,
-                    beta=beta or 0.0, eps=eps or 0.0, deterministic=int(bool(deterministic)))
-        import ctypes
-        ws = torch.empty(lib().fa2_backward_workspace_size(ctypes.byref(a)), dtype=torch.uint8,
-                         device=q.device)
-        a.workspace, a.workspace_bytes = ws.data_ptr(), ws.numel()
-        device = _device(q)
-        with torch.cuda.device(device):
-            context(device).backward(a, torch.cuda.current_stream(device).cuda_stream)
-        return dq, dk, dv, None, None, None, None, None, None, None
+    k and v may have fewer heads than q (GQA/MQA). stab: "none" (classic FA2),
+    "paper" (Algorithm 3 of the paper), "robust" (default) or "tuned" (the
+    tuning database's choice). beta/eps/scale None: defaults (2, 1e-3,
+    1/sqrt(d)). Causal is aligned bottom-right (FlashAttention-2's rule); a
+    query row that sees no key gets O = 0 and LSE = +inf. Runs on the current
+    stream of the tensors' device. Differentiable (head dims up to 128):
+    delta="fp32" makes the forward also keep O in fp32 so the backward's
+    delta = rowsum(dO * O) is computed from it, at 4 bytes per output element.
+    deterministic=True: dQ without atomics, bit-identical from run to run.
+    return_lse=True: returns (o, lse), lse (B, H, N) fp32, natural log.
+    A torch.library custom operator (torch.ops.fa2gen.fwd/bwd): torch.compile
+    traces it without graph breaks, and it can be captured in a CUDA graph
+    once its kernels are loaded (one eager call, or fa2gen.prepare)."""
+    fn = "fa2gen.attention"
+    check_mode(fn, stab, delta)
+    check_inputs(fn, q, k, v)
+    return forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, return_lse)
 
 
-def attention(q, k, v, causal, stab, beta, eps, scale, delta, deterministic):
-    o, _ = _Attention.apply(q, k, v, causal, stab, beta, eps, scale, delta, deterministic)
-    return o
+def forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, return_lse):
+    """The checked call of torch.ops.fa2gen.fwd."""
+    # The fp32 copy of O is only worth writing when a backward will read it.
+    want_o32 = (delta == "fp32" and torch.is_grad_enabled() and
+                (q.requires_grad or k.requires_grad or v.requires_grad))
+    o, lse, _ = torch.ops.fa2gen.fwd(q, k, v, bool(causal), stab, float(beta or 0.0),
+                                     float(eps or 0.0), float(scale or 0.0), want_o32,
+                                     bool(deterministic))
+    return (o, lse) if return_lse else o

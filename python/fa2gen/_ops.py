@@ -1,0 +1,141 @@
+"""fa2gen's PyTorch operators: `torch.ops.fa2gen.fwd` and `torch.ops.fa2gen.bwd`.
+
+Registered with torch.library as custom operators, so torch.compile, torch.export,
+CUDA graphs and FakeTensor tracing see each pass as one opaque node: a fake
+(meta) implementation gives the outputs' exact shapes, dtypes and strides without
+running anything, and autograd is registered on the forward operator. The CUDA
+implementations take the current stream of the tensors' device when they run
+(never while tracing) and launch through libfa2rt.
+
+    o, lse, o32 = torch.ops.fa2gen.fwd(q, k, v, causal, stab, beta, eps, scale,
+                                       want_o32, deterministic)
+
+q (B, Sq, H, d), k/v (B, Sk, Hkv, d), bf16 or fp16, last dim contiguous;
+o (B, Sq, H, d) contiguous; lse (B, H, Sq) fp32, natural log, +inf for a row that
+sees no key; o32 (B, Sq, H, d) fp32 when want_o32 (the backward's precise delta),
+else an empty tensor. beta, eps, scale: 0 means the default (2, 1e-3, 1/sqrt(d)).
+deterministic only matters to the backward, which the forward's autograd runs.
+"""
+import ctypes
+
+import torch
+
+from ._lib import BF16, DELTA, FP16, STAB, BwdArgs, FwdArgs, Tensor, lib
+
+_STAB_NAMES = tuple(STAB)
+
+
+def _dtype_code(t):
+    if t.dtype == torch.bfloat16:
+        return BF16
+    if t.dtype == torch.float16:
+        return FP16
+    raise TypeError(f"fa2gen: dtype {t.dtype} is not supported: use torch.bfloat16 or "
+                    "torch.float16")
+
+
+def _aligned(t):
+    """t as the kernels can read it: last dim contiguous, 16-byte aligned rows
+    (a copy only when it is not; packed QKV views pass as they are)."""
+    sizes, strides = t.shape, t.stride()
+    ok = strides[3] == 1 and t.data_ptr() % 16 == 0 and all(
+        sizes[i] <= 1 or strides[i] % 8 == 0 for i in range(3))
+    return t if ok else t.clone(memory_format=torch.contiguous_format)
+
+
+def _tensor(t):
+    s = t.stride()
+    return Tensor(t.data_ptr(), _dtype_code(t), s[0], s[1], s[2])
+
+
+def _stream(device):
+    """The current CUDA stream of device, as a CUstream handle (int)."""
+    return torch.cuda.current_stream(device).cuda_stream
+
+
+def _context(device):
+    from . import context
+    return context(device.index if device.index is not None else torch.cuda.current_device())
+
+
+def _outputs_fwd(q, want_o32):
+    B, N, H, d = q.shape
+    o = q.new_empty((B, N, H, d))
+    lse = q.new_empty((B, H, N), dtype=torch.float32)
+    o32 = q.new_empty((B, N, H, d) if want_o32 else (0,), dtype=torch.float32)
+    return o, lse, o32
+
+
+@torch.library.custom_op("fa2gen::fwd", mutates_args=(), device_types="cuda")
+def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: str,
+        beta: float, eps: float, scale: float, want_o32: bool,
+        deterministic: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    o, lse, o32 = _outputs_fwd(q, want_o32)
+    q, k, v = _aligned(q), _aligned(k), _aligned(v)
+    B, N, H, d = q.shape
+    a = FwdArgs(q=_tensor(q), k=_tensor(k), v=_tensor(v), o=_tensor(o), lse=lse.data_ptr(),
+                batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
+                head_dim=d, scale=scale, causal=int(causal), stab=STAB[stab], beta=beta,
+                eps=eps, o_fp32=o32.data_ptr() if want_o32 else None)
+    with torch.cuda.device(q.device):
+        _context(q.device).forward(a, _stream(q.device))
+    return o, lse, o32
+
+
+@fwd.register_fake
+def _(q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic):
+    return _outputs_fwd(q, want_o32)
+
+
+def _outputs_bwd(q, k, v):
+    # Contiguous whatever the inputs' strides (a packed QKV view's gradient
+    # included): the kernels write whole 16-byte rows.
+    return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape))
+
+
+@torch.library.custom_op("fa2gen::bwd", mutates_args=(), device_types="cuda")
+def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
+        lse: torch.Tensor, o32: torch.Tensor, causal: bool, stab: str, beta: float, eps: float,
+        scale: float, deterministic: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    dq, dk, dv = _outputs_bwd(q, k, v)
+    q, k, v, o, dout = _aligned(q), _aligned(k), _aligned(v), _aligned(o), _aligned(dout)
+    B, N, H, d = q.shape
+    precise = o32.numel() > 0
+    a = BwdArgs(q=_tensor(q), k=_tensor(k), v=_tensor(v), o=_tensor(o), dout=_tensor(dout),
+                dq=_tensor(dq), dk=_tensor(dk), dv=_tensor(dv), lse=lse.data_ptr(),
+                delta=DELTA["fp32" if precise else "lowp"],
+                o_fp32=o32.data_ptr() if precise else None,
+                batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
+                head_dim=d, scale=scale, causal=int(causal), stab=STAB[stab], beta=beta, eps=eps,
+                deterministic=int(deterministic))
+    # A workspace from PyTorch's allocator: inside a CUDA-graph capture it
+    # comes from the graph's pool, where the context's own cuMemAlloc could not.
+    ws = torch.empty(lib().fa2_backward_workspace_size(ctypes.byref(a)), dtype=torch.uint8,
+                     device=q.device)
+    a.workspace, a.workspace_bytes = ws.data_ptr(), ws.numel()
+    with torch.cuda.device(q.device):
+        _context(q.device).backward(a, _stream(q.device))
+    return dq, dk, dv
+
+
+@bwd.register_fake
+def _(dout, q, k, v, o, lse, o32, causal, stab, beta, eps, scale, deterministic):
+    return _outputs_bwd(q, k, v)
+
+
+def _setup_context(ctx, inputs, output):
+    q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic = inputs
+    o, lse, o32 = output
+    ctx.save_for_backward(q, k, v, o, lse, o32)
+    ctx.args = (causal, stab, beta, eps, scale, deterministic)
+    ctx.mark_non_differentiable(lse, o32)
+
+
+def _backward(ctx, dout, dlse, do32):
+    q, k, v, o, lse, o32 = ctx.saved_tensors
+    causal, stab, beta, eps, scale, deterministic = ctx.args
+    dq, dk, dv = bwd(dout, q, k, v, o, lse, o32, causal, stab, beta, eps, scale, deterministic)
+    return dq, dk, dv, None, None, None, None, None, None, None
+
+
+fwd.register_autograd(_backward, setup_context=_setup_context)

@@ -1,0 +1,68 @@
+"""fa2gen as a Hugging Face transformers attention implementation.
+
+    import fa2gen.integrations.transformers as fa2gen_hf
+    fa2gen_hf.register()                     # attn_implementation="fa2gen" (stab robust)
+    model = AutoModelForCausalLM.from_config(cfg, attn_implementation="fa2gen")
+
+register() adds the attention function to transformers' AttentionInterface and,
+under the same name, FlashAttention-2's mask function to AttentionMaskInterface:
+without a mask function transformers would drop the padding mask silently; with
+it the mask is None unless the batch has padding, and a padded batch is a clear
+error until fa2gen has variable-length batches. Causal attention is aligned
+bottom-right, as FlashAttention-2 and transformers' flash integration expect.
+"""
+from .. import _torch
+from .._torch import torch
+
+_UNSUPPORTED = "is not supported by fa2gen yet (use attn_implementation='sdpa' for this model)"
+
+
+def _refuse(what):
+    raise NotImplementedError(f"fa2gen attention: {what} {_UNSUPPORTED}")
+
+
+def make_attention_forward(stab="robust"):
+    """The function transformers calls per attention layer, for one mode."""
+    _torch.check_mode("fa2gen.integrations.transformers", stab, "lowp")
+
+    def fa2gen_attention_forward(module, query, key, value, attention_mask, dropout=0.0,
+                                 scaling=None, sliding_window=None, softcap=None, is_causal=None,
+                                 s_aux=None, **kwargs):
+        if attention_mask is not None:
+            _refuse("a padded batch (attention_mask with padding; variable-length batches "
+                    "come later)")
+        if dropout:
+            _refuse(f"attention dropout ({dropout})")
+        if softcap:
+            _refuse(f"softcap ({softcap})")
+        if s_aux is not None:
+            _refuse("attention sinks (s_aux)")
+        if kwargs.get("position_bias") is not None:
+            _refuse("a position bias")
+        if sliding_window is not None and key.shape[2] > sliding_window:
+            _refuse(f"a sliding window ({sliding_window} < {key.shape[2]} keys)")
+        if query.dtype == torch.float32:
+            if not torch.is_autocast_enabled("cuda"):
+                raise TypeError("fa2gen attention: the model runs in float32; fa2gen needs "
+                                "bfloat16 or float16 (model.to(torch.bfloat16) or autocast)")
+            dt = torch.get_autocast_dtype("cuda")
+            query, key, value = query.to(dt), key.to(dt), value.to(dt)
+        causal = is_causal if is_causal is not None else getattr(module, "is_causal", True)
+        # transformers hands (B, H, S, d); fa2gen reads the (B, S, H, d) views in place.
+        q, k, v = query.transpose(1, 2), key.transpose(1, 2), value.transpose(1, 2)
+        _torch.check_inputs("fa2gen attention", q, k, v)
+        out = _torch.forward(q, k, v, bool(causal), stab, None, None, scaling, "lowp", False,
+                             False)
+        return out, None
+
+    return fa2gen_attention_forward
+
+
+def register(name="fa2gen", stab="robust"):
+    """Registers attn_implementation=name (stab: "robust", "none", "paper" or
+    "tuned") with transformers. Returns name."""
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface, flash_attention_mask
+    AttentionInterface.register(name, make_attention_forward(stab))
+    AttentionMaskInterface.register(name, flash_attention_mask)
+    return name

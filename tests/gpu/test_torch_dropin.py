@@ -1,0 +1,380 @@
+"""fa2gen as a drop-in for PyTorch trainers, on a GPU (pytest; skips without one).
+
+    FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 -m pytest -q tests/gpu/test_torch_dropin.py
+
+Accuracy rule everywhere (FlashAttention-2's own): max |out - float64 ref| <= 2x
+that of the same computation done in the input precision by PyTorch; gradients
+<= 3x. What each test shows is in its docstring.
+"""
+import copy
+import math
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device: the drop-in tests need a GPU", allow_module_level=True)
+
+import fa2gen  # noqa: E402
+from fa2gen import flash_attn_func, flash_attn_kvpacked_func, flash_attn_qkvpacked_func  # noqa: E402
+
+DEV = "cuda"
+
+
+def ref_attention(q, k, v, causal, scale=None, dtype=torch.float64):
+    """Attention computed in dtype (float64: the reference; the inputs' dtype:
+    PyTorch's same-precision computation), FA2's bottom-right causal rule, a
+    row that sees no key giving 0. q (B, Sq, H, d), k/v (B, Sk, Hkv, d)."""
+    B, Sq, H, d = q.shape
+    Sk, Hk = k.shape[1], k.shape[2]
+    scale = scale or 1.0 / math.sqrt(d)
+    qd, kd, vd = (t.to(dtype).transpose(1, 2) for t in (q, k, v))
+    kd, vd = (t.repeat_interleave(H // Hk, dim=1) for t in (kd, vd))
+    s = torch.matmul(qd, kd.transpose(-1, -2)) * scale
+    if causal:
+        i = torch.arange(Sq, device=q.device)[:, None]
+        j = torch.arange(Sk, device=q.device)[None, :]
+        s = s.masked_fill(j > i + Sk - Sq, float("-inf"))
+    empty = torch.isinf(s).all(-1, keepdim=True) if Sk else torch.ones_like(s[..., :1], dtype=torch.bool)
+    s = s.masked_fill(empty, 0.0)  # no NaN from an all -inf row, in the output or its gradient
+    p = torch.softmax(s.float() if dtype != torch.float64 else s, dim=-1).to(dtype)
+    p = p.masked_fill(empty, 0.0)
+    o = torch.matmul(p, vd).transpose(1, 2)
+    return o
+
+
+def max_err(a, b):
+    return (a.double() - b.double()).abs().max().item() if a.numel() else 0.0
+
+
+def rand(*shape, dtype=torch.bfloat16, scale=1.0):
+    return (torch.randn(*shape, device=DEV, dtype=torch.float32) * scale).to(dtype)
+
+
+def check_rule(name, got, ref64, lowp, factor, slack=0.0):
+    e, e_pt = max_err(got, ref64), max_err(lowp, ref64)
+    assert torch.isfinite(got).all(), f"{name}: NaN/Inf"
+    assert e <= factor * e_pt + slack, f"{name}: max err {e:.3e} > {factor} x {e_pt:.3e}"
+
+
+def grads(fn, q, k, v, do):
+    q, k, v = (t.detach().clone().requires_grad_() for t in (q, k, v))
+    o = fn(q, k, v)
+    o.backward(do)
+    return o.detach(), q.grad, k.grad, v.grad
+
+
+# ---------------------------------------------------------------------------
+# Accuracy through the custom ops, and rows that see no key
+
+
+SHAPES = [  # B, Sq, Sk, H, Hkv, d
+    (2, 128, 128, 4, 4, 64), (3, 17, 17, 12, 12, 64), (2, 1000, 1000, 8, 2, 128),
+    (1, 17, 128, 4, 1, 64), (2, 128, 17, 4, 2, 128), (8, 239, 1, 9, 9, 32), (8, 799, 3, 9, 3, 32),
+    (2, 512, 127, 4, 4, 96), (2, 513, 127, 4, 2, 64), (2, 256, 108, 4, 4, 128),
+    (2, 512, 256, 4, 1, 64), (1, 1024, 128, 4, 4, 128), (2, 300, 0, 3, 3, 64),
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "b%d_q%d_k%d_h%d/%d_d%d" % s)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+@pytest.mark.parametrize("stab", ["none", "robust"])
+def test_forward_backward_against_float64(shape, dtype, stab):
+    """Outputs <= 2x and gradients <= 3x the same-precision PyTorch error; a row
+    with no visible key: O = 0, LSE = +inf, dQ = 0; two calls give the same bits."""
+    torch.manual_seed(hash(shape) % 1000)
+    B, Sq, Sk, H, Hk, d = shape
+    causal = Sq > Sk or Sk == 0 or Sq % 2 == 0
+    q, k, v = rand(B, Sq, H, d, dtype=dtype), rand(B, Sk, Hk, d, dtype=dtype), rand(B, Sk, Hk, d, dtype=dtype)
+    do = rand(B, Sq, H, d, dtype=dtype)
+    f = lambda q, k, v: fa2gen.attention(q, k, v, causal=causal, stab=stab)
+    o, dq, dk, dv = grads(f, q, k, v, do)
+    o64, dq64, dk64, dv64 = grads(lambda q, k, v: ref_attention(q, k, v, causal), q.double(), k.double(),
+                                  v.double(), do.double())
+    opt, dqpt, dkpt, dvpt = grads(lambda q, k, v: ref_attention(q, k, v, causal, dtype=dtype), q, k, v, do)
+    check_rule("out", o, o64, opt, 2)
+    for name, g, g64, gpt in (("dq", dq, dq64, dqpt), ("dk", dk, dk64, dkpt), ("dv", dv, dv64, dvpt)):
+        check_rule(name, g, g64, gpt, 3, slack=1e-6)
+    o2, lse = fa2gen.attention(q, k, v, causal=causal, stab=stab, return_lse=True)
+    assert torch.equal(o2, o), "two calls gave different bits"
+    assert lse.shape == (B, H, Sq) and lse.dtype == torch.float32
+    empty_rows = max(0, Sq - Sk) if causal else (Sq if Sk == 0 else 0)
+    if empty_rows:
+        assert (o[:, :empty_rows] == 0).all(), "rows that see no key must be 0"
+        assert torch.isinf(lse[:, :, :empty_rows]).all() and (lse[:, :, :empty_rows] > 0).all()
+        assert (dq[:, :empty_rows] == 0).all()
+    if Sk and empty_rows < Sq:
+        s = torch.einsum("bqhd,bkhd->bhqk", q.double(), k.double().repeat_interleave(H // Hk, 2)) / math.sqrt(d)
+        if causal:
+            i, j = torch.arange(Sq, device=DEV)[:, None], torch.arange(Sk, device=DEV)[None, :]
+            s = s.masked_fill(j > i + Sk - Sq, float("-inf"))
+        lse64 = torch.logsumexp(s, -1)[:, :, empty_rows:]
+        assert max_err(lse[:, :, empty_rows:], lse64) < 1e-3
+
+
+# ---------------------------------------------------------------------------
+# flash_attn's API
+
+
+def test_flash_attn_func_matches_attention_and_packed_views():
+    """flash_attn_func == fa2gen.attention bit for bit; the packed QKV/KV
+    functions read strided views in place and give the same bits; LSE layout."""
+    B, S, H, d = 2, 333, 8, 64
+    qkv = rand(B, S, 3, H, d)
+    q, k, v = qkv.unbind(2)
+    ref = fa2gen.attention(q, k, v, causal=True)
+    out = flash_attn_func(q, k, v, causal=True)
+    assert torch.equal(out, ref)
+    assert torch.equal(flash_attn_qkvpacked_func(qkv, causal=True), ref)
+    assert torch.equal(flash_attn_kvpacked_func(q, torch.stack((k, v), 2), causal=True), ref)
+    out2, lse, probs = flash_attn_func(q, k, v, causal=True, return_attn_probs=True)
+    assert torch.equal(out2, ref) and probs is None
+    assert lse.shape == (B, H, S) and lse.dtype == torch.float32 and lse.is_contiguous()
+    # no copy of the packed input: the op hands the strided views to the kernel as they are
+    from fa2gen import _ops
+    assert _ops._aligned(q) is q and _ops._aligned(k) is k
+    # window_size's FA2 reading: (-1, 0) is causal, sides >= seqlen_k unbounded
+    assert torch.equal(flash_attn_func(q, k, v, window_size=(-1, 0)), ref)
+    assert torch.equal(flash_attn_func(q, k, v, window_size=(S, S)), flash_attn_func(q, k, v))
+    assert torch.equal(flash_attn_func(q, k, v, causal=True, window_size=(S, -1)), ref)
+    scaled = flash_attn_func(q, k, v, softmax_scale=0.05, causal=True)
+    check_rule("scale", scaled, ref_attention(q.double(), k.double(), v.double(), True, 0.05),
+               ref_attention(q, k, v, True, 0.05, dtype=torch.bfloat16), 2)
+
+
+@pytest.mark.parametrize("kw,name", [({"dropout_p": 0.1}, "dropout_p"), ({"softcap": 30.0}, "softcap"),
+                                     ({"window_size": (128, 0)}, "window_size"),
+                                     ({"alibi_slopes": "slopes"}, "alibi_slopes")])
+def test_flash_attn_func_refuses_what_it_cannot_honour(kw, name):
+    q = rand(1, 300, 2, 64)
+    if name == "alibi_slopes":
+        kw = {"alibi_slopes": torch.ones(2, device=DEV)}
+    with pytest.raises(NotImplementedError, match=f"fa2gen.flash_attn_func: {name}="):
+        flash_attn_func(q, q, q, **kw)
+
+
+# ---------------------------------------------------------------------------
+# torch.compile, torch.export, opcheck
+
+
+class Block(torch.nn.Module):
+    def __init__(self, api, dim=256, heads=4):
+        super().__init__()
+        self.api, self.heads = api, heads
+        self.qkv = torch.nn.Linear(dim, 3 * dim, bias=False)
+        self.proj = torch.nn.Linear(dim, dim, bias=False)
+
+    def forward(self, x):
+        B, N, D = x.shape
+        qkv = self.qkv(x).view(B, N, 3, self.heads, D // self.heads)
+        if self.api == "attention":
+            o = fa2gen.attention(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], causal=True)
+        elif self.api == "flash_attn_func":
+            o = flash_attn_func(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], causal=True)
+        else:
+            o = flash_attn_qkvpacked_func(qkv, causal=True)
+        return x + self.proj(o.reshape(B, N, D))
+
+
+def gpt(api, layers=2):
+    torch.manual_seed(0)
+    return torch.nn.Sequential(*(Block(api) for _ in range(layers))).to(DEV, torch.bfloat16)
+
+
+APIS = ["attention", "flash_attn_func", "flash_attn_qkvpacked_func"]
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_dynamo_explain_one_graph_no_breaks(api):
+    x = rand(2, 256, 256)
+    ex = torch._dynamo.explain(gpt(api))(x)
+    print(f"explain {api}: {ex.graph_count} graph(s), {ex.graph_break_count} break(s)")
+    assert ex.graph_count == 1 and ex.graph_break_count == 0, ex.break_reasons
+
+
+def train_steps(model, steps=3, seed=1):
+    torch.manual_seed(seed)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    losses = []
+    for _ in range(steps):
+        x = rand(2, 256, 256)
+        loss = model(x).float().square().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, [p.grad.clone() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("mode", ["default", "max-autotune", "reduce-overhead"])
+@pytest.mark.parametrize("api", ["attention", "flash_attn_qkvpacked_func"])
+def test_compiled_training_matches_eager(mode, api):
+    torch._dynamo.reset()
+    eager_losses, eager_grads = train_steps(gpt(api))
+    compiled = torch.compile(gpt(api), fullgraph=True, mode=mode)
+    losses, cgrads = train_steps(compiled)
+    print(f"compile {mode} {api}: losses {losses} eager {eager_losses}")
+    for a, b in zip(losses, eager_losses):
+        assert abs(a - b) <= 2e-2 * abs(b) + 1e-4
+    for g, e in zip(cgrads, eager_grads):
+        assert max_err(g, e) <= 0.05 * e.abs().max().item() + 1e-4
+
+
+def test_torch_export():
+    x = rand(2, 256, 256)
+    ep = torch.export.export(gpt("attention"), (x,))
+    text = str(ep.graph)
+    assert "fa2gen.fwd" in text
+    assert max_err(ep.module()(x), gpt("attention")(x)) < 1e-2
+
+
+def opcheck_args():
+    q, k, v = rand(2, 100, 4, 64), rand(2, 80, 2, 64), rand(2, 80, 2, 64)
+    return q, k, v
+
+
+@pytest.mark.parametrize("want_o32", [False, True])
+def test_opcheck_forward(want_o32):
+    q, k, v = (t.requires_grad_() for t in opcheck_args())
+    res = torch.library.opcheck(torch.ops.fa2gen.fwd.default,
+                                (q, k, v, True, "robust", 0.0, 0.0, 0.0, want_o32, True))
+    print("opcheck fa2gen::fwd", res)
+    assert all(r == "SUCCESS" for r in res.values()), res
+
+
+def test_opcheck_backward():
+    q, k, v = opcheck_args()
+    o, lse, o32 = torch.ops.fa2gen.fwd(q, k, v, True, "robust", 0.0, 0.0, 0.0, True, True)
+    do = rand(*o.shape)
+    res = torch.library.opcheck(torch.ops.fa2gen.bwd.default,
+                                (do, q, k, v, o, lse, o32, True, "robust", 0.0, 0.0, 0.0, True))
+    print("opcheck fa2gen::bwd", res)
+    assert all(r == "SUCCESS" for r in res.values()), res
+
+
+# ---------------------------------------------------------------------------
+# CUDA graphs
+
+
+def test_cuda_graph_replay_matches_eager_bit_for_bit():
+    """One forward + backward captured after a warm-up on a side stream; replays
+    after in-place input changes equal eager calls bit for bit (deterministic)."""
+    B, S, H, d = 2, 500, 8, 128
+    q, k, v, do = (rand(B, S, H, d) for _ in range(4))
+    q.requires_grad_(), k.requires_grad_(), v.requires_grad_()
+
+    def step():
+        for t in (q, k, v):
+            t.grad = None
+        o = fa2gen.attention(q, k, v, causal=True, deterministic=True)
+        o.backward(do)
+        return o
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        o_static = step()
+    static = [o_static, q.grad, k.grad, v.grad]
+    for seed in range(3):
+        torch.manual_seed(100 + seed)
+        with torch.no_grad():
+            for t in (q, k, v, do):
+                t.copy_(rand(*t.shape))
+        g.replay()
+        torch.cuda.synchronize()
+        got = [t.clone() for t in static]
+        want = step()
+        for a, b in zip(got, [want, q.grad, k.grad, v.grad]):
+            assert torch.equal(a, b), "replay differs from the eager call"
+    print("cuda graph: 3 replays equal eager bit for bit")
+
+
+def test_cuda_graph_missing_kernel_is_a_clear_error_and_capture_stays_valid():
+    """A variant never loaded, asked for during capture: FA2_ERR_CAPTURING naming
+    it; the capture is not invalidated; prepared afterwards, it captures."""
+    q = rand(1, 64, 2, 96)
+    with pytest.raises(fa2gen.Fa2Error) as e:
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            fa2gen.attention(q, q, q, causal=True, stab="paper", beta=3.0)
+    assert e.value.status_name == "FA2_ERR_CAPTURING", str(e.value)
+    assert "fwd_bf16_d96_causal" in str(e.value) and "fa2gen.prepare" in str(e.value)
+    name = str(e.value).split("kernel ")[1].split(" ")[0]
+    fa2gen.prepare([name])
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        o = fa2gen.attention(q, q, q, causal=True, stab="paper", beta=3.0)
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(o, fa2gen.attention(q, q, q, causal=True, stab="paper", beta=3.0))
+    print("cuda graph: missing kernel ->", str(e.value)[:160])
+
+
+# ---------------------------------------------------------------------------
+# Hugging Face transformers
+
+
+def tiny_config(family):
+    tr = pytest.importorskip("transformers")
+    common = dict(vocab_size=1000, hidden_size=256, num_hidden_layers=2, num_attention_heads=4,
+                  intermediate_size=512, max_position_embeddings=512)
+    if family == "gpt2":
+        return tr.GPT2Config(vocab_size=1000, n_embd=256, n_layer=2, n_head=4, n_positions=512,
+                             attn_pdrop=0.0, resid_pdrop=0.0, embd_pdrop=0.0)
+    cls = {"llama": tr.LlamaConfig, "qwen2": tr.Qwen2Config, "mistral": tr.MistralConfig}[family]
+    extra = {"sliding_window": None} if family in ("mistral", "qwen2") else {}
+    return cls(num_key_value_heads=2, **common, **extra)
+
+
+@pytest.mark.parametrize("family", ["llama", "qwen2", "mistral", "gpt2"])
+def test_transformers_logits_and_gradients_against_sdpa(family):
+    tr = pytest.importorskip("transformers")
+    import fa2gen.integrations.transformers as fa2gen_hf
+    fa2gen_hf.register()
+    cfg = tiny_config(family)
+    torch.manual_seed(0)
+    # a config each: from_config records the attention implementation in it
+    ref = tr.AutoModelForCausalLM.from_config(copy.deepcopy(cfg), attn_implementation="eager")
+    ref = ref.to(DEV, torch.float64)
+    sd = ref.state_dict()
+    models = {}
+    for impl in ("sdpa", "fa2gen"):
+        m = tr.AutoModelForCausalLM.from_config(copy.deepcopy(cfg), attn_implementation=impl)
+        m = m.to(DEV, torch.bfloat16)
+        m.load_state_dict(sd)
+        models[impl] = m
+    ids = torch.randint(0, 1000, (2, 300), device=DEV)
+    out = {}
+    for impl, m in [("ref", ref)] + list(models.items()):
+        m.zero_grad()
+        logits = m(ids).logits
+        logits.double().square().mean().backward()
+        out[impl] = (logits.detach(), {n: p.grad for n, p in m.named_parameters() if "proj" in n or "attn" in n})
+    check_rule(f"{family} logits", out["fa2gen"][0], out["ref"][0], out["sdpa"][0], 2)
+    # gradients of the attention layers' weights, each error relative to the
+    # largest float64 gradient of its tensor, worst over the tensors
+    rel = {impl: max(max_err(out[impl][1][n], g64) / g64.abs().max().item()
+                     for n, g64 in out["ref"][1].items()) for impl in ("fa2gen", "sdpa")}
+    print(f"transformers {family}: logits err {max_err(out['fa2gen'][0], out['ref'][0]):.3e} "
+          f"(sdpa {max_err(out['sdpa'][0], out['ref'][0]):.3e}), attention-weight grads rel err "
+          f"{rel['fa2gen']:.3e} (sdpa {rel['sdpa']:.3e})")
+    assert rel["fa2gen"] <= 3 * rel["sdpa"], rel
+    # a padded batch is a clear error until variable-length batches exist
+    mask = torch.ones_like(ids)
+    mask[0, :10] = 0
+    with pytest.raises(NotImplementedError, match="padded batch"):
+        models["fa2gen"](ids, attention_mask=mask)
+    # one training step under torch.compile
+    m = models["fa2gen"]
+    cm = torch.compile(m)
+    opt = torch.optim.SGD(m.parameters(), lr=1e-3)
+    loss = cm(ids, labels=ids).loss
+    loss.backward()
+    opt.step()
+    assert math.isfinite(loss.item())

@@ -1,0 +1,195 @@
+"""fa2gen's PyTorch layer without a GPU: the custom operators' schemas and fake
+(meta) implementations, the argument checks, flash_attn's argument rules, the
+transformers hook's refusals, and torch.compile / torch.export tracing on meta
+tensors (one graph, no break, the backward operator in the backward graph).
+
+Run by `make test` with a Python that has PyTorch (tools/torch_python.sh finds
+or installs one); the GPU side is tests/gpu/test_torch_dropin.py."""
+import os
+import sys
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+import torch  # noqa: E402
+
+import fa2gen  # noqa: E402
+from fa2gen import flash_api  # noqa: E402
+from fa2gen.integrations import transformers as fa2gen_hf  # noqa: E402
+
+BF16 = torch.bfloat16
+
+
+def meta(*shape, dtype=BF16):
+    return torch.empty(*shape, device="meta", dtype=dtype)
+
+
+class Schemas(unittest.TestCase):
+    def test_schemas(self):
+        self.assertEqual(
+            str(torch.ops.fa2gen.fwd.default._schema),
+            "fa2gen::fwd(Tensor q, Tensor k, Tensor v, bool causal, str stab, float beta, "
+            "float eps, float scale, bool want_o32, bool deterministic) -> (Tensor, Tensor, Tensor)")
+        self.assertEqual(
+            str(torch.ops.fa2gen.bwd.default._schema),
+            "fa2gen::bwd(Tensor dout, Tensor q, Tensor k, Tensor v, Tensor o, Tensor lse, "
+            "Tensor o32, bool causal, str stab, float beta, float eps, float scale, "
+            "bool deterministic) -> (Tensor, Tensor, Tensor)")
+
+
+class FakeImplementations(unittest.TestCase):
+    def test_forward_outputs(self):
+        q, k = meta(2, 100, 8, 64), meta(2, 50, 2, 64)
+        for want_o32 in (False, True):
+            o, lse, o32 = torch.ops.fa2gen.fwd(q, k, k, True, "robust", 0.0, 0.0, 0.0, want_o32,
+                                               False)
+            self.assertEqual((o.shape, o.stride(), o.dtype), ((2, 100, 8, 64), (51200, 512, 64, 1), BF16))
+            self.assertEqual((lse.shape, lse.stride(), lse.dtype),
+                             ((2, 8, 100), (800, 100, 1), torch.float32))
+            self.assertEqual((tuple(o32.shape), o32.dtype),
+                             ((2, 100, 8, 64) if want_o32 else (0,), torch.float32))
+
+    def test_backward_gradients_are_contiguous_even_for_packed_inputs(self):
+        qkv = meta(2, 77, 3, 4, 128, dtype=torch.float16)
+        q, k, v = qkv.unbind(2)
+        o, lse, o32 = torch.ops.fa2gen.fwd(q, k, v, False, "none", 0.0, 0.0, 0.0, False, False)
+        dq, dk, dv = torch.ops.fa2gen.bwd(o, q, k, v, o, lse, o32, False, "none", 0.0, 0.0, 0.0, True)
+        for g in (dq, dk, dv):
+            self.assertEqual((g.shape, g.dtype), ((2, 77, 4, 128), torch.float16))
+            self.assertTrue(g.is_contiguous())
+
+
+class ArgumentChecks(unittest.TestCase):
+    def raises(self, exc, text, fn, *args, **kw):
+        with self.assertRaises(exc) as cm:
+            fn(*args, **kw)
+        self.assertIn(text, str(cm.exception))
+
+    def test_inputs(self):
+        q = meta(1, 10, 4, 64)
+        self.raises(ValueError, "fa2gen.attention: q is on cpu: fa2gen runs on CUDA tensors",
+                    fa2gen.attention, torch.zeros(1, 10, 4, 64, dtype=BF16), q, q)
+        self.raises(TypeError, "dtype torch.float32 is not supported", fa2gen.attention,
+                    meta(1, 10, 4, 64, dtype=torch.float32), meta(1, 10, 4, 64, dtype=torch.float32),
+                    meta(1, 10, 4, 64, dtype=torch.float32))
+        self.raises(ValueError, "q has 4 heads and k 3: the query heads must be a multiple",
+                    fa2gen.attention, q, meta(1, 10, 3, 64), meta(1, 10, 3, 64))
+        self.raises(ValueError, "expected 4 dimensions", fa2gen.attention, meta(10, 4, 64), q, q)
+        self.raises(ValueError, "stab='fast': allowed 'none', 'paper', 'robust', 'tuned'",
+                    fa2gen.attention, q, q, q, stab="fast")
+        self.raises(ValueError, "delta='fp64': allowed 'lowp', 'fp32'", fa2gen.attention, q, q, q,
+                    delta="fp64")
+        o, lse = fa2gen.attention(q, q, q, return_lse=True)
+        self.assertEqual((o.shape, lse.shape), ((1, 10, 4, 64), (1, 4, 10)))
+
+    def test_flash_attn_refuses_what_it_cannot_honour(self):
+        q = meta(1, 10, 4, 64)
+        for kw, text in (({"dropout_p": 0.1}, "dropout_p=0.1 is not supported by fa2gen yet"),
+                         ({"softcap": 30.0}, "softcap=30.0 is not supported"),
+                         ({"alibi_slopes": meta(4)}, "alibi_slopes="),
+                         ({"window_size": (4, 0)}, "window_size=(4, 0) is not supported")):
+            self.raises(NotImplementedError, "fa2gen.flash_attn_func: " + text,
+                        fa2gen.flash_attn_func, q, q, q, **kw)
+        self.raises(ValueError, "qkv has shape (1, 10, 4, 64): expected (batch, seqlen, 3, heads",
+                    fa2gen.flash_attn_qkvpacked_func, q)
+        out, lse, probs = fa2gen.flash_attn_func(q, q, q, return_attn_probs=True)
+        self.assertEqual((out.shape, lse.shape, probs), ((1, 10, 4, 64), (1, 4, 10), None))
+
+    def test_window_size_as_flash_attention_reads_it(self):
+        f = flash_api._causal_from_window
+        sk = 100
+        for causal, window, want in ((False, (-1, -1), False), (True, (-1, -1), True),
+                                     (False, (-1, 0), True), (False, (100, 100), False),
+                                     (False, (-1, 100), False), (True, (100, -1), True),
+                                     (True, (250, 7), True), (False, (100, 0), True)):
+            self.assertEqual(f("fn", causal, window, 10, sk), want, (causal, window))
+        for causal, window in ((False, (99, 0)), (False, (-1, 3)), (True, (5, -1)), (False, (0, 0))):
+            with self.assertRaises(NotImplementedError):
+                f("fn", causal, window, 10, sk)
+
+
+class TransformersHook(unittest.TestCase):
+    """The attention function transformers calls (no transformers needed)."""
+
+    class Module:
+        is_causal = True
+
+    def test_shapes_and_refusals(self):
+        fn = fa2gen_hf.make_attention_forward("robust")
+        q, k = meta(2, 4, 30, 64), meta(2, 2, 30, 64)  # transformers' (B, H, S, d)
+        out, weights = fn(self.Module(), q, k, k, None, scaling=0.125)
+        self.assertEqual((tuple(out.shape), weights), ((2, 30, 4, 64), None))
+        for kw, text in (({"attention_mask": meta(2, 30, dtype=torch.bool)}, "a padded batch"),
+                         ({"dropout": 0.1}, "attention dropout (0.1)"),
+                         ({"softcap": 50.0}, "softcap (50.0)"),
+                         ({"s_aux": meta(4)}, "attention sinks"),
+                         ({"sliding_window": 16}, "a sliding window (16 < 30 keys)")):
+            args = {"attention_mask": None, **kw}
+            with self.assertRaises(NotImplementedError) as cm:
+                fn(self.Module(), q, k, k, **args)
+            self.assertIn(text, str(cm.exception))
+        fn(self.Module(), q, k, k, None, sliding_window=30)  # a window wider than the keys: none
+        with self.assertRaises(TypeError):
+            fn(self.Module(), q.float(), k.float(), k.float(), None)
+        with self.assertRaises(ValueError):
+            fa2gen_hf.make_attention_forward("fast")
+
+
+class Block(torch.nn.Module):
+    def __init__(self, api):
+        super().__init__()
+        self.api = api
+        self.qkv = torch.nn.Linear(256, 768, bias=False)
+
+    def forward(self, x):
+        B, N, D = x.shape
+        qkv = self.qkv(x).view(B, N, 3, 4, 64)
+        if self.api == "attention":
+            o = fa2gen.attention(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], causal=True)
+        elif self.api == "flash_attn_func":
+            o = fa2gen.flash_attn_func(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], causal=True)
+        else:
+            o = fa2gen.flash_attn_qkvpacked_func(qkv, causal=True)
+        return x + o.reshape(B, N, D)
+
+
+def model(api):
+    return torch.nn.Sequential(Block(api), Block(api)).to("meta", BF16)
+
+
+class Tracing(unittest.TestCase):
+    APIS = ("attention", "flash_attn_func", "flash_attn_qkvpacked_func")
+
+    def test_dynamo_one_graph_no_breaks(self):
+        for api in self.APIS:
+            torch._dynamo.reset()
+            ex = torch._dynamo.explain(model(api))(meta(2, 128, 256))
+            self.assertEqual((ex.graph_count, ex.graph_break_count), (1, 0), (api, ex.break_reasons))
+
+    def test_fullgraph_forward_and_backward_graphs(self):
+        from functorch.compile import make_boxed_func
+        from torch._dynamo.backends.common import aot_autograd
+        graphs = {}
+
+        def keep(kind):
+            def compiler(gm, example_inputs):
+                graphs[kind] = gm.code
+                return make_boxed_func(gm.forward)
+            return compiler
+
+        torch._dynamo.reset()
+        m = torch.compile(model("attention"), fullgraph=True,
+                          backend=aot_autograd(fw_compiler=keep("fw"), bw_compiler=keep("bw")))
+        y = m(meta(2, 128, 256).requires_grad_())
+        y.sum().backward()
+        self.assertEqual(graphs["fw"].count("torch.ops.fa2gen.fwd.default"), 2)
+        self.assertEqual(graphs["bw"].count("torch.ops.fa2gen.bwd.default"), 2)
+
+    def test_export(self):
+        ep = torch.export.export(model("flash_attn_func"), (meta(2, 128, 256),))
+        self.assertEqual(str(ep.graph).count("fa2gen.fwd.default"), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
