@@ -31,6 +31,15 @@
 #             alternating; ratio table by bench/ab_ratio.py
 #   sweep     backward tile candidates (bench/specs/bwd_sweep.lua), timed
 #   python    the Python binding against PyTorch (bench/py_smoke.py)
+#   empty_rows rows that see no key (causal, seqlen_q > seqlen_k; seqlen_k = 0) on
+#             both tile families, every head dim to 128, both dtypes, forward
+#             (two launches, same bits) and backward (tests/gpu/empty_rows_spec.lua)
+#   dropin    the trainer drop-in through PyTorch (tests/gpu/test_torch_dropin.py):
+#             accuracy and empty rows through the custom ops, flash_attn's API,
+#             torch.compile (explain, three modes), export, opcheck, CUDA graphs,
+#             transformers (Llama, Qwen2, Mistral, GPT-2 against sdpa)
+#   train     bench/train_gpt.py compiled: SDPA flash, SDPA cuDNN, fa2gen none and
+#             robust in turn ($TRAIN_SECONDS each, default 60), tokens/s table
 #   sdpa_bias the bias suite's inputs through PyTorch SDPA flash/cuDNN and fa2gen
 #   determ    the backward in deterministic mode, timed (after perf: compared with SDPA)
 #   tune      fa2 tune over specs/default.lua (tiles and beta, report and plot),
@@ -141,6 +150,12 @@ for s in $steps; do
       --base "$OUT"/delta32_plain_*.json --test "$OUT"/delta32_fp32_*.json
     ;;
   sweep) step bwd_sweep 300 bin/fa2_bench --spec bench/specs/bwd_sweep.lua --json "$OUT/bwd_sweep.json" --reps 10 --rounds 3 ;;
+  empty_rows) step empty_rows 480 bin/fa2_gpu_tests --no-smoke --empty-rows \
+      --spec tests/gpu/empty_rows_spec.lua ;;
+  dropin) step dropin 540 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
+      python3 -m pytest -q -rA -s tests/gpu/test_torch_dropin.py ;;
+  train) step train 570 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 bench/train_gpt.py \
+      --modes sdpa-flash,sdpa-cudnn,none,robust --seconds "${TRAIN_SECONDS:-60}" --out "$OUT/train" ;;
   python) step py_smoke 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 bench/py_smoke.py ;;
   plots) step plots 120 python3 bench/plot_results.py "$OUT" ;;
   tune)
@@ -165,7 +180,7 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, layouts, wgmma, wgmma_bwd, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, empty_rows, dropin, train, layouts, wgmma, wgmma_bwd, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 

@@ -2,19 +2,27 @@
 """A small GPT trained in BF16 autocast with fa2gen attention (or PyTorch SDPA),
 logging what the paper says precedes a BF16 flash-attention failure.
 
-    python3 bench/train_gpt.py --mode {none,paper,robust,sdpa} --seconds S --out DIR
+    python3 bench/train_gpt.py --modes sdpa-flash,sdpa-cudnn,none,robust --seconds S --out DIR
     python3 bench/train_gpt.py --plot DIR           # PNGs of every mode's log in DIR
+
+The model is compiled (torch.compile, fullgraph) unless --no-compile; each mode
+runs in turn in one call and a table of tokens/s and final loss ends the output
+(tokens/s counts the steps after the first three, which compile and warm up).
+Modes: none, paper, robust (fa2gen's stabilization), sdpa-flash and sdpa-cudnn
+(PyTorch's SDPA restricted to that backend; sdpa = sdpa-flash).
 
 Data: the repository's own text (C, Lua, Python, Markdown files), byte-level,
 so nothing is downloaded. Every mode starts from the same seed, the same
 weights and the same batches. Per step the log (DIR/<mode>.jsonl) has the loss;
-every --probe steps also, per layer, the tied-maximum rate (share of causal
+with --no-compile, every --probe steps also, per layer, the tied-maximum rate (share of causal
 score rows whose maximum is attained more than once, on the first sequence of
 the batch), the spectral norm of W_Q, and for layer 0 the delta error
 sum_T (delta_lp - delta_hp)[T], with delta = rowsum(dO * O) from the bf16
 attention output and from an fp32 attention on the same bf16 inputs.
 """
-import argparse, glob, json, math, os, subprocess, sys, time
+import argparse, contextlib, glob, json, math, os, subprocess, sys, time
+
+MODES = ("none", "paper", "robust", "sdpa", "sdpa-flash", "sdpa-cudnn")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -34,6 +42,8 @@ def corpus():
 
 def build(args):
     import torch
+    if not args.mode.startswith("sdpa"):
+        import fa2gen
     import torch.nn as nn
     import torch.nn.functional as F
 
@@ -49,14 +59,14 @@ def build(args):
         def attend(self, x):
             B, N, D = x.shape
             q, k, v = (w(x).view(B, N, self.heads, D // self.heads) for w in (self.wq, self.wk, self.wv))
-            if args.mode == "sdpa":
+            if args.mode.startswith("sdpa"):
                 o = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
                                                    is_causal=True).transpose(1, 2)
             else:
-                import fa2gen
                 o = fa2gen.attention(q, k, v, causal=True, stab=args.mode)
-            o.retain_grad()  # the probe reads q, k (ties), and v, o, dO (delta) of layer 0
-            self.saved = (q.detach(), k.detach(), v.detach(), o)
+            if args.probe:  # the probe reads q, k (ties), and v, o, dO (delta) of layer 0
+                o.retain_grad()
+                self.saved = (q.detach(), k.detach(), v.detach(), o)
             return o.reshape(B, N, D)
 
         def forward(self, x):
@@ -101,28 +111,41 @@ def probe(model, torch):
     return out
 
 
+def sdpa_backend(mode, torch):
+    """The SDPA backend a mode pins (for the whole step, so that compiled and
+    eager code choose the same kernel), or no restriction."""
+    if not mode.startswith("sdpa"):
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    return sdpa_kernel(SDPBackend.CUDNN_ATTENTION if mode == "sdpa-cudnn" else SDPBackend.FLASH_ATTENTION)
+
+
 def train(args):
     import torch
     torch.manual_seed(args.seed)
     dev = "cuda"
     data = torch.tensor(list(corpus()), dtype=torch.long)
     model = build(args).to(dev)
+    step_model = model if args.no_compile else torch.compile(model, fullgraph=True)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.0)
     gen = torch.Generator().manual_seed(args.seed)
     os.makedirs(args.out, exist_ok=True)
     log = open(os.path.join(args.out, f"{args.mode}.jsonl"), "w")
-    t0, step = time.time(), 0
+    t0, step, t_warm, rec = time.time(), 0, None, {"loss": float("nan")}
     while time.time() - t0 < args.seconds and step < args.steps:
+        if step == 3:
+            torch.cuda.synchronize()
+            t_warm = time.time()
         ix = torch.randint(len(data) - args.seqlen - 1, (args.batch,), generator=gen)
         x = torch.stack([data[i:i + args.seqlen] for i in ix]).to(dev)
         y = torch.stack([data[i + 1:i + 1 + args.seqlen] for i in ix]).to(dev)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = torch.nn.functional.cross_entropy(model(x).float().view(-1, 256), y.view(-1))
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
+        with torch.autocast("cuda", dtype=torch.bfloat16), sdpa_backend(args.mode, torch):
+            loss = torch.nn.functional.cross_entropy(step_model(x).float().view(-1, 256), y.view(-1))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
         opt.step()
         rec = {"step": step, "loss": loss.item(), "t": round(time.time() - t0, 3)}
-        if step % args.probe == 0:
+        if args.probe and step % args.probe == 0:
             rec.update(probe(model, torch))
         log.write(json.dumps(rec) + "\n")
         if step % 100 == 0:
@@ -131,8 +154,27 @@ def train(args):
             print(f"{args.mode}: loss is {rec['loss']} at step {step}: stopping", flush=True)
             break
         step += 1
+    torch.cuda.synchronize()
     log.close()
-    print(f"{args.mode}: {step} steps in {time.time() - t0:.0f}s, last loss {rec['loss']:.4f}")
+    timed = step - 3
+    tok_s = timed * args.batch * args.seqlen / (time.time() - t_warm) if t_warm and timed > 0 else 0.0
+    print(f"{args.mode}: {step} steps in {time.time() - t0:.0f}s, last loss {rec['loss']:.4f}, "
+          f"{tok_s:.0f} tokens/s", flush=True)
+    return {"mode": args.mode, "steps": step, "tokens_per_s": tok_s, "loss": rec["loss"]}
+
+
+def plot_loss(d, runs, plt, k=25):
+    """The loss of each mode, a k-step running mean, on one log axis."""
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for mode, recs in runs.items():
+        loss = [r["loss"] for r in recs]
+        mean = [sum(loss[max(0, i - k + 1):i + 1]) / (i + 1 - max(0, i - k + 1)) for i in range(len(loss))]
+        ax.plot([r["step"] for r in recs], mean, label=mode, lw=1)
+    ax.set(xlabel="step", ylabel=f"training loss ({k}-step mean)", yscale="log")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(os.path.join(d, "training.png"), dpi=100)
+    print("wrote", os.path.join(d, "training.png"))
 
 
 def plot(d):
@@ -142,6 +184,8 @@ def plot(d):
     runs = {}
     for f in sorted(glob.glob(os.path.join(d, "*.jsonl"))):
         runs[os.path.basename(f)[:-6]] = [json.loads(l) for l in open(f)]
+    if not any("tied" in r for recs in runs.values() for r in recs):
+        return plot_loss(d, runs, plt)  # compiled runs: no probe, the loss alone
     fig, ax = plt.subplots(2, 2, figsize=(12, 8))
     for mode, recs in runs.items():
         st = [r["step"] for r in recs]
@@ -166,7 +210,9 @@ def plot(d):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mode", choices=("none", "paper", "robust", "sdpa"))
+    ap.add_argument("--mode", choices=MODES, help="one mode (same as --modes MODE)")
+    ap.add_argument("--modes", help="comma-separated modes, run in turn: " + ",".join(MODES))
+    ap.add_argument("--no-compile", action="store_true", help="eager PyTorch (the probe needs it)")
     ap.add_argument("--seconds", type=float, default=480)
     ap.add_argument("--steps", type=int, default=10 ** 9)
     ap.add_argument("--out", default="bench/results/train")
@@ -176,16 +222,34 @@ def main():
     ap.add_argument("--seqlen", type=int, default=512)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=1e-3)
-    ap.add_argument("--probe", type=int, default=10, help="probe every N steps")
+    ap.add_argument("--probe", type=int, default=None,
+                    help="probe every N steps (default 10 with --no-compile, else off: 0)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     if args.plot:
         return plot(args.plot)
-    if not args.mode:
-        ap.error("--mode or --plot")
+    modes = args.modes.split(",") if args.modes else [args.mode] if args.mode else []
+    if not modes:
+        ap.error("--mode, --modes or --plot")
+    for m in modes:
+        if m not in MODES:
+            ap.error(f"mode {m!r}: allowed {', '.join(MODES)}")
     if args.dim % 64:
         ap.error(f"--dim {args.dim}: must be a multiple of 64 (heads of 64)")
-    train(args)
+    if args.probe is None:
+        args.probe = 10 if args.no_compile else 0
+    if args.probe and not args.no_compile:
+        ap.error("--probe reads tensors inside the model: it needs --no-compile")
+    rows = []
+    for m in modes:
+        args.mode = m
+        rows.append(train(args))
+    base = rows[0]["tokens_per_s"] or 1.0
+    print(f"\n{'mode':<12}{'steps':>7}{'tokens/s':>12}{'vs ' + rows[0]['mode']:>16}{'final loss':>12}"
+          f"   ({'eager' if args.no_compile else 'torch.compile'})")
+    for r in rows:
+        print(f"{r['mode']:<12}{r['steps']:>7}{r['tokens_per_s']:>12.0f}{r['tokens_per_s'] / base:>16.3f}"
+              f"{r['loss']:>12.4f}")
 
 
 if __name__ == "__main__":
