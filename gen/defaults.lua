@@ -57,6 +57,7 @@ M.EPS = 1e-3
 -- Functions, so every spec gets fresh tables.
 M.AXES = {
   causal       = function() return { false, true } end,
+  varlen       = function() return { false } end,
   tiles        = function() return "auto" end,
   stab         = function()
     return {

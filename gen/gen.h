@@ -38,6 +38,7 @@ typedef struct gen_variant {
   int dtype; /* GEN_DTYPE_* */
   int head_dim;
   int causal;
+  int varlen; /* variable-length batches: sequences given by cu_seqlens (FA2's varlen layout) */
   int block_m, block_n, warps, stages;
   int wgmma; /* a tile on Hopper's warpgroup MMA (compiled for sm_90a) */
   int stab; /* GEN_STAB_* */

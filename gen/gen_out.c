@@ -65,6 +65,7 @@ static json_t *variant_json(const gen_variant *v, const char *hash) {
   json_object_set_new(o, "dtype", json_string(dtype_names[v->dtype]));
   json_object_set_new(o, "head_dim", json_integer(v->head_dim));
   json_object_set_new(o, "causal", json_boolean(v->causal));
+  if (v->varlen) json_object_set_new(o, "varlen", json_true()); /* absent: fixed length */
   json_object_set_new(o, "block_m", json_integer(v->block_m));
   json_object_set_new(o, "block_n", json_integer(v->block_n));
   json_object_set_new(o, "warps", json_integer(v->warps));

@@ -165,6 +165,8 @@ function M.check_causal(x, path)
   return x
 end
 
+M.check_varlen = M.check_causal -- a boolean too
+
 function M.check_arch(x, path)
   if not M.ARCH_SMEM[x] then U.fail(path, x, "not a supported arch", joined(M.ARCHES)) end
   return x
@@ -275,6 +277,7 @@ end
 function M.name(v)
   local parts = { v.pass, v.dtype, "d" .. v.head_dim }
   if v.causal then parts[#parts + 1] = "causal" end
+  if v.varlen then parts[#parts + 1] = "varlen" end
   parts[#parts + 1] = string.format("m%dn%dw%ds%d%s", v.block_m, v.block_n, v.warps, v.stages,
     v.wgmma and "wg" or "")
   parts[#parts + 1] = v.stab
@@ -303,6 +306,7 @@ function M.complete(v, arch, tiles_arch)
   c.dtype = M.check_dtype(v.dtype, "dtype")
   c.head_dim = M.check_head_dim(v.head_dim, "head_dim")
   c.causal = M.check_causal(v.causal, "causal")
+  c.varlen = M.check_varlen(v.varlen or false, "varlen")
   local tile
   local pass = M.PASSES[c.pass]
   if c.pass == "bwd" and c.head_dim > M.BWD_MAX_HEAD_DIM then
@@ -355,7 +359,7 @@ function M.complete(v, arch, tiles_arch)
   return c
 end
 
-local NAME_FORM = "{pass}_{dtype}_d{head_dim}[_causal]_m{block_m}n{block_n}w{warps}s{stages}[wg]_{mode}[_b{beta}_e{eps}]"
+local NAME_FORM = "{pass}_{dtype}_d{head_dim}[_causal][_varlen]_m{block_m}n{block_n}w{warps}s{stages}[wg]_{mode}[_b{beta}_e{eps}]"
 
 -- The base fields of a canonical name (not validated: complete does that).
 function M.parse(name)
@@ -370,6 +374,8 @@ function M.parse(name)
   local i = 4
   v.causal = tok[i] == "causal"
   if v.causal then i = i + 1 end
+  v.varlen = tok[i] == "varlen"
+  if v.varlen then i = i + 1 end
   local m, n, w, s, wg = (tok[i] or ""):match("^m(%d+)n(%d+)w(%d+)s(%d+)(w?g?)$")
   if not m or (wg ~= "" and wg ~= "wg") then
     bad("expected the tiles as m<block_m>n<block_n>w<warps>s<stages>[wg]")

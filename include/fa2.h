@@ -128,7 +128,18 @@ typedef struct fa2_fwd_args {
   double beta, eps;      /* paper/robust; 0: FA2_DEFAULT_BETA / FA2_DEFAULT_EPS */
   float *o_fp32;         /* optional, written when non-NULL: O in fp32, contiguous
                             (batch, seqlen_q, heads_q, head_dim), for the backward's
-                            FA2_DELTA_FP32 */
+                            FA2_DELTA_FP32; varlen: (total_q, heads_q, head_dim) */
+  /* Variable-length batches (FlashAttention-2's varlen layout); NULL: fixed length.
+   * Sequence b is rows cu_seqlens_q[b] .. cu_seqlens_q[b + 1] - 1 of q and o, and
+   * likewise of k and v with cu_seqlens_k: int32 device arrays of batch + 1
+   * non-decreasing offsets from 0 to total_q / total_k. seqlen_q and seqlen_k are then
+   * the longest sequences (FA2's max_seqlen_q/k), the tensors (total, heads, head_dim)
+   * with batch_stride unused, and LSE (heads_q, total_q). Causal is aligned bottom-right
+   * per sequence. The offsets are not checked: reading them would synchronize with the
+   * device (and break graph capture); offsets out of order or past total_q/total_k are
+   * undefined behaviour. */
+  const int *cu_seqlens_q, *cu_seqlens_k;
+  int total_q, total_k;
 } fa2_fwd_args;
 
 /* Checks args as fa2_forward does, without a context or a GPU. */
@@ -169,6 +180,8 @@ typedef struct fa2_bwd_args {
   int causal;
   fa2_stab stab;         /* the forward's; the backward itself does not change */
   double beta, eps;
+  const int *cu_seqlens_q, *cu_seqlens_k; /* varlen, as in fa2_fwd_args */
+  int total_q, total_k;
 } fa2_bwd_args;
 
 FA2_API fa2_status fa2_backward(fa2_context *ctx, const fa2_bwd_args *args, void *stream);
@@ -192,6 +205,7 @@ typedef struct fa2_kernel_desc {
   int seqlen; /* the calls' sequence length (sqrt(seqlen_q * seqlen_k)): picks the
                  tuning database's tiles for that length; 0: the key's own tiles;
                  < 0: an error */
+  int varlen; /* 1: the variable-length kernel (calls with cu_seqlens) */
 } fa2_kernel_desc;
 
 /* Loads or compiles each kernel now (options.jobs threads), so that the

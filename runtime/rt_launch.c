@@ -37,6 +37,8 @@ static void fill_params(const fa2_fwd_args *a, fa2_fwd_params *p) {
   p->heads_kv = a->heads_kv;
   p->scale = a->scale != 0 ? a->scale : 1.0f / sqrtf((float)a->head_dim);
   p->o_f32 = a->o_fp32;
+  p->cu_seqlens_q = a->cu_seqlens_q, p->cu_seqlens_k = a->cu_seqlens_k;
+  p->total_q = a->total_q;
 }
 
 fa2_status fa2_forward(fa2_context *ctx, const fa2_fwd_args *a, void *stream) {
@@ -88,7 +90,7 @@ static void fill_bwd_params(const fa2_bwd_args *a, void *ws, fa2_bwd_params *p) 
   p->dout = a->dout.data, p->dq = a->dq.data, p->dk = a->dk.data, p->dv = a->dv.data;
   p->lse = a->lse;
   p->o_f32 = a->delta == FA2_DELTA_FP32 ? a->o_fp32 : NULL;
-  const size_t rows = (size_t)a->batch * (size_t)a->seqlen_q * (size_t)a->heads_q;
+  const size_t rows = rt_bwd_rows(a);
   p->dq_accum = (float *)ws;
   p->delta = (float *)((char *)ws + (rows * (size_t)a->head_dim * 4 + 255) / 256 * 256);
   set_strides(&a->q, &p->q_batch_stride, &p->q_row_stride, &p->q_head_stride);
@@ -103,6 +105,8 @@ static void fill_bwd_params(const fa2_bwd_args *a, void *ws, fa2_bwd_params *p) 
   p->heads_q = a->heads_q, p->heads_kv = a->heads_kv;
   p->scale = a->scale != 0 ? a->scale : 1.0f / sqrtf((float)a->head_dim);
   p->deterministic = a->deterministic;
+  p->cu_seqlens_q = a->cu_seqlens_q, p->cu_seqlens_k = a->cu_seqlens_k;
+  p->total_q = a->total_q;
 }
 
 /* The caller's workspace, or the context's (grown under ws_lock; the old

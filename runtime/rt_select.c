@@ -30,6 +30,7 @@ void rt_request_fwd(const fa2_fwd_args *a, int with_length, rt_request *r) {
   r->dtype = (int)a->q.dtype;
   r->head_dim = a->head_dim;
   r->causal = a->causal != 0;
+  r->varlen = a->cu_seqlens_q != NULL;
   r->len_class = with_length ? len_class(a->seqlen_q, a->seqlen_k) : 0;
   normalize(r, (int)a->stab, a->beta, a->eps);
 }
@@ -40,6 +41,7 @@ void rt_request_bwd(const fa2_bwd_args *a, int with_length, rt_request *r) {
   r->dtype = (int)a->q.dtype;
   r->head_dim = a->head_dim;
   r->causal = a->causal != 0;
+  r->varlen = a->cu_seqlens_q != NULL;
   r->len_class = with_length ? len_class(a->seqlen_q, a->seqlen_k) : 0;
 }
 
@@ -49,6 +51,7 @@ void rt_request_desc(const fa2_kernel_desc *d, int with_length, rt_request *r) {
   r->dtype = (int)d->dtype;
   r->head_dim = d->head_dim;
   r->causal = d->causal != 0;
+  r->varlen = d->varlen != 0;
   r->len_class = with_length && d->seqlen > 0 ? len_class(d->seqlen, d->seqlen) : 0;
   normalize(r, (int)d->stab, d->beta, d->eps);
 }
@@ -89,6 +92,7 @@ int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, con
   out->dtype = r->dtype; /* FA2_BF16/FP16 == GEN_DTYPE_BF16/FP16 */
   out->head_dim = r->head_dim;
   out->causal = r->causal;
+  out->varlen = r->varlen; /* the fixed-length kernel's tiles: the same loop per sequence */
   int stab = r->stab;
   double beta = r->beta, eps = r->eps;
   if (stab == FA2_STAB_TUNED) {

@@ -85,6 +85,24 @@ static int check_tensor(const char *name, const fa2_tensor *t, int batch, int se
   return FA2_OK;
 }
 
+/* Both offset arrays or neither; the totals they end at. Their contents stay
+ * unchecked: they live on the device (fa2.h). */
+static int check_varlen(const int *cu_q, const int *cu_k, int total_q, int total_k) {
+  int rc;
+  if (!cu_q && !cu_k) return FA2_OK;
+  if (!cu_q || !cu_k)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "cu_seqlens_%s is NULL but cu_seqlens_%s is not: a variable-length "
+                        "call gives both (batch + 1 int32 offsets each), a fixed-length one "
+                        "neither",
+                        cu_q ? "k" : "q", cu_q ? "q" : "k");
+  if ((rc = check_pointer("cu_seqlens_q", "", cu_q, 4, "")) ||
+      (rc = check_pointer("cu_seqlens_k", "", cu_k, 4, "")) ||
+      (rc = check_size("total_q", total_q, 0)) || (rc = check_size("total_k", total_k, 0)))
+    return rc;
+  return FA2_OK;
+}
+
 static int check_stab(const fa2_fwd_args *a) {
   if ((int)a->stab < FA2_STAB_NONE || (int)a->stab > FA2_STAB_TUNED)
     return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
@@ -142,13 +160,17 @@ int rt_validate_fwd(const fa2_fwd_args *a) {
     return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
                         "scale is %g: must be finite (0 picks 1/sqrt(head_dim))", a->scale);
   if ((rc = check_stab(a))) return rc;
+  if ((rc = check_varlen(a->cu_seqlens_q, a->cu_seqlens_k, a->total_q, a->total_k))) return rc;
   if (rt_fwd_is_noop(a)) return FA2_OK;
 
-  if ((rc = check_tensor("q", &a->q, a->batch, a->seqlen_q, a->heads_q, 0)) ||
-      (rc = check_tensor("o", &a->o, a->batch, a->seqlen_q, a->heads_q, 1)))
+  /* varlen: the tensors are (total, heads, head_dim), one "batch" of rows */
+  const int varlen = a->cu_seqlens_q != NULL, tb = varlen ? 1 : a->batch;
+  const int tq = varlen ? a->total_q : a->seqlen_q, tk = varlen ? a->total_k : a->seqlen_k;
+  if ((rc = check_tensor("q", &a->q, tb, tq, a->heads_q, 0)) ||
+      (rc = check_tensor("o", &a->o, tb, tq, a->heads_q, 1)))
     return rc;
-  if (a->seqlen_k > 0 && ((rc = check_tensor("k", &a->k, a->batch, a->seqlen_k, a->heads_kv, 0)) ||
-                          (rc = check_tensor("v", &a->v, a->batch, a->seqlen_k, a->heads_kv, 0))))
+  if (tk > 0 && ((rc = check_tensor("k", &a->k, tb, tk, a->heads_kv, 0)) ||
+                 (rc = check_tensor("v", &a->v, tb, tk, a->heads_kv, 0))))
     return rc;
   return check_pointer("lse", "", a->lse, 4,
                        "the forward writes LSE, (batch, heads_q, seqlen_q) fp32, for the "
@@ -181,6 +203,8 @@ int rt_validate_bwd(const fa2_bwd_args *a) {
   f.batch = a->batch, f.seqlen_q = a->seqlen_q, f.seqlen_k = a->seqlen_k;
   f.heads_q = a->heads_q, f.heads_kv = a->heads_kv, f.head_dim = a->head_dim;
   f.scale = a->scale, f.causal = a->causal, f.stab = a->stab, f.beta = a->beta, f.eps = a->eps;
+  f.cu_seqlens_q = a->cu_seqlens_q, f.cu_seqlens_k = a->cu_seqlens_k;
+  f.total_q = a->total_q, f.total_k = a->total_k;
   if ((rc = rt_validate_fwd(&f))) return rc;
   if (a->head_dim > 128)
     return rt_set_error(FA2_ERR_UNSUPPORTED,
@@ -200,11 +224,13 @@ int rt_validate_bwd(const fa2_bwd_args *a) {
     return rt_set_error(FA2_ERR_INVALID_ARGUMENT, "deterministic is %d: allowed 0 or 1",
                         a->deterministic);
   if (rt_bwd_is_noop(a)) return FA2_OK;
-  if (a->seqlen_q > 0 && ((rc = check_tensor("dout", &a->dout, a->batch, a->seqlen_q, a->heads_q, 0)) ||
-                          (rc = check_tensor("dq", &a->dq, a->batch, a->seqlen_q, a->heads_q, 1))))
+  const int varlen = a->cu_seqlens_q != NULL, tb = varlen ? 1 : a->batch;
+  const int tq = varlen ? a->total_q : a->seqlen_q, tk = varlen ? a->total_k : a->seqlen_k;
+  if (tq > 0 && ((rc = check_tensor("dout", &a->dout, tb, tq, a->heads_q, 0)) ||
+                 (rc = check_tensor("dq", &a->dq, tb, tq, a->heads_q, 1))))
     return rc;
-  if (a->seqlen_k > 0 && ((rc = check_tensor("dk", &a->dk, a->batch, a->seqlen_k, a->heads_kv, 1)) ||
-                          (rc = check_tensor("dv", &a->dv, a->batch, a->seqlen_k, a->heads_kv, 1))))
+  if (tk > 0 && ((rc = check_tensor("dk", &a->dk, tb, tk, a->heads_kv, 1)) ||
+                 (rc = check_tensor("dv", &a->dv, tb, tk, a->heads_kv, 1))))
     return rc;
   if (a->delta == FA2_DELTA_FP32 && a->seqlen_q > 0 &&
       (rc = check_pointer("o_fp32", "", a->o_fp32, 8,
@@ -223,9 +249,15 @@ int rt_validate_bwd(const fa2_bwd_args *a) {
 
 fa2_status fa2_check_backward(const fa2_bwd_args *args) { return (fa2_status)rt_validate_bwd(args); }
 
+size_t rt_bwd_rows(const fa2_bwd_args *a) {
+  const size_t q_rows = a->cu_seqlens_q ? (size_t)(a->total_q > 0 ? a->total_q : 0)
+                                        : (size_t)a->batch * (size_t)a->seqlen_q;
+  return q_rows * (size_t)a->heads_q;
+}
+
 size_t fa2_backward_workspace_size(const fa2_bwd_args *a) {
   if (!a || a->batch <= 0 || a->seqlen_q <= 0 || a->heads_q <= 0 || a->head_dim <= 0) return 0;
-  const size_t rows = (size_t)a->batch * (size_t)a->seqlen_q * (size_t)a->heads_q;
+  const size_t rows = rt_bwd_rows(a);
   const size_t accum = (rows * (size_t)a->head_dim * 4 + 255) / 256 * 256;
   return accum + (rows * 4 + 255) / 256 * 256;
 }

@@ -25,6 +25,10 @@ int rt_fwd_is_noop(const fa2_fwd_args *a);
 int rt_validate_bwd(const fa2_bwd_args *a);
 int rt_bwd_is_noop(const fa2_bwd_args *a);
 
+/* Rows of the backward's fp32 dQ accumulator and delta: batch * seqlen_q (varlen:
+ * total_q) times heads_q. */
+size_t rt_bwd_rows(const fa2_bwd_args *a);
+
 int rt_head_dim_supported(int head_dim);
 const char *rt_dtype_name(int dtype); /* "bf16", "fp16", "?" */
 

@@ -29,6 +29,14 @@
 //               S and dP over the key tiles in ascending order and writes
 //               dQ = scale * dS K; no atomics, so the same inputs give the
 //               same bits on every run, at two more matrix products.
+{# Variable-length batches (varlen): sequence `batch` is rows seq_q0.. of q, seq_k0.. of k/v #}
+{# (cu_seqlens) and LSE is (heads, total_q). These spell, for either layout, the #}
+{# sequence's lengths, a tensor's start, the flat index of its first q row, an LSE row. #}
+{% local SQ, SK = varlen and "seqlen_q" or "p.seqlen_q", varlen and "seqlen_k" or "p.seqlen_k" %}
+{% local QROW0 = varlen and "(long long)seq_q0" or "(long long)batch * p.seqlen_q" %}
+{% local Q_SIDE = { q = true, o = true, ["do"] = true, dq = true } %}
+{% local BASE = function(t) if not varlen then return "batch * p." .. t .. "_batch_stride" end return "(long long)" .. (Q_SIDE[t] and "seq_q0" or "seq_k0") .. " * p." .. t .. "_row_stride" end %}
+{% local LSE = function(h) if not varlen then return "((long long)batch * p.heads_q + " .. h .. ") * p.seqlen_q" end return "((long long)" .. h .. " * p.total_q + seq_q0)" end %}
 {% include "fa2_params.h" %}
 {% include "common.cuh.tpl" %}
 {% if wgmma %}
@@ -145,15 +153,18 @@ __device__ __forceinline__ void store_frags(unsigned char *s, const unsigned (&f
 extern "C" __global__ void __launch_bounds__(kThreads) fa2_bwd_pre(const fa2_bwd_params p) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int row = blockIdx.x * kWarps + warp, head = blockIdx.y, batch = blockIdx.z;
-  if (row >= p.seqlen_q) return;
-  const elem_t *dout = (const elem_t *)p.dout + batch * p.do_batch_stride + row * p.do_row_stride +
+{% if varlen %}
+  const int seq_q0 = p.cu_seqlens_q[batch], seqlen_q = p.cu_seqlens_q[batch + 1] - seq_q0;
+{% end %}
+  if (row >= {{ SQ }}) return;
+  const elem_t *dout = (const elem_t *)p.dout + {{ BASE("do") }} + row * p.do_row_stride +
                        head * p.do_head_stride;
-  const long long flat = (((long long)batch * p.seqlen_q + row) * p.heads_q + head) * kHeadDim;
+  const long long flat = (({{ QROW0 }} + row) * p.heads_q + head) * kHeadDim;
   float sum = 0.f;
   if (p.o_f32) {
     for (int x = lane; x < kHeadDim; x += 32) sum += to_float(dout[x]) * p.o_f32[flat + x];
   } else {
-    const elem_t *o = (const elem_t *)p.o + batch * p.o_batch_stride + row * p.o_row_stride +
+    const elem_t *o = (const elem_t *)p.o + {{ BASE("o") }} + row * p.o_row_stride +
                       head * p.o_head_stride;
     for (int x = lane; x < kHeadDim; x += 32) sum += to_float(dout[x]) * to_float(o[x]);
   }
@@ -161,17 +172,20 @@ extern "C" __global__ void __launch_bounds__(kThreads) fa2_bwd_pre(const fa2_bwd
     for (int x = lane; x < kHeadDim; x += 32) p.dq_accum[flat + x] = 0.f;
 #pragma unroll
   for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-  if (lane == 0) p.delta[((long long)batch * p.heads_q + head) * p.seqlen_q + row] = sum;
+  if (lane == 0) p.delta[{{ LSE("head") }} + row] = sum;
 }
 
 // ---- fa2_bwd_dq: dQ = dtype(scale * dq_accum), one warp per row -------------------
 extern "C" __global__ void __launch_bounds__(kThreads) fa2_bwd_dq(const fa2_bwd_params p) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int row = blockIdx.x * kWarps + warp, head = blockIdx.y, batch = blockIdx.z;
-  if (row >= p.seqlen_q) return;
-  elem_t *dq = (elem_t *)p.dq + batch * p.dq_batch_stride + row * p.dq_row_stride +
+{% if varlen %}
+  const int seq_q0 = p.cu_seqlens_q[batch], seqlen_q = p.cu_seqlens_q[batch + 1] - seq_q0;
+{% end %}
+  if (row >= {{ SQ }}) return;
+  elem_t *dq = (elem_t *)p.dq + {{ BASE("dq") }} + row * p.dq_row_stride +
                head * p.dq_head_stride;
-  const float *acc = p.dq_accum + (((long long)batch * p.seqlen_q + row) * p.heads_q + head) * kHeadDim;
+  const float *acc = p.dq_accum + (({{ QROW0 }} + row) * p.heads_q + head) * kHeadDim;
   for (int x = lane; x < kHeadDim; x += 32) dq[x] = from_float(acc[x] * p.scale);
 }
 
@@ -185,17 +199,25 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   const int n_block = blockIdx.x, kv_head = blockIdx.y, batch = blockIdx.z;
   const int group = p.heads_q / p.heads_kv;
   const int n0 = n_block * kBlockN;
-  const int diag = p.seqlen_k - p.seqlen_q; // causal: query i sees keys j <= i + diag
+{% if varlen %}
+  // This block's sequence of the variable-length batch (the grid covers the longest).
+  const int seq_q0 = p.cu_seqlens_q[batch], seqlen_q = p.cu_seqlens_q[batch + 1] - seq_q0;
+  const int seq_k0 = p.cu_seqlens_k[batch], seqlen_k = p.cu_seqlens_k[batch + 1] - seq_k0;
+{% end %}
+{% if varlen %}
+  if (n0 >= seqlen_k) return;
+{% end %}
+  const int diag = {{ SK }} - {{ SQ }}; // causal: query i sees keys j <= i + diag
 
   // Query blocks that see this key block: causal ones start where the
   // block's first key becomes visible.
   const int i_begin = kCausal ? max(0, n0 - diag) / kBlockM : 0;
-  const int i_end = (p.seqlen_q + kBlockM - 1) / kBlockM;
+  const int i_end = ({{ SQ }} + kBlockM - 1) / kBlockM;
   const int n_i = max(0, i_end - i_begin);
   const int n_steps = group * n_i; // (query head of the group, query block) pairs
 
-  const elem_t *k = (const elem_t *)p.k + batch * p.k_batch_stride + kv_head * p.k_head_stride;
-  const elem_t *v = (const elem_t *)p.v + batch * p.v_batch_stride + kv_head * p.v_head_stride;
+  const elem_t *k = (const elem_t *)p.k + {{ BASE("k") }} + kv_head * p.k_head_stride;
+  const elem_t *v = (const elem_t *)p.v + {{ BASE("v") }} + kv_head * p.v_head_stride;
 
   const unsigned sK = smem_addr(smem);
   const unsigned sV = sK + kTileKV;
@@ -211,21 +233,21 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   auto load_step = [&](int t) {
     const int h = kv_head * group + t / n_i, m0 = (i_begin + t % n_i) * kBlockM;
     const int slot = t % kStages;
-    const elem_t *q = (const elem_t *)p.q + batch * p.q_batch_stride + h * p.q_head_stride;
-    const elem_t *dout = (const elem_t *)p.dout + batch * p.do_batch_stride + h * p.do_head_stride;
-    load_tile<kBlockM>(sQ + slot * kTileQ, q, p.q_row_stride, m0, p.seqlen_q, tid);
-    load_tile<kBlockM>(sdO + slot * kTileQ, dout, p.do_row_stride, m0, p.seqlen_q, tid);
-    const long long vec = ((long long)batch * p.heads_q + h) * p.seqlen_q;
+    const elem_t *q = (const elem_t *)p.q + {{ BASE("q") }} + h * p.q_head_stride;
+    const elem_t *dout = (const elem_t *)p.dout + {{ BASE("do") }} + h * p.do_head_stride;
+    load_tile<kBlockM>(sQ + slot * kTileQ, q, p.q_row_stride, m0, {{ SQ }}, tid);
+    load_tile<kBlockM>(sdO + slot * kTileQ, dout, p.do_row_stride, m0, {{ SQ }}, tid);
+    const long long vec = {{ LSE("h") }};
     for (int x = tid; x < kBlockM; x += kThreads) {
-      const bool valid = m0 + x < p.seqlen_q;
+      const bool valid = m0 + x < {{ SQ }};
       cp_async4(sL + slot * kVec + x * 4, p.lse + vec + (valid ? m0 + x : 0), valid);
       cp_async4(sD + slot * kVec + x * 4, p.delta + vec + (valid ? m0 + x : 0), valid);
     }
   };
 
   // K and V travel with step 0; one commit group per step, kStages-1 ahead.
-  load_tile<kBlockN>(sK, k, p.k_row_stride, n0, p.seqlen_k, tid);
-  load_tile<kBlockN>(sV, v, p.v_row_stride, n0, p.seqlen_k, tid);
+  load_tile<kBlockN>(sK, k, p.k_row_stride, n0, {{ SK }}, tid);
+  load_tile<kBlockN>(sV, v, p.v_row_stride, n0, {{ SK }}, tid);
 #pragma unroll
   for (int t = 0; t < kStages - 1; ++t) {
     if (t < n_steps) load_step(t);
@@ -311,7 +333,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     }
 
     // P^T = exp2(S^T c - LSE log2 e), dS^T = P^T (dP^T - delta); masked entries are 0.
-    const bool masked = m0 + kBlockM > p.seqlen_q || n0 + kBlockN > p.seqlen_k ||
+    const bool masked = m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
                         (kCausal && n0 + kBlockN - 1 > m0 + diag);
 #pragma unroll
     for (int nt = 0; nt < kQTiles; ++nt)
@@ -327,7 +349,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
             float pe = exp2_approx(fmaf(st[kt][nt][2 * hh + e], c, -l2));
             if (masked) {
               const int key = n0 + kg * kKeyRows + kt * 16 + hh * 8 + g, q = m0 + col;
-              if (q >= p.seqlen_q || key >= p.seqlen_k || (kCausal && key > q + diag)) pe = 0.f;
+              if (q >= {{ SQ }} || key >= {{ SK }} || (kCausal && key > q + diag)) pe = 0.f;
             }
             st[kt][nt][2 * hh + e] = pe;
             dpt[kt][nt][2 * hh + e] = pe * (dpt[kt][nt][2 * hh + e] - dl);
@@ -459,8 +481,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         const int q = m0 + dq_rows + qt * 16 + hh * 8 + g;
-        if (q >= p.seqlen_q) continue;
-        float *dst = p.dq_accum + (((long long)batch * p.seqlen_q + q) * p.heads_q + h) * kHeadDim +
+        if (q >= {{ SQ }}) continue;
+        float *dst = p.dq_accum + (({{ QROW0 }} + q) * p.heads_q + h) * kHeadDim +
                      dq_col0 + 2 * qd;
 #pragma unroll
         for (int dt = 0; dt < kDQTiles; ++dt) add2(dst + dt * 8, dq[qt][dt][2 * hh], dq[qt][dt][2 * hh + 1]);
@@ -469,14 +491,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 
   // dK = scale * dS^T Q, dV = P^T dO for this warp's keys, in {{ dtype }}.
   cp_async_wait<0>();
-  elem_t *dkp = (elem_t *)p.dk + batch * p.dk_batch_stride + kv_head * p.dk_head_stride;
-  elem_t *dvp = (elem_t *)p.dv + batch * p.dv_batch_stride + kv_head * p.dv_head_stride;
+  elem_t *dkp = (elem_t *)p.dk + {{ BASE("dk") }} + kv_head * p.dk_head_stride;
+  elem_t *dvp = (elem_t *)p.dv + {{ BASE("dv") }} + kv_head * p.dv_head_stride;
 #pragma unroll
   for (int kt = 0; kt < kKTiles; ++kt)
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
       const int key = n0 + kg * kKeyRows + kt * 16 + hh * 8 + g;
-      if (key >= p.seqlen_k) continue;
+      if (key >= {{ SK }}) continue;
 #pragma unroll
       for (int dt = 0; dt < kDTiles; ++dt) {
         const int col = dt * 8 + 2 * qd;
@@ -504,15 +526,23 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
   constexpr int kNT = kBlockN / 8, kKS = kBlockN / 16; // n8 key tiles of S, k16 steps of dS K
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int head = blockIdx.y, batch = blockIdx.z, kv_head = head / (p.heads_q / p.heads_kv);
-  const int m0 = blockIdx.x * kDetM, diag = p.seqlen_k - p.seqlen_q;
-  const elem_t *q = (const elem_t *)p.q + batch * p.q_batch_stride + head * p.q_head_stride;
-  const elem_t *dout = (const elem_t *)p.dout + batch * p.do_batch_stride + head * p.do_head_stride;
-  const elem_t *k = (const elem_t *)p.k + batch * p.k_batch_stride + kv_head * p.k_head_stride;
-  const elem_t *v = (const elem_t *)p.v + batch * p.v_batch_stride + kv_head * p.v_head_stride;
+{% if varlen %}
+  // This block's sequence of the variable-length batch (the grid covers the longest).
+  const int seq_q0 = p.cu_seqlens_q[batch], seqlen_q = p.cu_seqlens_q[batch + 1] - seq_q0;
+  const int seq_k0 = p.cu_seqlens_k[batch], seqlen_k = p.cu_seqlens_k[batch + 1] - seq_k0;
+{% end %}
+  const int m0 = blockIdx.x * kDetM, diag = {{ SK }} - {{ SQ }};
+{% if varlen %}
+  if (m0 >= seqlen_q) return;
+{% end %}
+  const elem_t *q = (const elem_t *)p.q + {{ BASE("q") }} + head * p.q_head_stride;
+  const elem_t *dout = (const elem_t *)p.dout + {{ BASE("do") }} + head * p.do_head_stride;
+  const elem_t *k = (const elem_t *)p.k + {{ BASE("k") }} + kv_head * p.k_head_stride;
+  const elem_t *v = (const elem_t *)p.v + {{ BASE("v") }} + kv_head * p.v_head_stride;
   const unsigned sQ = smem_addr(smem), sdO = sQ + kDetM * kStride * 2;
   const unsigned sK = sdO + kDetM * kStride * 2, sV = sK + kTileKV;
-  load_tile<kDetM>(sQ, q, p.q_row_stride, m0, p.seqlen_q, tid);
-  load_tile<kDetM>(sdO, dout, p.do_row_stride, m0, p.seqlen_q, tid);
+  load_tile<kDetM>(sQ, q, p.q_row_stride, m0, {{ SQ }}, tid);
+  load_tile<kDetM>(sdO, dout, p.do_row_stride, m0, {{ SQ }}, tid);
 
   const int g = lane / 4, qd = lane % 4, mi = lane / 8, mr = lane % 8;
   const unsigned a_off = ((warp * 16 + (mi & 1) * 8 + mr) * kStride + (mi >> 1) * 8) * 2; // A: rows
@@ -523,11 +553,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
     const int row = m0 + warp * 16 + hh * 8 + g;
-    const long long r = ((long long)batch * p.heads_q + head) * p.seqlen_q + row;
-    l2[hh] = row < p.seqlen_q ? p.lse[r] * 1.44269504f : pos_inf(); // P = 0 past the end
-    dl[hh] = row < p.seqlen_q ? p.delta[r] : 0.f;
+    const long long r = {{ LSE("head") }} + row;
+    l2[hh] = row < {{ SQ }} ? p.lse[r] * 1.44269504f : pos_inf(); // P = 0 past the end
+    dl[hh] = row < {{ SQ }} ? p.delta[r] : 0.f;
   }
-  const int n_end = kCausal ? min(p.seqlen_k, m0 + kDetM + diag) : p.seqlen_k;
+  const int n_end = kCausal ? min({{ SK }}, m0 + kDetM + diag) : {{ SK }};
   const int n_tiles = n_end > 0 ? (n_end + kBlockN - 1) / kBlockN : 0;
   float dq[kDTiles][4];
 #pragma unroll
@@ -537,8 +567,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
 
   for (int j = 0; j < n_tiles; ++j) {
     __syncthreads(); // every warp is done with tile j-1
-    load_tile<kBlockN>(sK, k, p.k_row_stride, j * kBlockN, p.seqlen_k, tid);
-    load_tile<kBlockN>(sV, v, p.v_row_stride, j * kBlockN, p.seqlen_k, tid);
+    load_tile<kBlockN>(sK, k, p.k_row_stride, j * kBlockN, {{ SK }}, tid);
+    load_tile<kBlockN>(sV, v, p.v_row_stride, j * kBlockN, {{ SK }}, tid);
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
@@ -572,7 +602,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
         for (int e = 0; e < 2; ++e) {
           const int key = j * kBlockN + nt * 8 + 2 * qd + e, row = m0 + warp * 16 + hh * 8 + g;
           float pe = exp2_approx(fmaf(st[nt][2 * hh + e], c, -l2[hh]));
-          if (key >= p.seqlen_k || (kCausal && key > row + diag)) pe = 0.f;
+          if (key >= {{ SK }} || (kCausal && key > row + diag)) pe = 0.f;
           dp[nt][2 * hh + e] = pe * (dp[nt][2 * hh + e] - dl[hh]);
         }
 #pragma unroll
@@ -593,11 +623,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
   }
 
   cp_async_wait<0>(); // Q and dO were in flight when no key tile was visited
-  elem_t *dqp = (elem_t *)p.dq + batch * p.dq_batch_stride + head * p.dq_head_stride;
+  elem_t *dqp = (elem_t *)p.dq + {{ BASE("dq") }} + head * p.dq_head_stride;
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
     const int row = m0 + warp * 16 + hh * 8 + g;
-    if (row >= p.seqlen_q) continue;
+    if (row >= {{ SQ }}) continue;
 #pragma unroll
     for (int dt = 0; dt < kDTiles; ++dt)
       *(unsigned *)(dqp + row * p.dq_row_stride + dt * 8 + 2 * qd) =

@@ -1,4 +1,12 @@
 {# fa2_bwd on Hopper's warpgroup MMA, included by bwd.cu.tpl for wgmma tiles. #}
+{# Variable-length batches (varlen): sequence `batch` is rows seq_q0.. of q, seq_k0.. of k/v #}
+{# (cu_seqlens) and LSE is (heads, total_q). These spell, for either layout, the #}
+{# sequence's lengths, a tensor's start, the flat index of its first q row, an LSE row. #}
+{% local SQ, SK = varlen and "seqlen_q" or "p.seqlen_q", varlen and "seqlen_k" or "p.seqlen_k" %}
+{% local QROW0 = varlen and "(long long)seq_q0" or "(long long)batch * p.seqlen_q" %}
+{% local Q_SIDE = { q = true, o = true, ["do"] = true, dq = true } %}
+{% local BASE = function(t) if not varlen then return "batch * p." .. t .. "_batch_stride" end return "(long long)" .. (Q_SIDE[t] and "seq_q0" or "seq_k0") .. " * p." .. t .. "_row_stride" end %}
+{% local LSE = function(h) if not varlen then return "((long long)batch * p.heads_q + " .. h .. ") * p.seqlen_q" end return "((long long)" .. h .. " * p.total_q + seq_q0)" end %}
 // ---- fa2_bwd on warpgroup MMA (templates/bwd_wgmma.cuh.tpl) -----------------
 // One block per (key block, kv head, batch), as with mma.sync. Each warpgroup
 // owns 64 keys (16 per warp: their rows of dK and dV stay in registers), and
@@ -32,17 +40,25 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   const int n_block = blockIdx.x, kv_head = blockIdx.y, batch = blockIdx.z;
   const int group = p.heads_q / p.heads_kv;
   const int n0 = n_block * kBlockN;
-  const int diag = p.seqlen_k - p.seqlen_q; // causal: query i sees keys j <= i + diag
+{% if varlen %}
+  // This block's sequence of the variable-length batch (the grid covers the longest).
+  const int seq_q0 = p.cu_seqlens_q[batch], seqlen_q = p.cu_seqlens_q[batch + 1] - seq_q0;
+  const int seq_k0 = p.cu_seqlens_k[batch], seqlen_k = p.cu_seqlens_k[batch + 1] - seq_k0;
+{% end %}
+{% if varlen %}
+  if (n0 >= seqlen_k) return;
+{% end %}
+  const int diag = {{ SK }} - {{ SQ }}; // causal: query i sees keys j <= i + diag
 
   // Query blocks that see this key block (causal: from the one where the
   // block's first key becomes visible), for every query head of the group.
   const int i_begin = kCausal ? max(0, n0 - diag) / kBlockM : 0;
-  const int i_end = (p.seqlen_q + kBlockM - 1) / kBlockM;
+  const int i_end = ({{ SQ }} + kBlockM - 1) / kBlockM;
   const int n_i = max(0, i_end - i_begin);
   const int n_steps = group * n_i;
 
-  const elem_t *k = (const elem_t *)p.k + batch * p.k_batch_stride + kv_head * p.k_head_stride;
-  const elem_t *v = (const elem_t *)p.v + batch * p.v_batch_stride + kv_head * p.v_head_stride;
+  const elem_t *k = (const elem_t *)p.k + {{ BASE("k") }} + kv_head * p.k_head_stride;
+  const elem_t *v = (const elem_t *)p.v + {{ BASE("v") }} + kv_head * p.v_head_stride;
 
   // The swizzled tiles first (each a multiple of 1024 bytes), then LSE, delta.
   const unsigned sK = smem_addr(smem);
@@ -60,21 +76,21 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   auto load_step = [&](int t) {
     const int h = kv_head * group + t / n_i, m0 = (i_begin + t % n_i) * kBlockM;
     const int slot = t % kStages;
-    const elem_t *q = (const elem_t *)p.q + batch * p.q_batch_stride + h * p.q_head_stride;
-    const elem_t *dout = (const elem_t *)p.dout + batch * p.do_batch_stride + h * p.do_head_stride;
-    load_tile_sw<kBlockM>(sQ + slot * kSwQ, q, p.q_row_stride, m0, p.seqlen_q, tid);
-    load_tile_sw<kBlockM>(sdO + slot * kSwQ, dout, p.do_row_stride, m0, p.seqlen_q, tid);
-    const long long vec = ((long long)batch * p.heads_q + h) * p.seqlen_q;
+    const elem_t *q = (const elem_t *)p.q + {{ BASE("q") }} + h * p.q_head_stride;
+    const elem_t *dout = (const elem_t *)p.dout + {{ BASE("do") }} + h * p.do_head_stride;
+    load_tile_sw<kBlockM>(sQ + slot * kSwQ, q, p.q_row_stride, m0, {{ SQ }}, tid);
+    load_tile_sw<kBlockM>(sdO + slot * kSwQ, dout, p.do_row_stride, m0, {{ SQ }}, tid);
+    const long long vec = {{ LSE("h") }};
     for (int x = tid; x < kBlockM; x += kThreads) {
-      const bool valid = m0 + x < p.seqlen_q;
+      const bool valid = m0 + x < {{ SQ }};
       cp_async4(sL + slot * kVec + x * 4, p.lse + vec + (valid ? m0 + x : 0), valid);
       cp_async4(sD + slot * kVec + x * 4, p.delta + vec + (valid ? m0 + x : 0), valid);
     }
   };
 
   // K and V travel with step 0; one commit group per step, kStages-1 ahead.
-  load_tile_sw<kBlockN>(sK, k, p.k_row_stride, n0, p.seqlen_k, tid);
-  load_tile_sw<kBlockN>(sV, v, p.v_row_stride, n0, p.seqlen_k, tid);
+  load_tile_sw<kBlockN>(sK, k, p.k_row_stride, n0, {{ SK }}, tid);
+  load_tile_sw<kBlockN>(sV, v, p.v_row_stride, n0, {{ SK }}, tid);
 #pragma unroll
   for (int t = 0; t < kStages - 1; ++t) {
     if (t < n_steps) load_step(t);
@@ -118,7 +134,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     fence_regs(dpt);
 
     // P^T = exp2(S^T c - LSE log2 e), dS^T = P^T (dP^T - delta); masked entries are 0.
-    const bool masked = m0 + kBlockM > p.seqlen_q || n0 + kBlockN > p.seqlen_k ||
+    const bool masked = m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
                         (kCausal && n0 + kBlockN - 1 > m0 + diag);
 #pragma unroll
     for (int nt = 0; nt < kBlockM / 8; ++nt)
@@ -132,7 +148,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
           float pe = exp2_approx(fmaf(st[nt][2 * hh + e], c, -l2));
           if (masked) {
             const int key = n0 + key_row + hh * 8 + g, q = m0 + col;
-            if (q >= p.seqlen_q || key >= p.seqlen_k || (kCausal && key > q + diag)) pe = 0.f;
+            if (q >= {{ SQ }} || key >= {{ SK }} || (kCausal && key > q + diag)) pe = 0.f;
           }
           st[nt][2 * hh + e] = pe;
           dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dl);
@@ -198,8 +214,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
       const int q = m0 + (warp % 4) * 16 + hh * 8 + g;
-      if (q >= p.seqlen_q) continue;
-      float *dst = p.dq_accum + (((long long)batch * p.seqlen_q + q) * p.heads_q + h) * kHeadDim +
+      if (q >= {{ SQ }}) continue;
+      float *dst = p.dq_accum + (({{ QROW0 }} + q) * p.heads_q + h) * kHeadDim +
                    wg * kDQN + 2 * qd;
 #pragma unroll
       for (int dt = 0; dt < kDQN / 8; ++dt) add2(dst + dt * 8, dq[dt][2 * hh], dq[dt][2 * hh + 1]);
@@ -208,12 +224,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 
   // dK = scale * dS^T Q, dV = P^T dO for this warp's keys, in {{ dtype }}.
   cp_async_wait<0>();
-  elem_t *dkp = (elem_t *)p.dk + batch * p.dk_batch_stride + kv_head * p.dk_head_stride;
-  elem_t *dvp = (elem_t *)p.dv + batch * p.dv_batch_stride + kv_head * p.dv_head_stride;
+  elem_t *dkp = (elem_t *)p.dk + {{ BASE("dk") }} + kv_head * p.dk_head_stride;
+  elem_t *dvp = (elem_t *)p.dv + {{ BASE("dv") }} + kv_head * p.dv_head_stride;
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
     const int key = n0 + key_row + hh * 8 + g;
-    if (key >= p.seqlen_k) continue;
+    if (key >= {{ SK }}) continue;
 #pragma unroll
     for (int dt = 0; dt < kDTiles; ++dt) {
       const int col = dt * 8 + 2 * qd;

@@ -9,6 +9,12 @@
  * Tensors are (batch, seqlen, heads, head_dim) with head_dim contiguous and
  * arbitrary element strides for batch, sequence and head (packed QKV works
  * without copies). LSE is (batch, heads_q, seqlen_q) fp32, contiguous.
+ *
+ * Variable-length batches (varlen variants, FlashAttention-2's layout):
+ * sequence b has rows cu_seqlens_q[b] .. cu_seqlens_q[b + 1] - 1 of q
+ * (total_q, heads, head_dim) and likewise of k/v with cu_seqlens_k; the
+ * batch strides are unused, seqlen_q/seqlen_k are the longest sequences (the
+ * grid), LSE is (heads_q, total_q). Other variants ignore these fields.
  * Keep in sync: tests/test_params.c checks sizes and offsets on the host.
  */
 #ifndef FA2_PARAMS_H
@@ -28,6 +34,8 @@ typedef struct fa2_fwd_params {
   float *o_f32;          /* optional (NULL: not written): O in fp32, contiguous
                             (batch, seqlen_q, heads_q, head_dim), for the backward's
                             higher-precision delta */
+  const int *cu_seqlens_q, *cu_seqlens_k; /* varlen: batch + 1 row offsets each */
+  int total_q;                            /* varlen: rows of q */
 } fa2_fwd_params;
 
 /* The backward pass: three kernels, launched in this order with this block.
@@ -57,6 +65,9 @@ typedef struct fa2_bwd_params {
   int heads_q, heads_kv;
   float scale;
   int deterministic; /* 1: dQ by fa2_bwd_dq_det (see above) */
+  const int *cu_seqlens_q, *cu_seqlens_k; /* varlen, as in the forward; dq_accum is then
+                                             (total_q, heads_q, head_dim), delta like LSE */
+  int total_q;
 } fa2_bwd_params;
 
 #endif

@@ -16,6 +16,14 @@
 // softmax in registers, P rounded to {{ dtype }} in registers, O += P V.
 // K/V tiles stream through shared memory with cp.async, one stage ahead.
 {% end %}
+{# Variable-length batches (varlen): sequence `batch` is rows seq_q0.. of q, seq_k0.. of k/v #}
+{# (cu_seqlens) and LSE is (heads, total_q). These spell, for either layout, the #}
+{# sequence's lengths, a tensor's start, the flat index of its first q row, an LSE row. #}
+{% local SQ, SK = varlen and "seqlen_q" or "p.seqlen_q", varlen and "seqlen_k" or "p.seqlen_k" %}
+{% local QROW0 = varlen and "(long long)seq_q0" or "(long long)batch * p.seqlen_q" %}
+{% local Q_SIDE = { q = true, o = true, ["do"] = true, dq = true } %}
+{% local BASE = function(t) if not varlen then return "batch * p." .. t .. "_batch_stride" end return "(long long)" .. (Q_SIDE[t] and "seq_q0" or "seq_k0") .. " * p." .. t .. "_row_stride" end %}
+{% local LSE = function(h) if not varlen then return "((long long)batch * p.heads_q + " .. h .. ") * p.seqlen_q" end return "((long long)" .. h .. " * p.total_q + seq_q0)" end %}
 {% include "fa2_params.h" %}
 {% include "common.cuh.tpl" %}
 {% if wgmma %}
@@ -122,18 +130,26 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
   const int head = blockIdx.y, batch = blockIdx.z;
   const int kv_head = head / (p.heads_q / p.heads_kv);
   const int m0 = m_block * kBlockM;
+{% if varlen %}
+  // This block's sequence of the variable-length batch (the grid covers the longest).
+  const int seq_q0 = p.cu_seqlens_q[batch], seqlen_q = p.cu_seqlens_q[batch + 1] - seq_q0;
+  const int seq_k0 = p.cu_seqlens_k[batch], seqlen_k = p.cu_seqlens_k[batch + 1] - seq_k0;
+{% end %}
+{% if varlen %}
+  if (m0 >= seqlen_q) return;
+{% end %}
 
-  const elem_t *q = (const elem_t *)p.q + batch * p.q_batch_stride + head * p.q_head_stride;
-  const elem_t *k = (const elem_t *)p.k + batch * p.k_batch_stride + kv_head * p.k_head_stride;
-  const elem_t *v = (const elem_t *)p.v + batch * p.v_batch_stride + kv_head * p.v_head_stride;
+  const elem_t *q = (const elem_t *)p.q + {{ BASE("q") }} + head * p.q_head_stride;
+  const elem_t *k = (const elem_t *)p.k + {{ BASE("k") }} + kv_head * p.k_head_stride;
+  const elem_t *v = (const elem_t *)p.v + {{ BASE("v") }} + kv_head * p.v_head_stride;
 
   // Key tiles this block visits. Causal row i sees keys j <= i + diag.
-  const int diag = p.seqlen_k - p.seqlen_q;
-  const int n_end = kCausal ? min(p.seqlen_k, m0 + kBlockM + diag) : p.seqlen_k;
+  const int diag = {{ SK }} - {{ SQ }};
+  const int n_end = kCausal ? min({{ SK }}, m0 + kBlockM + diag) : {{ SK }};
   const int n_tiles = n_end > 0 ? (n_end + kBlockN - 1) / kBlockN : 0;
   // Leading tiles that need no mask: inside seqlen_k and visible to row m0.
   const int n_unmasked =
-      kCausal ? min(p.seqlen_k / kBlockN, max(0, m0 + diag + 1) / kBlockN) : p.seqlen_k / kBlockN;
+      kCausal ? min({{ SK }} / kBlockN, max(0, m0 + diag + 1) / kBlockN) : {{ SK }} / kBlockN;
 
   const unsigned sQ = smem_addr(smem);
   const unsigned sK = sQ + kTileQ;
@@ -144,16 +160,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
   // two barriers per tile. kStages >= 2 keeps tiles j..j+kStages-2 in flight
   // (one commit group per tile, K and V together) with one barrier per tile,
   // so the warps of a block drift apart and cover each other's latencies.
-  load_tile<kBlockM>(sQ, q, p.q_row_stride, m0, p.seqlen_q, tid);
+  load_tile<kBlockM>(sQ, q, p.q_row_stride, m0, {{ SQ }}, tid);
   if constexpr (kStages == 1) {
-    if (n_tiles > 0) load_tile<kBlockN>(sK, k, p.k_row_stride, 0, p.seqlen_k, tid);
+    if (n_tiles > 0) load_tile<kBlockN>(sK, k, p.k_row_stride, 0, {{ SK }}, tid);
     cp_async_commit();
   } else {
 #pragma unroll
     for (int t = 0; t < kStages - 1; ++t) {
       if (t < n_tiles) {
-        load_tile<kBlockN>(sK + t * kTileKV, k, p.k_row_stride, t * kBlockN, p.seqlen_k, tid);
-        load_tile<kBlockN>(sV + t * kTileKV, v, p.v_row_stride, t * kBlockN, p.seqlen_k, tid);
+        load_tile<kBlockN>(sK + t * kTileKV, k, p.k_row_stride, t * kBlockN, {{ SK }}, tid);
+        load_tile<kBlockN>(sV + t * kTileKV, v, p.v_row_stride, t * kBlockN, {{ SK }}, tid);
       }
       cp_async_commit();
     }
@@ -206,7 +222,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
     if constexpr (kStages == 1) {
       cp_async_wait<0>(); // K(j) (and Q) have landed ...
       __syncthreads();    // ... for every thread, and P V(j-1) is done everywhere
-      load_tile<kBlockN>(sV, v, p.v_row_stride, j * kBlockN, p.seqlen_k, tid);
+      load_tile<kBlockN>(sV, v, p.v_row_stride, j * kBlockN, {{ SK }}, tid);
       cp_async_commit();
     } else {
       cp_async_wait<kStages - 2>(); // tile j (and Q) have landed ...
@@ -216,8 +232,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
       __syncthreads();              // ... for every thread, and tile j-1 is done everywhere
       const int t = j + kStages - 1;  // refill the slot tile j-1 used
       if (t < n_tiles) {
-        load_tile<kBlockN>(sK + (t % kStages) * kTileKV, k, p.k_row_stride, t * kBlockN, p.seqlen_k, tid);
-        load_tile<kBlockN>(sV + (t % kStages) * kTileKV, v, p.v_row_stride, t * kBlockN, p.seqlen_k, tid);
+        load_tile<kBlockN>(sK + (t % kStages) * kTileKV, k, p.k_row_stride, t * kBlockN, {{ SK }}, tid);
+        load_tile<kBlockN>(sV + (t % kStages) * kTileKV, v, p.v_row_stride, t * kBlockN, {{ SK }}, tid);
       }
       cp_async_commit();
     }
@@ -290,7 +306,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int row = m0 + warp * kWarpRows + mt * 16 + h * 8 + g;
-          const int limit = kCausal ? min(p.seqlen_k, row + diag + 1) : p.seqlen_k;
+          const int limit = kCausal ? min({{ SK }}, row + diag + 1) : {{ SK }};
 #pragma unroll
           for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
@@ -337,7 +353,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
         // bias; bounded, so nothing underflows. One add per row and tile.
         if (j == 0) {
           const int row = m0 + warp * kWarpRows + mt * 16 + h * 8 + g;
-          tau_raw[mt][h] = robust_shift(rm, row, kCausal ? min(p.seqlen_k, row + diag + 1) : p.seqlen_k,
+          tau_raw[mt][h] = robust_shift(rm, row, kCausal ? min({{ SK }}, row + diag + 1) : {{ SK }},
                                         p.scale);
         }
         const float m_new = fmaxf(m_old, rm + tau_raw[mt][h]);
@@ -396,7 +412,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
     if constexpr (kStages == 1) {
       cp_async_wait<0>(); // V(j) has landed ...
       __syncthreads();    // ... for every thread, and Q K(j)^T is done everywhere
-      if (j + 1 < n_tiles) load_tile<kBlockN>(sK, k, p.k_row_stride, (j + 1) * kBlockN, p.seqlen_k, tid);
+      if (j + 1 < n_tiles) load_tile<kBlockN>(sK, k, p.k_row_stride, (j + 1) * kBlockN, {{ SK }}, tid);
       cp_async_commit();
     }
 
@@ -449,8 +465,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
   if (n_tiles == 0) __syncthreads();
   __syncwarp();
 {% end %}
-  elem_t *o = (elem_t *)p.o + batch * p.o_batch_stride + head * p.o_head_stride;
-  float *lse = p.lse + ((long long)batch * p.heads_q + head) * p.seqlen_q;
+  elem_t *o = (elem_t *)p.o + {{ BASE("o") }} + head * p.o_head_stride;
+  float *lse = p.lse + {{ LSE("head") }};
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
@@ -462,14 +478,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
       for (int dt = 0; dt < kDTiles; ++dt)
         *(unsigned *)(smem + (r * kStride + dt * 8 + 2 * qd) * 2) =
             pack2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv);
-      if (p.o_f32 && m0 + r < p.seqlen_q) { // fp32 O for the backward's precise delta
-        float *of = p.o_f32 + (((long long)batch * p.seqlen_q + m0 + r) * p.heads_q + head) * kHeadDim;
+      if (p.o_f32 && m0 + r < {{ SQ }}) { // fp32 O for the backward's precise delta
+        float *of = p.o_f32 + (({{ QROW0 }} + m0 + r) * p.heads_q + head) * kHeadDim;
 #pragma unroll
         for (int dt = 0; dt < kDTiles; ++dt)
           *(float2 *)(of + dt * 8 + 2 * qd) = make_float2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv);
       }
       const float m = row_m[mt][h] == neg_inf() ? 0.f : row_m[mt][h];
-      if (qd == 0 && m0 + r < p.seqlen_q)
+      if (qd == 0 && m0 + r < {{ SQ }})
         lse[m0 + r] = l > 0.f ? (m * c + log2f(l)) * 0.69314718f : pos_inf();
     }
   __syncwarp();
@@ -478,7 +494,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
   for (int i = 0; i < (kWarpChunks + 31) / 32; ++i) {
     const int c16 = lane + i * 32;
     const int r = warp * kWarpRows + c16 / kChunks, ch = c16 % kChunks;
-    if ((kWarpChunks % 32 == 0 || c16 < kWarpChunks) && m0 + r < p.seqlen_q)
+    if ((kWarpChunks % 32 == 0 || c16 < kWarpChunks) && m0 + r < {{ SQ }})
       *(uint4 *)(o + (m0 + r) * p.o_row_stride + ch * 8) =
           *(const uint4 *)(smem + (r * kStride + ch * 8) * 2);
   }

@@ -279,3 +279,34 @@ Test(variant, bad_and_non_canonical_names) {
               err.msg);
   }
 }
+
+/* Variable-length variants: "_varlen" after "_causal", the fixed-length
+ * kernel's auto tiles, and a source that reads the sequence from cu_seqlens
+ * where the fixed-length one (rendered unchanged) uses the batch strides. */
+Test(variant, varlen_names_and_sources) {
+  gen_variant v = base(128, 1, GEN_STAB_ROBUST, 2, 1e-3), fixed;
+  v.varlen = 1;
+  gen_err err;
+  cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_expect_str_eq(v.name, "fwd_bf16_d128_causal_varlen_m64n96w4s2wg_robust_b2_e1em3");
+  gen_variant back;
+  cr_assert_eq(gen_variant_from_name(g, v.name, &back, &err), GEN_OK, "%s", err.msg);
+  cr_expect(!memcmp(&back, &v, sizeof v), "the varlen name does not round-trip");
+  cr_expect_eq(gen_variant_from_name(g, "fwd_bf16_d128_varlen_causal_m64n96w4s2wg_none", &back, &err),
+               GEN_ESPEC);
+  fixed = base(128, 1, GEN_STAB_ROBUST, 2, 1e-3);
+  cr_assert_eq(gen_variant_complete(g, &fixed, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_expect_eq(fixed.block_n, v.block_n);
+  char *src, *fsrc;
+  size_t len, flen;
+  cr_assert_eq(gen_render(g, &v, &src, &len, &err), GEN_OK, "%s", err.msg);
+  cr_assert_eq(gen_render(g, &fixed, &fsrc, &flen, &err), GEN_OK, "%s", err.msg);
+  cr_expect(strstr(src, "const int seq_q0 = p.cu_seqlens_q[batch], seqlen_q = p.cu_seqlens_q[batch + 1] - seq_q0;"));
+  cr_expect(strstr(src, "(const elem_t *)p.q + (long long)seq_q0 * p.q_row_stride + head * p.q_head_stride"));
+  cr_expect(strstr(src, "float *lse = p.lse + ((long long)head * p.total_q + seq_q0);"));
+  cr_expect(!strstr(src, "batch_stride +"), "a varlen kernel uses no batch stride");
+  cr_expect(!strstr(fsrc, "seq_q0") && !strstr(fsrc, "p.cu_seqlens_q["));
+  cr_expect(strstr(fsrc, "float *lse = p.lse + ((long long)batch * p.heads_q + head) * p.seqlen_q;"));
+  free(src);
+  free(fsrc);
+}

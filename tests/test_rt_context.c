@@ -456,6 +456,58 @@ Test(rt_context, capturing_stream_never_loads) {
   fa2_destroy(ctx);
 }
 
+/* Variable-length batches: the varlen variant of the request's kernel, the
+ * grid of the longest sequence, the offsets and total rows in the argument
+ * block; the workspace of total_q rows; argument errors. */
+Test(rt_context, varlen_launch_and_checks) {
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
+  fa2_fwd_args a = fu_args(3, 700, 4, 2, 64); /* 3 sequences, the longest 700 rows */
+  a.q.batch_stride = a.k.batch_stride = a.v.batch_stride = a.o.batch_stride = 0;
+  a.cu_seqlens_q = (const int *)0xc00000, a.cu_seqlens_k = (const int *)0xd00000;
+  a.total_q = 1000, a.total_k = 900;
+  a.causal = 1;
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_str_eq(fake->last_image_head, "CUBIN:// fwd_bf16_d64_causal_varlen_m64n64w4s2_robust_b2_e0.001");
+  cr_expect_eq(fake->last.grid[0], 11); /* ceil(700 / 64): the longest sequence */
+  cr_expect_eq(fake->last.grid[2], 3);
+  cr_expect_eq(fake->last.params.cu_seqlens_q, (const int *)0xc00000);
+  cr_expect_eq(fake->last.params.cu_seqlens_k, (const int *)0xd00000);
+  cr_expect_eq(fake->last.params.total_q, 1000);
+  /* fixed length after varlen: its own kernel, no offsets */
+  fa2_fwd_args f = fu_args(3, 700, 4, 2, 64);
+  f.causal = 1;
+  cr_assert_eq(fa2_forward(ctx, &f, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_str_eq(fake->last_image_head, "CUBIN:// fwd_bf16_d64_causal_m64n64w4s2_robust_b2_e0.001");
+  cr_expect_eq(fake->last.params.cu_seqlens_q, NULL);
+  /* the backward: accumulator and delta for total_q rows */
+  fa2_bwd_args b = fu_bwd_args(3, 700, 4, 2, 64, NULL);
+  b.cu_seqlens_q = a.cu_seqlens_q, b.cu_seqlens_k = a.cu_seqlens_k;
+  b.total_q = 1000, b.total_k = 900, b.causal = 1;
+  const size_t accum = 1000 * 4 * 64 * 4;
+  cr_expect_eq(fa2_backward_workspace_size(&b), accum + (1000 * 4 * 4 + 255) / 256 * 256);
+  b.workspace = WORKSPACE, b.workspace_bytes = fa2_backward_workspace_size(&b);
+  fake->n_log = 0;
+  cr_assert_eq(fa2_backward(ctx, &b, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(fake->n_log, 3);
+  cr_expect_eq(fake->log[1].bwd.total_q, 1000);
+  cr_expect_eq(fake->log[1].bwd.delta, (float *)(0xa000000 + accum));
+  cr_expect_eq(fake->log[1].bwd.cu_seqlens_k, (const int *)0xd00000);
+  /* errors */
+  a.cu_seqlens_k = NULL;
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect_str_eq(fa2_last_error(), "cu_seqlens_k is NULL but cu_seqlens_q is not: a "
+                                     "variable-length call gives both (batch + 1 int32 offsets "
+                                     "each), a fixed-length one neither");
+  a.cu_seqlens_k = (const int *)0xd00002;
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect(strstr(fa2_last_error(), "cu_seqlens_k 0xd00002 is not 4-byte aligned"), "%s",
+            fa2_last_error());
+  a.cu_seqlens_k = (const int *)0xd00000, a.total_q = -1;
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect_str_eq(fa2_last_error(), "total_q is -1: must be >= 0");
+  fa2_destroy(ctx);
+}
+
 Test(rt_context, prepare_reports_the_first_bad_kernel) {
   fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
   fa2_kernel_desc k[2] = {

@@ -16,13 +16,14 @@ from ._lib import (BF16, FP16, STAB, BwdArgs, CacheStats, Fa2Error, FwdArgs, Ker
                    Options, Tensor, bytes_or_none, check, find_nvrtc_dirs, lib)
 
 __all__ = ["attention", "flash_attn_func", "flash_attn_kvpacked_func",
-           "flash_attn_qkvpacked_func", "prepare", "context", "Context", "Fa2Error",
+           "flash_attn_qkvpacked_func", "flash_attn_varlen_func",
+           "flash_attn_varlen_kvpacked_func", "flash_attn_varlen_qkvpacked_func", "prepare", "context", "Context", "Fa2Error",
            "check_forward", "check_backward", "version", "find_nvrtc_dirs"]
 
 # The PyTorch API, imported on first access (module __getattr__), so that
 # `import fa2gen` needs no PyTorch and torch.compile traces plain functions.
-_TORCH_API = {"attention": "_torch", "flash_attn_func": "flash_api",
-              "flash_attn_kvpacked_func": "flash_api", "flash_attn_qkvpacked_func": "flash_api"}
+_TORCH_API = {"attention": "_torch"}
+_TORCH_API.update((name, "flash_api") for name in __all__ if name.startswith("flash_attn_"))
 
 
 def __getattr__(name):

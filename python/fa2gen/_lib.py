@@ -41,7 +41,9 @@ class FwdArgs(ctypes.Structure):
                 ("batch", ctypes.c_int), ("seqlen_q", ctypes.c_int), ("seqlen_k", ctypes.c_int),
                 ("heads_q", ctypes.c_int), ("heads_kv", ctypes.c_int), ("head_dim", ctypes.c_int),
                 ("scale", ctypes.c_float), ("causal", ctypes.c_int), ("stab", ctypes.c_int),
-                ("beta", ctypes.c_double), ("eps", ctypes.c_double), ("o_fp32", ctypes.c_void_p)]
+                ("beta", ctypes.c_double), ("eps", ctypes.c_double), ("o_fp32", ctypes.c_void_p),
+                ("cu_seqlens_q", ctypes.c_void_p), ("cu_seqlens_k", ctypes.c_void_p),
+                ("total_q", ctypes.c_int), ("total_k", ctypes.c_int)]
 
 
 DELTA = {"lowp": 0, "fp32": 1}
@@ -56,7 +58,9 @@ class BwdArgs(ctypes.Structure):
                 ("batch", ctypes.c_int), ("seqlen_q", ctypes.c_int), ("seqlen_k", ctypes.c_int),
                 ("heads_q", ctypes.c_int), ("heads_kv", ctypes.c_int), ("head_dim", ctypes.c_int),
                 ("scale", ctypes.c_float), ("causal", ctypes.c_int), ("stab", ctypes.c_int),
-                ("beta", ctypes.c_double), ("eps", ctypes.c_double)]
+                ("beta", ctypes.c_double), ("eps", ctypes.c_double),
+                ("cu_seqlens_q", ctypes.c_void_p), ("cu_seqlens_k", ctypes.c_void_p),
+                ("total_q", ctypes.c_int), ("total_k", ctypes.c_int)]
 
 
 LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
@@ -73,7 +77,8 @@ class Options(ctypes.Structure):
 class KernelDesc(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("dtype", ctypes.c_int), ("head_dim", ctypes.c_int),
                 ("causal", ctypes.c_int), ("stab", ctypes.c_int),
-                ("beta", ctypes.c_double), ("eps", ctypes.c_double), ("seqlen", ctypes.c_int)]
+                ("beta", ctypes.c_double), ("eps", ctypes.c_double), ("seqlen", ctypes.c_int),
+                ("varlen", ctypes.c_int)]
 
 
 class CacheStats(ctypes.Structure):

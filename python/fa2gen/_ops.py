@@ -9,6 +9,7 @@ implementations take the current stream of the tensors' device when they run
 
     o, lse, o32 = torch.ops.fa2gen.fwd(q, k, v, causal, stab, beta, eps, scale,
                                        want_o32, deterministic)
+    # variable-length batches: torch.ops.fa2gen.varlen_fwd / varlen_bwd (below)
 
 q (B, Sq, H, d), k/v (B, Sk, Hkv, d), bf16 or fp16, last dim contiguous;
 o (B, Sq, H, d) contiguous; lse (B, H, Sq) fp32, natural log, +inf for a row that
@@ -139,3 +140,110 @@ def _backward(ctx, dout, dlse, do32):
 
 
 fwd.register_autograd(_backward, setup_context=_setup_context)
+
+
+# ---- variable-length batches (FlashAttention-2's varlen layout) --------------------
+#
+#     o, lse, o32 = torch.ops.fa2gen.varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k,
+#                                               max_seqlen_q, max_seqlen_k, causal, stab,
+#                                               beta, eps, scale, want_o32, deterministic)
+#
+# q (total_q, H, d), k/v (total_k, Hkv, d); cu_seqlens_* int32 (batch + 1) on the
+# device; o (total_q, H, d) contiguous, lse (H, total_q) fp32, o32 (total_q, H, d) or
+# empty. Sequence b is rows cu_seqlens[b] .. cu_seqlens[b + 1] - 1; causal is aligned
+# bottom-right per sequence.
+
+
+def _aligned3(t):
+    """A (rows, heads, head_dim) tensor as the kernels can read it."""
+    sizes, strides = t.shape, t.stride()
+    ok = strides[2] == 1 and t.data_ptr() % 16 == 0 and all(
+        sizes[i] <= 1 or strides[i] % 8 == 0 for i in range(2))
+    return t if ok else t.clone(memory_format=torch.contiguous_format)
+
+
+def _tensor3(t):
+    s = t.stride()
+    return Tensor(t.data_ptr(), _dtype_code(t), 0, s[0], s[1])
+
+
+def _varlen_sizes(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k):
+    return dict(batch=cu_seqlens_q.shape[0] - 1, seqlen_q=max_seqlen_q, seqlen_k=max_seqlen_k,
+                heads_q=q.shape[1], heads_kv=k.shape[1], head_dim=q.shape[2],
+                cu_seqlens_q=cu_seqlens_q.data_ptr(), cu_seqlens_k=cu_seqlens_k.data_ptr(),
+                total_q=q.shape[0], total_k=k.shape[0])
+
+
+def _outputs_varlen_fwd(q, want_o32):
+    T, H, d = q.shape
+    return (q.new_empty((T, H, d)), q.new_empty((H, T), dtype=torch.float32),
+            q.new_empty((T, H, d) if want_o32 else (0,), dtype=torch.float32))
+
+
+@torch.library.custom_op("fa2gen::varlen_fwd", mutates_args=(), device_types="cuda")
+def varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: torch.Tensor,
+               cu_seqlens_k: torch.Tensor, max_seqlen_q: int, max_seqlen_k: int, causal: bool,
+               stab: str, beta: float, eps: float, scale: float, want_o32: bool,
+               deterministic: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    o, lse, o32 = _outputs_varlen_fwd(q, want_o32)
+    q, k, v = _aligned3(q), _aligned3(k), _aligned3(v)
+    a = FwdArgs(q=_tensor3(q), k=_tensor3(k), v=_tensor3(v), o=_tensor3(o), lse=lse.data_ptr(),
+                scale=scale, causal=int(causal), stab=STAB[stab], beta=beta, eps=eps,
+                o_fp32=o32.data_ptr() if want_o32 else None,
+                **_varlen_sizes(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k))
+    with torch.cuda.device(q.device):
+        _context(q.device).forward(a, _stream(q.device))
+    return o, lse, o32
+
+
+@varlen_fwd.register_fake
+def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, stab, beta, eps,
+      scale, want_o32, deterministic):
+    return _outputs_varlen_fwd(q, want_o32)
+
+
+@torch.library.custom_op("fa2gen::varlen_bwd", mutates_args=(), device_types="cuda")
+def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+               o: torch.Tensor, lse: torch.Tensor, o32: torch.Tensor, cu_seqlens_q: torch.Tensor,
+               cu_seqlens_k: torch.Tensor, max_seqlen_q: int, max_seqlen_k: int, causal: bool,
+               stab: str, beta: float, eps: float, scale: float,
+               deterministic: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    dq, dk, dv = _outputs_bwd(q, k, v)
+    q, k, v, o, dout = _aligned3(q), _aligned3(k), _aligned3(v), _aligned3(o), _aligned3(dout)
+    precise = o32.numel() > 0
+    a = BwdArgs(q=_tensor3(q), k=_tensor3(k), v=_tensor3(v), o=_tensor3(o), dout=_tensor3(dout),
+                dq=_tensor3(dq), dk=_tensor3(dk), dv=_tensor3(dv), lse=lse.data_ptr(),
+                delta=DELTA["fp32" if precise else "lowp"],
+                o_fp32=o32.data_ptr() if precise else None, scale=scale, causal=int(causal),
+                stab=STAB[stab], beta=beta, eps=eps, deterministic=int(deterministic),
+                **_varlen_sizes(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k))
+    ws = torch.empty(lib().fa2_backward_workspace_size(ctypes.byref(a)), dtype=torch.uint8,
+                     device=q.device)
+    a.workspace, a.workspace_bytes = ws.data_ptr(), ws.numel()
+    with torch.cuda.device(q.device):
+        _context(q.device).backward(a, _stream(q.device))
+    return dq, dk, dv
+
+
+@varlen_bwd.register_fake
+def _(dout, q, k, v, o, lse, o32, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
+      stab, beta, eps, scale, deterministic):
+    return _outputs_bwd(q, k, v)
+
+
+def _varlen_setup_context(ctx, inputs, output):
+    (q, k, v, cu_q, cu_k, max_q, max_k, causal, stab, beta, eps, scale, want_o32,
+     deterministic) = inputs
+    o, lse, o32 = output
+    ctx.save_for_backward(q, k, v, o, lse, o32, cu_q, cu_k)
+    ctx.args = (max_q, max_k, causal, stab, beta, eps, scale, deterministic)
+    ctx.mark_non_differentiable(lse, o32)
+
+
+def _varlen_backward(ctx, dout, dlse, do32):
+    q, k, v, o, lse, o32, cu_q, cu_k = ctx.saved_tensors
+    dq, dk, dv = varlen_bwd(dout, q, k, v, o, lse, o32, cu_q, cu_k, *ctx.args)
+    return (dq, dk, dv) + (None,) * 11
+
+
+varlen_fwd.register_autograd(_varlen_backward, setup_context=_varlen_setup_context)

@@ -87,3 +87,43 @@ def forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, retur
                                      float(eps or 0.0), float(scale or 0.0), want_o32,
                                      bool(deterministic))
     return (o, lse) if return_lse else o
+
+
+def check_varlen_inputs(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k):
+    """The checks of a variable-length call: (total, heads, head_dim) tensors,
+    int32 offsets of one batch on q's device, non-negative maxima."""
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor) or t.dim() != 3:
+            shape = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
+            raise ValueError(f"{fn}: {name} has shape {shape}: expected 3 dimensions "
+                             "(total_tokens, heads, head_dim)")
+    check_inputs(fn, q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0))
+    for name, t in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
+        if not isinstance(t, torch.Tensor) or t.dtype != torch.int32 or t.dim() != 1:
+            what = f"{t.dtype} of shape {tuple(t.shape)}" if isinstance(t, torch.Tensor) \
+                else type(t).__name__
+            raise TypeError(f"{fn}: {name} is {what}: expected a 1-D torch.int32 tensor of "
+                            "batch + 1 offsets")
+        if t.device != q.device:
+            raise ValueError(f"{fn}: {name} is on {t.device} and q on {q.device}: the offsets "
+                             "are read by the kernels, on q's device")
+        if t.shape[0] < 1:
+            raise ValueError(f"{fn}: {name} is empty: expected batch + 1 >= 1 offsets")
+    if cu_seqlens_q.shape[0] != cu_seqlens_k.shape[0]:
+        raise ValueError(f"{fn}: cu_seqlens_q has {cu_seqlens_q.shape[0]} offsets and "
+                         f"cu_seqlens_k {cu_seqlens_k.shape[0]}: one batch, batch + 1 each")
+    for name, x in (("max_seqlen_q", max_seqlen_q), ("max_seqlen_k", max_seqlen_k)):
+        if x < 0:
+            raise ValueError(f"{fn}: {name} is {x}: must be >= 0")
+
+
+def varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, stab,
+                   beta, eps, scale, delta, deterministic, return_lse):
+    """The checked call of torch.ops.fa2gen.varlen_fwd."""
+    want_o32 = (delta == "fp32" and torch.is_grad_enabled() and
+                (q.requires_grad or k.requires_grad or v.requires_grad))
+    o, lse, _ = torch.ops.fa2gen.varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q),
+                                            int(max_seqlen_k), bool(causal), stab,
+                                            float(beta or 0.0), float(eps or 0.0),
+                                            float(scale or 0.0), want_o32, bool(deterministic))
+    return (o, lse) if return_lse else o

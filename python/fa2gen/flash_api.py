@@ -8,7 +8,9 @@ Same signatures, layouts and semantics as flash_attn 2.x: q (B, Sq, H, d), k/v
 packed QKV / KV read in place as strided views. One extra keyword, `stab`
 ("robust" by default; "none" is FlashAttention-2's own arithmetic). Arguments
 fa2gen cannot honour yet (dropout, a sliding window, softcap, ALiBi) raise
-NotImplementedError naming them: never ignored.
+NotImplementedError naming them: never ignored. The varlen functions take FA2's
+packed-sequence layout: (total_tokens, heads, head_dim) tensors and int32
+cu_seqlens offsets on the device.
 """
 from . import _torch
 from ._torch import torch
@@ -90,3 +92,69 @@ def flash_attn_qkvpacked_func(qkv, dropout_p=0.0, softmax_scale=None, causal=Fal
     q, k, v = _unpack(fn, "qkv", qkv, 3)
     return _attention(fn, q, k, v, dropout_p, softmax_scale, causal, window_size, softcap,
                       alibi_slopes, deterministic, return_attn_probs, stab)
+
+
+def _varlen(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p,
+            softmax_scale, causal, window_size, softcap, alibi_slopes, deterministic,
+            return_attn_probs, block_table, stab):
+    _torch.check_mode(fn, stab, "lowp")
+    _torch.check_varlen_inputs(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                               max_seqlen_k)
+    if dropout_p != 0.0:
+        _unsupported(fn, "dropout_p", dropout_p, "0.0")
+    if softcap != 0.0:
+        _unsupported(fn, "softcap", softcap, "0.0")
+    if alibi_slopes is not None:
+        _unsupported(fn, "alibi_slopes", "<tensor>", "None")
+    if block_table is not None:
+        _unsupported(fn, "block_table", "<tensor>", "None (no paged KV cache)")
+    causal = _causal_from_window(fn, causal, window_size, max_seqlen_q, max_seqlen_k)
+    out, lse = _torch.varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                                     max_seqlen_k, causal, stab, None, None, softmax_scale, "lowp",
+                                     deterministic, True)
+    return (out, lse, None) if return_attn_probs else out
+
+
+def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                           dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
+                           softcap=0.0, alibi_slopes=None, deterministic=False,
+                           return_attn_probs=False, block_table=None, *, stab="robust"):
+    """flash_attn.flash_attn_varlen_func: q (total_q, H, d), k and v (total_k, Hkv, d),
+    cu_seqlens_q/k int32 (batch + 1). Returns out (total_q, H, d), or
+    (out, softmax_lse (H, total_q) fp32, None) with return_attn_probs."""
+    return _varlen("fa2gen.flash_attn_varlen_func", q, k, v, cu_seqlens_q, cu_seqlens_k,
+                   max_seqlen_q, max_seqlen_k, dropout_p, softmax_scale, causal, window_size,
+                   softcap, alibi_slopes, deterministic, return_attn_probs, block_table, stab)
+
+
+def _unpack3(fn, name, t, n):
+    if not isinstance(t, torch.Tensor) or t.dim() != 4 or t.shape[1] != n:
+        shape = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
+        raise ValueError(f"{fn}: {name} has shape {shape}: expected (total_tokens, {n}, heads, "
+                         "head_dim)")
+    return t.unbind(1)
+
+
+def flash_attn_varlen_kvpacked_func(q, kv, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                                    max_seqlen_k, dropout_p=0.0, softmax_scale=None, causal=False,
+                                    window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
+                                    deterministic=False, return_attn_probs=False, *,
+                                    stab="robust"):
+    """flash_attn.flash_attn_varlen_kvpacked_func: kv (total_k, 2, Hkv, d), read in place."""
+    fn = "fa2gen.flash_attn_varlen_kvpacked_func"
+    k, v = _unpack3(fn, "kv", kv, 2)
+    return _varlen(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                   dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes,
+                   deterministic, return_attn_probs, None, stab)
+
+
+def flash_attn_varlen_qkvpacked_func(qkv, cu_seqlens, max_seqlen, dropout_p=0.0,
+                                     softmax_scale=None, causal=False, window_size=(-1, -1),
+                                     softcap=0.0, alibi_slopes=None, deterministic=False,
+                                     return_attn_probs=False, *, stab="robust"):
+    """flash_attn.flash_attn_varlen_qkvpacked_func: qkv (total, 3, H, d), read in place."""
+    fn = "fa2gen.flash_attn_varlen_qkvpacked_func"
+    q, k, v = _unpack3(fn, "qkv", qkv, 3)
+    return _varlen(fn, q, k, v, cu_seqlens, cu_seqlens, max_seqlen, max_seqlen, dropout_p,
+                   softmax_scale, causal, window_size, softcap, alibi_slopes, deterministic,
+                   return_attn_probs, None, stab)

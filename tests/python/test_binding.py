@@ -108,6 +108,22 @@ class Structures(unittest.TestCase):
         self.expect("beta", 0.5, "beta is 0.5: must be a finite number > 1 (0 picks 2)")
         self.expect("eps", -1.0, "eps is -1: must be a finite number > 0 (0 picks 0.001)")
 
+    def test_varlen_fields_reach_c(self):
+        self.expect("cu_seqlens_q", 0xc0000, "cu_seqlens_k is NULL but cu_seqlens_q is not: a "
+                    "variable-length call gives both (batch + 1 int32 offsets each), a "
+                    "fixed-length one neither")
+        a = good_args()
+        a.cu_seqlens_q, a.cu_seqlens_k, a.total_q, a.total_k = 0xc0000, 0xd0002, 150, 160
+        with self.assertRaises(fa2gen.Fa2Error) as cm:
+            fa2gen.check_forward(a)
+        self.assertIn("cu_seqlens_k 0xd0002 is not 4-byte aligned", str(cm.exception))
+        a.cu_seqlens_k, a.total_k = 0xd0000, -3
+        with self.assertRaises(fa2gen.Fa2Error) as cm:
+            fa2gen.check_forward(a)
+        self.assertIn("total_k is -3: must be >= 0", str(cm.exception))
+        a.total_k = 160
+        fa2gen.check_forward(a)
+
     def test_causal_is_the_field_after_scale(self):
         a = good_args()
         a.causal = 1

@@ -120,7 +120,8 @@ class TransformersHook(unittest.TestCase):
         q, k = meta(2, 4, 30, 64), meta(2, 2, 30, 64)  # transformers' (B, H, S, d)
         out, weights = fn(self.Module(), q, k, k, None, scaling=0.125)
         self.assertEqual((tuple(out.shape), weights), ((2, 30, 4, 64), None))
-        for kw, text in (({"attention_mask": meta(2, 30, dtype=torch.bool)}, "a padded batch"),
+        for kw, text in (({"attention_mask": meta(2, 1, 30, 30)}, "an attention mask of shape "
+                          "(2, 1, 30, 30) with 30 queries and 30 keys"),
                          ({"dropout": 0.1}, "attention dropout (0.1)"),
                          ({"softcap": 50.0}, "softcap (50.0)"),
                          ({"s_aux": meta(4)}, "attention sinks"),

@@ -28,9 +28,11 @@ def make_attention_forward(stab="robust"):
     def fa2gen_attention_forward(module, query, key, value, attention_mask, dropout=0.0,
                                  scaling=None, sliding_window=None, softcap=None, is_causal=None,
                                  s_aux=None, **kwargs):
-        if attention_mask is not None:
-            _refuse("a padded batch (attention_mask with padding; variable-length batches "
-                    "come later)")
+        if attention_mask is not None and (attention_mask.dim() != 2 or
+                                           query.shape[2] != key.shape[2]):
+            _refuse(f"an attention mask of shape {tuple(attention_mask.shape)} with "
+                    f"{query.shape[2]} queries and {key.shape[2]} keys (a 2-D padding mask "
+                    "over the same tokens is)")
         if dropout:
             _refuse(f"attention dropout ({dropout})")
         if softcap:
@@ -51,11 +53,28 @@ def make_attention_forward(stab="robust"):
         # transformers hands (B, H, S, d); fa2gen reads the (B, S, H, d) views in place.
         q, k, v = query.transpose(1, 2), key.transpose(1, 2), value.transpose(1, 2)
         _torch.check_inputs("fa2gen attention", q, k, v)
+        if attention_mask is not None:
+            return _padded(q, k, v, attention_mask, bool(causal), stab, scaling), None
         out = _torch.forward(q, k, v, bool(causal), stab, None, None, scaling, "lowp", False,
                              False)
         return out, None
 
     return fa2gen_attention_forward
+
+
+def _padded(q, k, v, mask, causal, stab, scaling):
+    """A padded batch (B, S, H, d) with its (B, S) mask (True: a real token) as a
+    variable-length batch of the real tokens; zeros where the padding was."""
+    B, S, H, d = q.shape
+    mask = mask.bool()
+    seqlens = mask.sum(-1, dtype=torch.int32)
+    cu = torch.nn.functional.pad(seqlens.cumsum(0, dtype=torch.int32), (1, 0))
+    index = mask.flatten().nonzero().flatten()
+    rows = lambda t: t.reshape(B * S, t.shape[2], d).index_select(0, index)
+    longest = int(seqlens.max())  # the grid's length: one host sync, as in FA2's unpadding
+    out = _torch.varlen_forward(rows(q), rows(k), rows(v), cu, cu, longest, longest, causal, stab,
+                                None, None, scaling, "lowp", False, False)
+    return out.new_zeros(B * S, H, d).index_copy(0, index, out).view(B, S, H, d)
 
 
 def register(name="fa2gen", stab="robust"):
