@@ -160,11 +160,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", help="write every row here")
     ap.add_argument("--skip-equal", action="store_true")
+    ap.add_argument("--skip-mix", action="store_true")
     args = ap.parse_args()
     rows = []
     if not args.skip_equal:
         equal_lengths(rows)
-    realistic_mix(rows)
+    if not args.skip_mix:
+        realistic_mix(rows)
     if args.json:
         json.dump(rows, open(args.json, "w"), indent=1)
     print(f"\n{torch.cuda.get_device_name()}: varlen with equal lengths against fixed length")

@@ -15,6 +15,8 @@ def _require_torch():
 
 torch = _require_torch()
 
+import math  # noqa: E402
+
 from . import _ops  # noqa: E402  (registers torch.ops.fa2gen.*)
 from ._lib import DELTA, STAB  # noqa: E402
 
@@ -43,6 +45,7 @@ def check_inputs(fn, q, k, v):
     if k.shape[0] != q.shape[0] or k.shape[3] != q.shape[3]:
         raise ValueError(f"{fn}: q {tuple(q.shape)} and k {tuple(k.shape)}: batch and head_dim "
                          "must match")
+    padded_head_dim(fn, q.shape[3])
     if q.shape[2] % k.shape[2] != 0:
         raise ValueError(f"{fn}: q has {q.shape[2]} heads and k {k.shape[2]}: the query heads "
                          "must be a multiple of the key/value heads (GQA/MQA)")
@@ -78,14 +81,44 @@ def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=N
     return forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, return_lse)
 
 
+# Head dims the kernels are generated for; any other d up to 256 is zero-padded to the
+# next of these (exact: the extra columns add 0 to every score and give 0 outputs,
+# sliced off again, and their gradients are dropped by the pad's backward).
+KERNEL_HEAD_DIMS = (32, 64, 96, 128, 160, 192, 224, 256)
+
+
+def padded_head_dim(fn, d):
+    for kd in KERNEL_HEAD_DIMS:
+        if 1 <= d <= kd:
+            return kd
+    raise ValueError(f"{fn}: head_dim {d} is not supported: allowed 1 to 256 (the kernels "
+                     f"run {', '.join(map(str, KERNEL_HEAD_DIMS))}; others are padded)")
+
+
+def _pad_head_dim(q, k, v, scale):
+    """q, k, v padded to a kernel head dim, the scale of the real one, and d."""
+    d = q.shape[-1]
+    kd = padded_head_dim("fa2gen", d)
+    if kd == d:
+        return q, k, v, scale, d
+    pad = lambda t: torch.nn.functional.pad(t, (0, kd - d))
+    return pad(q), pad(k), pad(v), scale or 1.0 / math.sqrt(d), d
+
+
+def _want_o32(delta, q, k, v):
+    # The fp32 copy of O is only worth writing when a backward will read it.
+    return (delta == "fp32" and torch.is_grad_enabled() and
+            (q.requires_grad or k.requires_grad or v.requires_grad))
+
+
 def forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, return_lse):
     """The checked call of torch.ops.fa2gen.fwd."""
-    # The fp32 copy of O is only worth writing when a backward will read it.
-    want_o32 = (delta == "fp32" and torch.is_grad_enabled() and
-                (q.requires_grad or k.requires_grad or v.requires_grad))
+    want_o32 = _want_o32(delta, q, k, v)
+    q, k, v, scale, d = _pad_head_dim(q, k, v, scale)
     o, lse, _ = torch.ops.fa2gen.fwd(q, k, v, bool(causal), stab, float(beta or 0.0),
                                      float(eps or 0.0), float(scale or 0.0), want_o32,
                                      bool(deterministic))
+    o = o[..., :d] if o.shape[-1] != d else o
     return (o, lse) if return_lse else o
 
 
@@ -120,10 +153,11 @@ def check_varlen_inputs(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, m
 def varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, stab,
                    beta, eps, scale, delta, deterministic, return_lse):
     """The checked call of torch.ops.fa2gen.varlen_fwd."""
-    want_o32 = (delta == "fp32" and torch.is_grad_enabled() and
-                (q.requires_grad or k.requires_grad or v.requires_grad))
+    want_o32 = _want_o32(delta, q, k, v)
+    q, k, v, scale, d = _pad_head_dim(q, k, v, scale)
     o, lse, _ = torch.ops.fa2gen.varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q),
                                             int(max_seqlen_k), bool(causal), stab,
                                             float(beta or 0.0), float(eps or 0.0),
                                             float(scale or 0.0), want_o32, bool(deterministic))
+    o = o[..., :d] if o.shape[-1] != d else o
     return (o, lse) if return_lse else o

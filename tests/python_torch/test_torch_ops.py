@@ -83,6 +83,18 @@ class ArgumentChecks(unittest.TestCase):
         o, lse = fa2gen.attention(q, q, q, return_lse=True)
         self.assertEqual((o.shape, lse.shape), ((1, 10, 4, 64), (1, 4, 10)))
 
+    def test_any_head_dim_to_256_pads_to_a_kernel_head_dim(self):
+        for d, kernel in ((8, 32), (40, 64), (59, 64), (80, 96), (111, 128), (200, 224)):
+            q = meta(2, 10, 4, d).requires_grad_()
+            o, lse = fa2gen.attention(q, q, q, return_lse=True)
+            self.assertEqual((o.shape, lse.shape), ((2, 10, 4, d), (2, 4, 10)))
+            self.assertEqual(fa2gen._torch.padded_head_dim("f", d), kernel)
+            o.sum().backward()
+            self.assertEqual(q.grad.shape, q.shape)
+        for d in (0, 257):
+            self.raises(ValueError, f"head_dim {d} is not supported: allowed 1 to 256",
+                        fa2gen.attention, meta(1, 10, 4, d), meta(1, 10, 4, d), meta(1, 10, 4, d))
+
     def test_flash_attn_refuses_what_it_cannot_honour(self):
         q = meta(1, 10, 4, 64)
         for kw, text in (({"dropout_p": 0.1}, "dropout_p=0.1 is not supported by fa2gen yet"),
