@@ -153,3 +153,20 @@ def test_argument_errors():
         fa2gen.flash_attn_varlen_func(q[None], q, q, cu, cu, 6, 6)
     with pytest.raises(NotImplementedError, match="block_table"):
         fa2gen.flash_attn_varlen_func(q, q, q, cu, cu, 6, 6, block_table=cu)
+
+
+def test_opcheck_varlen_ops():
+    q, k = rand(300, 4, 64), rand(250, 2, 64)
+    cq, ck = offsets([100, 0, 200]), offsets([50, 100, 100])
+    args = (cq, ck, 200, 100, True, "robust", 0.0, 0.0, 0.0)
+    res = torch.library.opcheck(torch.ops.fa2gen.varlen_fwd.default,
+                                (q.requires_grad_(), k.requires_grad_(), k) + args + (True, True))
+    print("opcheck fa2gen::varlen_fwd", res)
+    assert all(r == "SUCCESS" for r in res.values()), res
+    with torch.no_grad():  # the backward op's inputs: no autograd history of their own
+        o, lse, o32 = torch.ops.fa2gen.varlen_fwd(q, k, k, *args, True, True)
+    res = torch.library.opcheck(torch.ops.fa2gen.varlen_bwd.default,
+                                (rand(*o.shape), q.detach(), k.detach(), k.detach(), o, lse, o32) +
+                                args + (True,))
+    print("opcheck fa2gen::varlen_bwd", res)
+    assert all(r == "SUCCESS" for r in res.values()), res
