@@ -58,6 +58,7 @@ M.EPS = 1e-3
 M.AXES = {
   causal       = function() return { false, true } end,
   varlen       = function() return { false } end,
+  window       = function() return { false } end,
   tiles        = function() return "auto" end,
   stab         = function()
     return {

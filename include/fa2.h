@@ -140,6 +140,12 @@ typedef struct fa2_fwd_args {
    * undefined behaviour. */
   const int *cu_seqlens_q, *cu_seqlens_k;
   int total_q, total_k;
+  /* Sliding window (FlashAttention-2's window_size); window = 0: none. With window = 1,
+   * query i sees keys i + diag - window_left .. i + diag + window_right, diag =
+   * seqlen_k - seqlen_q (per sequence when varlen), -1 leaving that side unbounded;
+   * causal must then be 0: a causal window is window_right = 0. Keys tiles outside
+   * every row's window are skipped, so the cost grows with the window, not seqlen_k. */
+  int window, window_left, window_right;
 } fa2_fwd_args;
 
 /* Checks args as fa2_forward does, without a context or a GPU. */
@@ -182,6 +188,7 @@ typedef struct fa2_bwd_args {
   double beta, eps;
   const int *cu_seqlens_q, *cu_seqlens_k; /* varlen, as in fa2_fwd_args */
   int total_q, total_k;
+  int window, window_left, window_right;  /* as in fa2_fwd_args */
 } fa2_bwd_args;
 
 FA2_API fa2_status fa2_backward(fa2_context *ctx, const fa2_bwd_args *args, void *stream);
@@ -206,6 +213,7 @@ typedef struct fa2_kernel_desc {
                  tuning database's tiles for that length; 0: the key's own tiles;
                  < 0: an error */
   int varlen; /* 1: the variable-length kernel (calls with cu_seqlens) */
+  int window; /* 1: the sliding-window kernel (then causal = 0) */
 } fa2_kernel_desc;
 
 /* Loads or compiles each kernel now (options.jobs threads), so that the

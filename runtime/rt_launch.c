@@ -39,6 +39,8 @@ static void fill_params(const fa2_fwd_args *a, fa2_fwd_params *p) {
   p->o_f32 = a->o_fp32;
   p->cu_seqlens_q = a->cu_seqlens_q, p->cu_seqlens_k = a->cu_seqlens_k;
   p->total_q = a->total_q;
+  p->window_left = a->window ? a->window_left : -1;
+  p->window_right = a->window ? a->window_right : -1;
 }
 
 fa2_status fa2_forward(fa2_context *ctx, const fa2_fwd_args *a, void *stream) {
@@ -107,6 +109,8 @@ static void fill_bwd_params(const fa2_bwd_args *a, void *ws, fa2_bwd_params *p) 
   p->deterministic = a->deterministic;
   p->cu_seqlens_q = a->cu_seqlens_q, p->cu_seqlens_k = a->cu_seqlens_k;
   p->total_q = a->total_q;
+  p->window_left = a->window ? a->window_left : -1;
+  p->window_right = a->window ? a->window_right : -1;
 }
 
 /* The caller's workspace, or the context's (grown under ws_lock; the old

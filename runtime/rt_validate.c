@@ -103,6 +103,21 @@ static int check_varlen(const int *cu_q, const int *cu_k, int total_q, int total
   return FA2_OK;
 }
 
+static int check_window(int window, int left, int right, int causal) {
+  if (window != 0 && window != 1)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT, "window is %d: allowed 0 (none) or 1", window);
+  if (!window) return FA2_OK;
+  if (left < -1 || right < -1)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "window_%s is %d: must be >= 0, or -1 for an unbounded side",
+                        left < -1 ? "left" : "right", left < -1 ? left : right);
+  if (causal)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "causal is 1 with a window: give the causal edge as window_right = 0 "
+                        "(and causal = 0)");
+  return FA2_OK;
+}
+
 static int check_stab(const fa2_fwd_args *a) {
   if ((int)a->stab < FA2_STAB_NONE || (int)a->stab > FA2_STAB_TUNED)
     return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
@@ -161,6 +176,7 @@ int rt_validate_fwd(const fa2_fwd_args *a) {
                         "scale is %g: must be finite (0 picks 1/sqrt(head_dim))", a->scale);
   if ((rc = check_stab(a))) return rc;
   if ((rc = check_varlen(a->cu_seqlens_q, a->cu_seqlens_k, a->total_q, a->total_k))) return rc;
+  if ((rc = check_window(a->window, a->window_left, a->window_right, a->causal))) return rc;
   if (rt_fwd_is_noop(a)) return FA2_OK;
 
   /* varlen: the tensors are (total, heads, head_dim), one "batch" of rows */
@@ -205,6 +221,7 @@ int rt_validate_bwd(const fa2_bwd_args *a) {
   f.scale = a->scale, f.causal = a->causal, f.stab = a->stab, f.beta = a->beta, f.eps = a->eps;
   f.cu_seqlens_q = a->cu_seqlens_q, f.cu_seqlens_k = a->cu_seqlens_k;
   f.total_q = a->total_q, f.total_k = a->total_k;
+  f.window = a->window, f.window_left = a->window_left, f.window_right = a->window_right;
   if ((rc = rt_validate_fwd(&f))) return rc;
   if (a->head_dim > 128)
     return rt_set_error(FA2_ERR_UNSUPPORTED,

@@ -37,6 +37,9 @@
 {% local Q_SIDE = { q = true, o = true, ["do"] = true, dq = true } %}
 {% local BASE = function(t) if not varlen then return "batch * p." .. t .. "_batch_stride" end return "(long long)" .. (Q_SIDE[t] and "seq_q0" or "seq_k0") .. " * p." .. t .. "_row_stride" end %}
 {% local LSE = function(h) if not varlen then return "((long long)batch * p.heads_q + " .. h .. ") * p.seqlen_q" end return "((long long)" .. h .. " * p.total_q + seq_q0)" end %}
+{# Window variants: query i sees keys i + diag - window_left .. i + diag + window_right. #}
+{% local HIDDEN = function(key, q) if not window then return "(kCausal && " .. key .. " > " .. q .. " + diag)" end return "((p.window_right >= 0 && " .. key .. " > " .. q .. " + diag + p.window_right) || (p.window_left >= 0 && " .. key .. " < " .. q .. " + diag - p.window_left))" end %}
+{% local I_BEGIN = window and "p.window_right < 0 ? 0 : max(0, n0 - diag - p.window_right) / kBlockM" or "kCausal ? max(0, n0 - diag) / kBlockM : 0" %}
 {% include "fa2_params.h" %}
 {% include "common.cuh.tpl" %}
 {% if wgmma %}
@@ -211,8 +214,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 
   // Query blocks that see this key block: causal ones start where the
   // block's first key becomes visible.
-  const int i_begin = kCausal ? max(0, n0 - diag) / kBlockM : 0;
+  const int i_begin = {{ I_BEGIN }};
+{% if window %}
+  // the last query that sees this block's last key
+  const int i_end = p.window_left < 0 ? ({{ SQ }} + kBlockM - 1) / kBlockM
+      : (max(0, min({{ SQ }}, n0 + kBlockN - diag + p.window_left)) + kBlockM - 1) / kBlockM;
+{% else %}
   const int i_end = ({{ SQ }} + kBlockM - 1) / kBlockM;
+{% end %}
   const int n_i = max(0, i_end - i_begin);
   const int n_steps = group * n_i; // (query head of the group, query block) pairs
 
@@ -334,7 +343,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 
     // P^T = exp2(S^T c - LSE log2 e), dS^T = P^T (dP^T - delta); masked entries are 0.
     const bool masked = m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
-                        (kCausal && n0 + kBlockN - 1 > m0 + diag);
+                        {{ window and "true; // the window's edges: mask every step" or "(kCausal && n0 + kBlockN - 1 > m0 + diag);" }}
 #pragma unroll
     for (int nt = 0; nt < kQTiles; ++nt)
 #pragma unroll
@@ -349,7 +358,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
             float pe = exp2_approx(fmaf(st[kt][nt][2 * hh + e], c, -l2));
             if (masked) {
               const int key = n0 + kg * kKeyRows + kt * 16 + hh * 8 + g, q = m0 + col;
-              if (q >= {{ SQ }} || key >= {{ SK }} || (kCausal && key > q + diag)) pe = 0.f;
+              if (q >= {{ SQ }} || key >= {{ SK }} || {{ HIDDEN("key", "q") }}) pe = 0.f;
             }
             st[kt][nt][2 * hh + e] = pe;
             dpt[kt][nt][2 * hh + e] = pe * (dpt[kt][nt][2 * hh + e] - dl);
@@ -557,7 +566,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
     l2[hh] = row < {{ SQ }} ? p.lse[r] * 1.44269504f : pos_inf(); // P = 0 past the end
     dl[hh] = row < {{ SQ }} ? p.delta[r] : 0.f;
   }
+{% if window %}
+  const int n_end = p.window_right < 0 ? {{ SK }} : min({{ SK }}, m0 + kDetM + diag + p.window_right);
+  const int j_first = p.window_left < 0 ? 0 : max(0, m0 + diag - p.window_left) / kBlockN;
+{% else %}
   const int n_end = kCausal ? min({{ SK }}, m0 + kDetM + diag) : {{ SK }};
+{% end %}
   const int n_tiles = n_end > 0 ? (n_end + kBlockN - 1) / kBlockN : 0;
   float dq[kDTiles][4];
 #pragma unroll
@@ -565,7 +579,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
 #pragma unroll
     for (int e = 0; e < 4; ++e) dq[dt][e] = 0.f;
 
-  for (int j = 0; j < n_tiles; ++j) {
+  for (int j = {{ window and "j_first" or "0" }}; j < n_tiles; ++j) {
     __syncthreads(); // every warp is done with tile j-1
     load_tile<kBlockN>(sK, k, p.k_row_stride, j * kBlockN, {{ SK }}, tid);
     load_tile<kBlockN>(sV, v, p.v_row_stride, j * kBlockN, {{ SK }}, tid);
@@ -602,7 +616,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
         for (int e = 0; e < 2; ++e) {
           const int key = j * kBlockN + nt * 8 + 2 * qd + e, row = m0 + warp * 16 + hh * 8 + g;
           float pe = exp2_approx(fmaf(st[nt][2 * hh + e], c, -l2[hh]));
-          if (key >= {{ SK }} || (kCausal && key > row + diag)) pe = 0.f;
+          if (key >= {{ SK }} || {{ HIDDEN("key", "row") }}) pe = 0.f;
           dp[nt][2 * hh + e] = pe * (dp[nt][2 * hh + e] - dl[hh]);
         }
 #pragma unroll

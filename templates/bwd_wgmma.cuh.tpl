@@ -7,6 +7,9 @@
 {% local Q_SIDE = { q = true, o = true, ["do"] = true, dq = true } %}
 {% local BASE = function(t) if not varlen then return "batch * p." .. t .. "_batch_stride" end return "(long long)" .. (Q_SIDE[t] and "seq_q0" or "seq_k0") .. " * p." .. t .. "_row_stride" end %}
 {% local LSE = function(h) if not varlen then return "((long long)batch * p.heads_q + " .. h .. ") * p.seqlen_q" end return "((long long)" .. h .. " * p.total_q + seq_q0)" end %}
+{# Window variants: query i sees keys i + diag - window_left .. i + diag + window_right. #}
+{% local HIDDEN = function(key, q) if not window then return "(kCausal && " .. key .. " > " .. q .. " + diag)" end return "((p.window_right >= 0 && " .. key .. " > " .. q .. " + diag + p.window_right) || (p.window_left >= 0 && " .. key .. " < " .. q .. " + diag - p.window_left))" end %}
+{% local I_BEGIN = window and "p.window_right < 0 ? 0 : max(0, n0 - diag - p.window_right) / kBlockM" or "kCausal ? max(0, n0 - diag) / kBlockM : 0" %}
 // ---- fa2_bwd on warpgroup MMA (templates/bwd_wgmma.cuh.tpl) -----------------
 // One block per (key block, kv head, batch), as with mma.sync. Each warpgroup
 // owns 64 keys (16 per warp: their rows of dK and dV stay in registers), and
@@ -52,8 +55,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 
   // Query blocks that see this key block (causal: from the one where the
   // block's first key becomes visible), for every query head of the group.
-  const int i_begin = kCausal ? max(0, n0 - diag) / kBlockM : 0;
+  const int i_begin = {{ I_BEGIN }};
+{% if window %}
+  // the last query that sees this block's last key
+  const int i_end = p.window_left < 0 ? ({{ SQ }} + kBlockM - 1) / kBlockM
+      : (max(0, min({{ SQ }}, n0 + kBlockN - diag + p.window_left)) + kBlockM - 1) / kBlockM;
+{% else %}
   const int i_end = ({{ SQ }} + kBlockM - 1) / kBlockM;
+{% end %}
   const int n_i = max(0, i_end - i_begin);
   const int n_steps = group * n_i;
 
@@ -135,7 +144,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 
     // P^T = exp2(S^T c - LSE log2 e), dS^T = P^T (dP^T - delta); masked entries are 0.
     const bool masked = m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
-                        (kCausal && n0 + kBlockN - 1 > m0 + diag);
+                        {{ window and "true; // the window's edges: mask every step" or "(kCausal && n0 + kBlockN - 1 > m0 + diag);" }}
 #pragma unroll
     for (int nt = 0; nt < kBlockM / 8; ++nt)
 #pragma unroll
@@ -148,7 +157,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
           float pe = exp2_approx(fmaf(st[nt][2 * hh + e], c, -l2));
           if (masked) {
             const int key = n0 + key_row + hh * 8 + g, q = m0 + col;
-            if (q >= {{ SQ }} || key >= {{ SK }} || (kCausal && key > q + diag)) pe = 0.f;
+            if (q >= {{ SQ }} || key >= {{ SK }} || {{ HIDDEN("key", "q") }}) pe = 0.f;
           }
           st[nt][2 * hh + e] = pe;
           dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dl);

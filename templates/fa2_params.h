@@ -36,6 +36,9 @@ typedef struct fa2_fwd_params {
                             higher-precision delta */
   const int *cu_seqlens_q, *cu_seqlens_k; /* varlen: batch + 1 row offsets each */
   int total_q;                            /* varlen: rows of q */
+  int window_left, window_right; /* window variants: query i sees keys i + diag - left ..
+                                    i + diag + right (diag = seqlen_k - seqlen_q); -1:
+                                    that side unbounded */
 } fa2_fwd_params;
 
 /* The backward pass: three kernels, launched in this order with this block.
@@ -68,6 +71,7 @@ typedef struct fa2_bwd_params {
   const int *cu_seqlens_q, *cu_seqlens_k; /* varlen, as in the forward; dq_accum is then
                                              (total_q, heads_q, head_dim), delta like LSE */
   int total_q;
+  int window_left, window_right; /* window variants, as in the forward */
 } fa2_bwd_params;
 
 #endif

@@ -24,6 +24,11 @@
 {% local Q_SIDE = { q = true, o = true, ["do"] = true, dq = true } %}
 {% local BASE = function(t) if not varlen then return "batch * p." .. t .. "_batch_stride" end return "(long long)" .. (Q_SIDE[t] and "seq_q0" or "seq_k0") .. " * p." .. t .. "_row_stride" end %}
 {% local LSE = function(h) if not varlen then return "((long long)batch * p.heads_q + " .. h .. ") * p.seqlen_q" end return "((long long)" .. h .. " * p.total_q + seq_q0)" end %}
+{# Window variants count keys from the key tile of the block's first visible key: #}
+{# SK is then that many keys fewer, and a row's visible keys end at ROW_END. #}
+{% local SK_FULL = SK %}
+{% local SK = window and "win_seqlen_k" or SK %}
+{% local ROW_END = function(r) if not window then return "kCausal ? min(" .. SK .. ", " .. r .. " + diag + 1) : " .. SK end return "(p.window_right < 0 ? " .. SK .. " : min(" .. SK .. ", " .. r .. " + diag + p.window_right + 1))" end %}
 {% include "fa2_params.h" %}
 {% include "common.cuh.tpl" %}
 {% if wgmma %}
@@ -139,17 +144,30 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
   if (m0 >= seqlen_q) return;
 {% end %}
 
+{% if window %}
+  // Sliding window: row i sees keys i + diag - window_left .. i + diag + window_right
+  // (-1: unbounded). K and V start at the key tile of the block's first visible key;
+  // from here on keys are counted from it, so the loop below is the one without a window.
+  const int key_first = p.window_left < 0 ? 0 : max(0, m0 + {{ SK_FULL }} - {{ SQ }} - p.window_left) / kBlockN * kBlockN;
+  const int win_seqlen_k = max(0, {{ SK_FULL }} - key_first);
+{% end %}
   const elem_t *q = (const elem_t *)p.q + {{ BASE("q") }} + head * p.q_head_stride;
-  const elem_t *k = (const elem_t *)p.k + {{ BASE("k") }} + kv_head * p.k_head_stride;
-  const elem_t *v = (const elem_t *)p.v + {{ BASE("v") }} + kv_head * p.v_head_stride;
+  const elem_t *k = (const elem_t *)p.k + {{ BASE("k") }} + kv_head * p.k_head_stride{{ window and " + (long long)key_first * p.k_row_stride" or "" }};
+  const elem_t *v = (const elem_t *)p.v + {{ BASE("v") }} + kv_head * p.v_head_stride{{ window and " + (long long)key_first * p.v_row_stride" or "" }};
 
   // Key tiles this block visits. Causal row i sees keys j <= i + diag.
   const int diag = {{ SK }} - {{ SQ }};
+{% if window %}
+  const int n_end = p.window_right < 0 ? {{ SK }} : min({{ SK }}, m0 + kBlockM + diag + p.window_right);
+  const int n_tiles = n_end > 0 ? (n_end + kBlockN - 1) / kBlockN : 0;
+  const int n_unmasked = 0; // the window's edges cross the tiles: mask them all
+{% else %}
   const int n_end = kCausal ? min({{ SK }}, m0 + kBlockM + diag) : {{ SK }};
   const int n_tiles = n_end > 0 ? (n_end + kBlockN - 1) / kBlockN : 0;
   // Leading tiles that need no mask: inside seqlen_k and visible to row m0.
   const int n_unmasked =
       kCausal ? min({{ SK }} / kBlockN, max(0, m0 + diag + 1) / kBlockN) : {{ SK }} / kBlockN;
+{% end %}
 
   const unsigned sQ = smem_addr(smem);
   const unsigned sK = sQ + kTileQ;
@@ -306,12 +324,23 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int row = m0 + warp * kWarpRows + mt * 16 + h * 8 + g;
-          const int limit = kCausal ? min({{ SK }}, row + diag + 1) : {{ SK }};
+          const int limit = {{ ROW_END("row") }};
+{% if window %}
+          const int first = p.window_left < 0 ? 0 : row + diag - p.window_left;
+#pragma unroll
+          for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int key = key0 + nt * 8 + e;
+              if (key >= limit || key < first) s[mt][nt][2 * h + e] = neg_inf();
+            }
+{% else %}
 #pragma unroll
           for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
             for (int e = 0; e < 2; ++e)
               if (key0 + nt * 8 + e >= limit) s[mt][nt][2 * h + e] = neg_inf();
+{% end %}
         }
     }
 
@@ -351,11 +380,21 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
         // fixed per row at the first tile (every visible row sees key 0 there)
         // and row-dependent, so P is never 1 and ties in any tile round without
         // bias; bounded, so nothing underflows. One add per row and tile.
+{% if window %}
+        // A row's window may start past this block's first tile: its shift is fixed at
+        // the first tile where it sees a key (the running max is -inf until then).
+        if (m_old == neg_inf()) {
+          const int row = m0 + warp * kWarpRows + mt * 16 + h * 8 + g;
+          const int first = p.window_left < 0 ? 0 : max(0, row + diag - p.window_left);
+          tau_raw[mt][h] = robust_shift(rm, row, {{ ROW_END("row") }} - first, p.scale);
+        }
+{% else %}
         if (j == 0) {
           const int row = m0 + warp * kWarpRows + mt * 16 + h * 8 + g;
-          tau_raw[mt][h] = robust_shift(rm, row, kCausal ? min({{ SK }}, row + diag + 1) : {{ SK }},
+          tau_raw[mt][h] = robust_shift(rm, row, {{ ROW_END("row") }},
                                         p.scale);
         }
+{% end %}
         const float m_new = fmaxf(m_old, rm + tau_raw[mt][h]);
 {% end %}
         const float m_use = m_new == neg_inf() ? 0.f : m_new; // row with nothing visible yet

@@ -310,3 +310,27 @@ Test(variant, varlen_names_and_sources) {
   free(src);
   free(fsrc);
 }
+
+/* Window variants: "_window" after "_varlen", never causal (the window's right
+ * edge is), masks from the run-time edges; fixed sources unchanged. */
+Test(variant, window_names_and_sources) {
+  gen_variant v = base(64, 0, GEN_STAB_ROBUST, 2, 1e-3);
+  v.window = 1, v.varlen = 1;
+  gen_err err;
+  cr_assert_eq(gen_variant_complete(g, &v, "sm_80", &err), GEN_OK, "%s", err.msg);
+  cr_expect_str_eq(v.name, "fwd_bf16_d64_varlen_window_m128n64w4s1_robust_b2_e1em3");
+  gen_variant back;
+  cr_assert_eq(gen_variant_from_name(g, v.name, &back, &err), GEN_OK, "%s", err.msg);
+  cr_expect(!memcmp(&back, &v, sizeof v), "the window name does not round-trip");
+  v.causal = 1;
+  cr_expect_eq(gen_variant_complete(g, &v, "sm_80", &err), GEN_ESPEC);
+  cr_expect(strstr(err.msg, "a window variant takes causal as its right edge"), "%s", err.msg);
+  v.causal = 0;
+  char *src;
+  size_t len;
+  cr_assert_eq(gen_render(g, &v, &src, &len, &err), GEN_OK, "%s", err.msg);
+  cr_expect(strstr(src, "const int key_first = p.window_left < 0 ? 0 : max(0, m0 + seqlen_k - seqlen_q - p.window_left) / kBlockN * kBlockN;"));
+  cr_expect(strstr(src, "if (key >= limit || key < first) s[mt][nt][2 * h + e] = neg_inf();"));
+  cr_expect(strstr(src, "if (m_old == neg_inf()) {"), "robust's shift waits for a visible key");
+  free(src);
+}

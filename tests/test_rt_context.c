@@ -508,6 +508,39 @@ Test(rt_context, varlen_launch_and_checks) {
   fa2_destroy(ctx);
 }
 
+/* Sliding windows: the window variant, its edges in the argument block (-1 for
+ * every other variant), and the argument checks. */
+Test(rt_context, window_launch_and_checks) {
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
+  fa2_fwd_args a = fu_args(2, 500, 4, 4, 64);
+  a.window = 1, a.window_left = 127, a.window_right = 0;
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_str_eq(fake->last_image_head, "CUBIN:// fwd_bf16_d64_window_m64n64w4s2_robust_b2_e0.001");
+  cr_expect_eq(fake->last.params.window_left, 127);
+  cr_expect_eq(fake->last.params.window_right, 0);
+  a.window = 0;
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(fake->last.params.window_left, -1);
+  cr_expect_eq(fake->last.params.window_right, -1);
+  fa2_bwd_args b = fu_bwd_args(2, 500, 4, 4, 64, WORKSPACE);
+  b.window = 1, b.window_left = -1, b.window_right = 5;
+  fake->n_log = 0;
+  cr_assert_eq(fa2_backward(ctx, &b, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(fake->log[1].bwd.window_left, -1);
+  cr_expect_eq(fake->log[1].bwd.window_right, 5);
+  a.window = 1, a.window_left = -2;
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect_str_eq(fa2_last_error(), "window_left is -2: must be >= 0, or -1 for an unbounded side");
+  a.window_left = 10, a.causal = 1;
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect(strstr(fa2_last_error(), "give the causal edge as window_right = 0"), "%s",
+            fa2_last_error());
+  a.causal = 0, a.window = 2;
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect_str_eq(fa2_last_error(), "window is 2: allowed 0 (none) or 1");
+  fa2_destroy(ctx);
+}
+
 Test(rt_context, prepare_reports_the_first_bad_kernel) {
   fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
   fa2_kernel_desc k[2] = {

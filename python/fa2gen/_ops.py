@@ -8,13 +8,15 @@ implementations take the current stream of the tensors' device when they run
 (never while tracing) and launch through libfa2rt.
 
     o, lse, o32 = torch.ops.fa2gen.fwd(q, k, v, causal, stab, beta, eps, scale,
-                                       want_o32, deterministic)
+                                       want_o32, deterministic, window_left, window_right)
     # variable-length batches: torch.ops.fa2gen.varlen_fwd / varlen_bwd (below)
 
 q (B, Sq, H, d), k/v (B, Sk, Hkv, d), bf16 or fp16, last dim contiguous;
 o (B, Sq, H, d) contiguous; lse (B, H, Sq) fp32, natural log, +inf for a row that
 sees no key; o32 (B, Sq, H, d) fp32 when want_o32 (the backward's precise delta),
 else an empty tensor. beta, eps, scale: 0 means the default (2, 1e-3, 1/sqrt(d)).
+window_left/right: a sliding window (query i sees keys i + diag - left .. i + diag +
+right, -1 unbounded; causal then False), both -1 for none.
 deterministic only matters to the backward, which the forward's autograd runs.
 """
 import ctypes
@@ -59,6 +61,11 @@ def _context(device):
     return context(device.index if device.index is not None else torch.cuda.current_device())
 
 
+def _window(left, right):
+    """The C fields of a sliding window: none when both sides are unbounded (-1)."""
+    return dict(window=int(left >= 0 or right >= 0), window_left=left, window_right=right)
+
+
 def _outputs_fwd(q, want_o32):
     B, N, H, d = q.shape
     o = q.new_empty((B, N, H, d))
@@ -69,22 +76,23 @@ def _outputs_fwd(q, want_o32):
 
 @torch.library.custom_op("fa2gen::fwd", mutates_args=(), device_types="cuda")
 def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: str,
-        beta: float, eps: float, scale: float, want_o32: bool,
-        deterministic: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        beta: float, eps: float, scale: float, want_o32: bool, deterministic: bool,
+        window_left: int, window_right: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     o, lse, o32 = _outputs_fwd(q, want_o32)
     q, k, v = _aligned(q), _aligned(k), _aligned(v)
     B, N, H, d = q.shape
     a = FwdArgs(q=_tensor(q), k=_tensor(k), v=_tensor(v), o=_tensor(o), lse=lse.data_ptr(),
                 batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
                 head_dim=d, scale=scale, causal=int(causal), stab=STAB[stab], beta=beta,
-                eps=eps, o_fp32=o32.data_ptr() if want_o32 else None)
+                eps=eps, o_fp32=o32.data_ptr() if want_o32 else None,
+                **_window(window_left, window_right))
     with torch.cuda.device(q.device):
         _context(q.device).forward(a, _stream(q.device))
     return o, lse, o32
 
 
 @fwd.register_fake
-def _(q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic):
+def _(q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic, window_left, window_right):
     return _outputs_fwd(q, want_o32)
 
 
@@ -97,7 +105,8 @@ def _outputs_bwd(q, k, v):
 @torch.library.custom_op("fa2gen::bwd", mutates_args=(), device_types="cuda")
 def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
         lse: torch.Tensor, o32: torch.Tensor, causal: bool, stab: str, beta: float, eps: float,
-        scale: float, deterministic: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        scale: float, deterministic: bool, window_left: int,
+        window_right: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     dq, dk, dv = _outputs_bwd(q, k, v)
     q, k, v, o, dout = _aligned(q), _aligned(k), _aligned(v), _aligned(o), _aligned(dout)
     B, N, H, d = q.shape
@@ -108,7 +117,7 @@ def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o
                 o_fp32=o32.data_ptr() if precise else None,
                 batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
                 head_dim=d, scale=scale, causal=int(causal), stab=STAB[stab], beta=beta, eps=eps,
-                deterministic=int(deterministic))
+                deterministic=int(deterministic), **_window(window_left, window_right))
     # A workspace from PyTorch's allocator: inside a CUDA-graph capture it
     # comes from the graph's pool, where the context's own cuMemAlloc could not.
     ws = torch.empty(lib().fa2_backward_workspace_size(ctypes.byref(a)), dtype=torch.uint8,
@@ -120,23 +129,23 @@ def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o
 
 
 @bwd.register_fake
-def _(dout, q, k, v, o, lse, o32, causal, stab, beta, eps, scale, deterministic):
+def _(dout, q, k, v, o, lse, o32, causal, stab, beta, eps, scale, deterministic, window_left,
+      window_right):
     return _outputs_bwd(q, k, v)
 
 
 def _setup_context(ctx, inputs, output):
-    q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic = inputs
+    q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic, wl, wr = inputs
     o, lse, o32 = output
     ctx.save_for_backward(q, k, v, o, lse, o32)
-    ctx.args = (causal, stab, beta, eps, scale, deterministic)
+    ctx.args = (causal, stab, beta, eps, scale, deterministic, wl, wr)
     ctx.mark_non_differentiable(lse, o32)
 
 
 def _backward(ctx, dout, dlse, do32):
     q, k, v, o, lse, o32 = ctx.saved_tensors
-    causal, stab, beta, eps, scale, deterministic = ctx.args
-    dq, dk, dv = bwd(dout, q, k, v, o, lse, o32, causal, stab, beta, eps, scale, deterministic)
-    return dq, dk, dv, None, None, None, None, None, None, None
+    dq, dk, dv = bwd(dout, q, k, v, o, lse, o32, *ctx.args)
+    return (dq, dk, dv) + (None,) * 9
 
 
 fwd.register_autograd(_backward, setup_context=_setup_context)
@@ -146,7 +155,8 @@ fwd.register_autograd(_backward, setup_context=_setup_context)
 #
 #     o, lse, o32 = torch.ops.fa2gen.varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k,
 #                                               max_seqlen_q, max_seqlen_k, causal, stab,
-#                                               beta, eps, scale, want_o32, deterministic)
+#                                               beta, eps, scale, want_o32, deterministic,
+#                                               window_left, window_right)
 #
 # q (total_q, H, d), k/v (total_k, Hkv, d); cu_seqlens_* int32 (batch + 1) on the
 # device; o (total_q, H, d) contiguous, lse (H, total_q) fp32, o32 (total_q, H, d) or
@@ -184,12 +194,13 @@ def _outputs_varlen_fwd(q, want_o32):
 def varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: torch.Tensor,
                cu_seqlens_k: torch.Tensor, max_seqlen_q: int, max_seqlen_k: int, causal: bool,
                stab: str, beta: float, eps: float, scale: float, want_o32: bool,
-               deterministic: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+               deterministic: bool, window_left: int,
+               window_right: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     o, lse, o32 = _outputs_varlen_fwd(q, want_o32)
     q, k, v = _aligned3(q), _aligned3(k), _aligned3(v)
     a = FwdArgs(q=_tensor3(q), k=_tensor3(k), v=_tensor3(v), o=_tensor3(o), lse=lse.data_ptr(),
                 scale=scale, causal=int(causal), stab=STAB[stab], beta=beta, eps=eps,
-                o_fp32=o32.data_ptr() if want_o32 else None,
+                o_fp32=o32.data_ptr() if want_o32 else None, **_window(window_left, window_right),
                 **_varlen_sizes(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k))
     with torch.cuda.device(q.device):
         _context(q.device).forward(a, _stream(q.device))
@@ -198,7 +209,7 @@ def varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: 
 
 @varlen_fwd.register_fake
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, stab, beta, eps,
-      scale, want_o32, deterministic):
+      scale, want_o32, deterministic, window_left, window_right):
     return _outputs_varlen_fwd(q, want_o32)
 
 
@@ -206,8 +217,8 @@ def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, s
 def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                o: torch.Tensor, lse: torch.Tensor, o32: torch.Tensor, cu_seqlens_q: torch.Tensor,
                cu_seqlens_k: torch.Tensor, max_seqlen_q: int, max_seqlen_k: int, causal: bool,
-               stab: str, beta: float, eps: float, scale: float,
-               deterministic: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+               stab: str, beta: float, eps: float, scale: float, deterministic: bool,
+               window_left: int, window_right: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     dq, dk, dv = _outputs_bwd(q, k, v)
     q, k, v, o, dout = _aligned3(q), _aligned3(k), _aligned3(v), _aligned3(o), _aligned3(dout)
     precise = o32.numel() > 0
@@ -216,6 +227,7 @@ def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Te
                 delta=DELTA["fp32" if precise else "lowp"],
                 o_fp32=o32.data_ptr() if precise else None, scale=scale, causal=int(causal),
                 stab=STAB[stab], beta=beta, eps=eps, deterministic=int(deterministic),
+                **_window(window_left, window_right),
                 **_varlen_sizes(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k))
     ws = torch.empty(lib().fa2_backward_workspace_size(ctypes.byref(a)), dtype=torch.uint8,
                      device=q.device)
@@ -227,23 +239,23 @@ def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Te
 
 @varlen_bwd.register_fake
 def _(dout, q, k, v, o, lse, o32, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
-      stab, beta, eps, scale, deterministic):
+      stab, beta, eps, scale, deterministic, window_left, window_right):
     return _outputs_bwd(q, k, v)
 
 
 def _varlen_setup_context(ctx, inputs, output):
     (q, k, v, cu_q, cu_k, max_q, max_k, causal, stab, beta, eps, scale, want_o32,
-     deterministic) = inputs
+     deterministic, wl, wr) = inputs
     o, lse, o32 = output
     ctx.save_for_backward(q, k, v, o, lse, o32, cu_q, cu_k)
-    ctx.args = (max_q, max_k, causal, stab, beta, eps, scale, deterministic)
+    ctx.args = (max_q, max_k, causal, stab, beta, eps, scale, deterministic, wl, wr)
     ctx.mark_non_differentiable(lse, o32)
 
 
 def _varlen_backward(ctx, dout, dlse, do32):
     q, k, v, o, lse, o32, cu_q, cu_k = ctx.saved_tensors
     dq, dk, dv = varlen_bwd(dout, q, k, v, o, lse, o32, cu_q, cu_k, *ctx.args)
-    return (dq, dk, dv) + (None,) * 11
+    return (dq, dk, dv) + (None,) * 13
 
 
 varlen_fwd.register_autograd(_varlen_backward, setup_context=_varlen_setup_context)

@@ -5,9 +5,9 @@
 
 Same signatures, layouts and semantics as flash_attn 2.x: q (B, Sq, H, d), k/v
 (B, Sk, Hkv, d), causal aligned bottom-right, softmax_lse (B, H, Sq) fp32,
-packed QKV / KV read in place as strided views. One extra keyword, `stab`
-("robust" by default; "none" is FlashAttention-2's own arithmetic). Arguments
-fa2gen cannot honour yet (dropout, a sliding window, softcap, ALiBi) raise
+packed QKV / KV read in place as strided views, sliding windows (window_size).
+One extra keyword, `stab` ("robust" by default; "none" is FlashAttention-2's own
+arithmetic). Arguments fa2gen cannot honour yet (dropout, softcap, ALiBi) raise
 NotImplementedError naming them: never ignored. The varlen functions take FA2's
 packed-sequence layout: (total_tokens, heads, head_dim) tensors and int32
 cu_seqlens offsets on the device.
@@ -21,11 +21,17 @@ def _unsupported(fn, what, value, allowed):
                               f"allowed: {allowed}")
 
 
-def _causal_from_window(fn, causal, window_size, seqlen_q, seqlen_k):
-    """FlashAttention-2's reading of (causal, window_size): causal sets the
-    right window to 0, a window side >= seqlen_k is unbounded (-1), and
-    (-1, 0) is causal. Returns causal, or raises for a real window."""
+def _causal_and_window(fn, causal, window_size, seqlen_q, seqlen_k):
+    """FlashAttention-2's reading of (causal, window_size): causal sets the right
+    edge to 0, a side >= seqlen_k is unbounded (-1), (-1, -1) is no window and
+    (-1, 0) is plain causal. Returns (causal, (left, right)) for the kernels: a
+    causal flag with no window, or a window (with causal False)."""
+    if not (isinstance(window_size, (tuple, list)) and len(window_size) == 2):
+        raise ValueError(f"{fn}: window_size={window_size!r}: expected (left, right)")
     left, right = window_size
+    if left < -1 or right < -1:
+        raise ValueError(f"{fn}: window_size={tuple(window_size)!r}: each side >= 0, or -1 for "
+                         "unbounded")
     if causal:
         right = 0
     if left >= seqlen_k:
@@ -33,11 +39,10 @@ def _causal_from_window(fn, causal, window_size, seqlen_q, seqlen_k):
     if right >= seqlen_k:
         right = -1
     if left < 0 and right < 0:
-        return False
+        return False, (-1, -1)
     if left < 0 and right == 0:
-        return True
-    _unsupported(fn, "window_size", tuple(window_size),
-                 "(-1, -1), (-1, 0) or sides >= seqlen_k (sliding windows come later)")
+        return True, (-1, -1)
+    return False, (int(left), int(right))
 
 
 def _attention(fn, q, k, v, dropout_p, softmax_scale, causal, window_size, softcap,
@@ -50,9 +55,9 @@ def _attention(fn, q, k, v, dropout_p, softmax_scale, causal, window_size, softc
         _unsupported(fn, "softcap", softcap, "0.0")
     if alibi_slopes is not None:
         _unsupported(fn, "alibi_slopes", "<tensor>", "None")
-    causal = _causal_from_window(fn, causal, window_size, q.shape[1], k.shape[1])
+    causal, window = _causal_and_window(fn, causal, window_size, q.shape[1], k.shape[1])
     out, lse = _torch.forward(q, k, v, causal, stab, None, None, softmax_scale, "lowp",
-                              deterministic, True)
+                              deterministic, True, window)
     return (out, lse, None) if return_attn_probs else out
 
 
@@ -108,10 +113,10 @@ def _varlen(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
         _unsupported(fn, "alibi_slopes", "<tensor>", "None")
     if block_table is not None:
         _unsupported(fn, "block_table", "<tensor>", "None (no paged KV cache)")
-    causal = _causal_from_window(fn, causal, window_size, max_seqlen_q, max_seqlen_k)
+    causal, window = _causal_and_window(fn, causal, window_size, max_seqlen_q, max_seqlen_k)
     out, lse = _torch.varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                      max_seqlen_k, causal, stab, None, None, softmax_scale, "lowp",
-                                     deterministic, True)
+                                     deterministic, True, window)
     return (out, lse, None) if return_attn_probs else out
 
 

@@ -124,6 +124,16 @@ class Structures(unittest.TestCase):
         a.total_k = 160
         fa2gen.check_forward(a)
 
+    def test_window_fields_reach_c(self):
+        self.expect("window", 3, "window is 3: allowed 0 (none) or 1")
+        a = good_args()
+        a.window, a.window_left, a.window_right = 1, 5, -4
+        with self.assertRaises(fa2gen.Fa2Error) as cm:
+            fa2gen.check_forward(a)
+        self.assertIn("window_right is -4: must be >= 0, or -1", str(cm.exception))
+        a.window_right = 0
+        fa2gen.check_forward(a)
+
     def test_causal_is_the_field_after_scale(self):
         a = good_args()
         a.causal = 1

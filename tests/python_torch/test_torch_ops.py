@@ -30,12 +30,13 @@ class Schemas(unittest.TestCase):
         self.assertEqual(
             str(torch.ops.fa2gen.fwd.default._schema),
             "fa2gen::fwd(Tensor q, Tensor k, Tensor v, bool causal, str stab, float beta, "
-            "float eps, float scale, bool want_o32, bool deterministic) -> (Tensor, Tensor, Tensor)")
+            "float eps, float scale, bool want_o32, bool deterministic, SymInt window_left, "
+            "SymInt window_right) -> (Tensor, Tensor, Tensor)")
         self.assertEqual(
             str(torch.ops.fa2gen.bwd.default._schema),
             "fa2gen::bwd(Tensor dout, Tensor q, Tensor k, Tensor v, Tensor o, Tensor lse, "
             "Tensor o32, bool causal, str stab, float beta, float eps, float scale, "
-            "bool deterministic) -> (Tensor, Tensor, Tensor)")
+            "bool deterministic, SymInt window_left, SymInt window_right) -> (Tensor, Tensor, Tensor)")
 
 
 class FakeImplementations(unittest.TestCase):
@@ -43,7 +44,7 @@ class FakeImplementations(unittest.TestCase):
         q, k = meta(2, 100, 8, 64), meta(2, 50, 2, 64)
         for want_o32 in (False, True):
             o, lse, o32 = torch.ops.fa2gen.fwd(q, k, k, True, "robust", 0.0, 0.0, 0.0, want_o32,
-                                               False)
+                                               False, -1, -1)
             self.assertEqual((o.shape, o.stride(), o.dtype), ((2, 100, 8, 64), (51200, 512, 64, 1), BF16))
             self.assertEqual((lse.shape, lse.stride(), lse.dtype),
                              ((2, 8, 100), (800, 100, 1), torch.float32))
@@ -53,8 +54,10 @@ class FakeImplementations(unittest.TestCase):
     def test_backward_gradients_are_contiguous_even_for_packed_inputs(self):
         qkv = meta(2, 77, 3, 4, 128, dtype=torch.float16)
         q, k, v = qkv.unbind(2)
-        o, lse, o32 = torch.ops.fa2gen.fwd(q, k, v, False, "none", 0.0, 0.0, 0.0, False, False)
-        dq, dk, dv = torch.ops.fa2gen.bwd(o, q, k, v, o, lse, o32, False, "none", 0.0, 0.0, 0.0, True)
+        o, lse, o32 = torch.ops.fa2gen.fwd(q, k, v, False, "none", 0.0, 0.0, 0.0, False, False,
+                                           64, 0)
+        dq, dk, dv = torch.ops.fa2gen.bwd(o, q, k, v, o, lse, o32, False, "none", 0.0, 0.0, 0.0, True,
+                                          64, 0)
         for g in (dq, dk, dv):
             self.assertEqual((g.shape, g.dtype), ((2, 77, 4, 128), torch.float16))
             self.assertTrue(g.is_contiguous())
@@ -99,8 +102,7 @@ class ArgumentChecks(unittest.TestCase):
         q = meta(1, 10, 4, 64)
         for kw, text in (({"dropout_p": 0.1}, "dropout_p=0.1 is not supported by fa2gen yet"),
                          ({"softcap": 30.0}, "softcap=30.0 is not supported"),
-                         ({"alibi_slopes": meta(4)}, "alibi_slopes="),
-                         ({"window_size": (4, 0)}, "window_size=(4, 0) is not supported")):
+                         ({"alibi_slopes": meta(4)}, "alibi_slopes=")):
             self.raises(NotImplementedError, "fa2gen.flash_attn_func: " + text,
                         fa2gen.flash_attn_func, q, q, q, **kw)
         self.raises(ValueError, "qkv has shape (1, 10, 4, 64): expected (batch, seqlen, 3, heads",
@@ -109,16 +111,20 @@ class ArgumentChecks(unittest.TestCase):
         self.assertEqual((out.shape, lse.shape, probs), ((1, 10, 4, 64), (1, 4, 10), None))
 
     def test_window_size_as_flash_attention_reads_it(self):
-        f = flash_api._causal_from_window
+        f = flash_api._causal_and_window
         sk = 100
-        for causal, window, want in ((False, (-1, -1), False), (True, (-1, -1), True),
-                                     (False, (-1, 0), True), (False, (100, 100), False),
-                                     (False, (-1, 100), False), (True, (100, -1), True),
-                                     (True, (250, 7), True), (False, (100, 0), True)):
+        none = (-1, -1)
+        for causal, window, want in ((False, (-1, -1), (False, none)), (True, (-1, -1), (True, none)),
+                                     (False, (-1, 0), (True, none)), (False, (100, 100), (False, none)),
+                                     (False, (-1, 100), (False, none)), (True, (100, -1), (True, none)),
+                                     (True, (250, 7), (True, none)), (False, (100, 0), (True, none)),
+                                     (False, (99, 0), (False, (99, 0))), (False, (-1, 3), (False, (-1, 3))),
+                                     (True, (5, -1), (False, (5, 0))), (False, (0, 0), (False, (0, 0))),
+                                     (True, (5, 40), (False, (5, 0)))):
             self.assertEqual(f("fn", causal, window, 10, sk), want, (causal, window))
-        for causal, window in ((False, (99, 0)), (False, (-1, 3)), (True, (5, -1)), (False, (0, 0))):
-            with self.assertRaises(NotImplementedError):
-                f("fn", causal, window, 10, sk)
+        for bad in ((-2, 0), (1,), "full"):
+            with self.assertRaises(ValueError):
+                f("fn", False, bad, 10, sk)
 
 
 class TransformersHook(unittest.TestCase):
@@ -136,13 +142,13 @@ class TransformersHook(unittest.TestCase):
                           "(2, 1, 30, 30) with 30 queries and 30 keys"),
                          ({"dropout": 0.1}, "attention dropout (0.1)"),
                          ({"softcap": 50.0}, "softcap (50.0)"),
-                         ({"s_aux": meta(4)}, "attention sinks"),
-                         ({"sliding_window": 16}, "a sliding window (16 < 30 keys)")):
+                         ({"s_aux": meta(4)}, "attention sinks")):
             args = {"attention_mask": None, **kw}
             with self.assertRaises(NotImplementedError) as cm:
                 fn(self.Module(), q, k, k, **args)
             self.assertIn(text, str(cm.exception))
         fn(self.Module(), q, k, k, None, sliding_window=30)  # a window wider than the keys: none
+        fn(self.Module(), q, k, k, None, sliding_window=16)  # a real one
         with self.assertRaises(TypeError):
             fn(self.Module(), q.float(), k.float(), k.float(), None)
         with self.assertRaises(ValueError):

@@ -41,8 +41,11 @@ def make_attention_forward(stab="robust"):
             _refuse("attention sinks (s_aux)")
         if kwargs.get("position_bias") is not None:
             _refuse("a position bias")
+        # transformers' sliding_window counts the query's own key: FA2's window_size
+        # (sliding_window - 1, sliding_window - 1), the right edge 0 when causal
+        window = (-1, -1)
         if sliding_window is not None and key.shape[2] > sliding_window:
-            _refuse(f"a sliding window ({sliding_window} < {key.shape[2]} keys)")
+            window = (sliding_window - 1, sliding_window - 1)
         if query.dtype == torch.float32:
             if not torch.is_autocast_enabled("cuda"):
                 raise TypeError("fa2gen attention: the model runs in float32; fa2gen needs "
@@ -50,19 +53,21 @@ def make_attention_forward(stab="robust"):
             dt = torch.get_autocast_dtype("cuda")
             query, key, value = query.to(dt), key.to(dt), value.to(dt)
         causal = is_causal if is_causal is not None else getattr(module, "is_causal", True)
+        if window != (-1, -1):
+            causal, window = False, (window[0], 0 if causal else window[1])
         # transformers hands (B, H, S, d); fa2gen reads the (B, S, H, d) views in place.
         q, k, v = query.transpose(1, 2), key.transpose(1, 2), value.transpose(1, 2)
         _torch.check_inputs("fa2gen attention", q, k, v)
         if attention_mask is not None:
-            return _padded(q, k, v, attention_mask, bool(causal), stab, scaling), None
+            return _padded(q, k, v, attention_mask, bool(causal), stab, scaling, window), None
         out = _torch.forward(q, k, v, bool(causal), stab, None, None, scaling, "lowp", False,
-                             False)
+                             False, window)
         return out, None
 
     return fa2gen_attention_forward
 
 
-def _padded(q, k, v, mask, causal, stab, scaling):
+def _padded(q, k, v, mask, causal, stab, scaling, window):
     """A padded batch (B, S, H, d) with its (B, S) mask (True: a real token) as a
     variable-length batch of the real tokens; zeros where the padding was."""
     B, S, H, d = q.shape
@@ -73,7 +78,7 @@ def _padded(q, k, v, mask, causal, stab, scaling):
     rows = lambda t: t.reshape(B * S, t.shape[2], d).index_select(0, index)
     longest = int(seqlens.max())  # the grid's length: one host sync, as in FA2's unpadding
     out = _torch.varlen_forward(rows(q), rows(k), rows(v), cu, cu, longest, longest, causal, stab,
-                                None, None, scaling, "lowp", False, False)
+                                None, None, scaling, "lowp", False, False, window)
     return out.new_zeros(B * S, H, d).index_copy(0, index, out).view(B, S, H, d)
 
 
