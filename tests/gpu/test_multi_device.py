@@ -124,8 +124,9 @@ def test_tensors_on_another_device_than_the_current_one(current, other):
         q, k, v = rand(dev, True), rand(dev, True), rand(dev, True)
         fa2gen.context(current)  # both exist, so a wrong pick would show in the counters
         n_cur, n_other = launches(current), launches(other)
+        do = rand(dev)
         o = fa2gen.attention(q, k, v, causal=True)
-        o.backward(torch.ones_like(o))
+        o.backward(do)
         torch.cuda.synchronize(dev)
         assert o.device == dev and q.grad.device == dev
         assert torch.cuda.current_device() == current
@@ -134,7 +135,7 @@ def test_tensors_on_another_device_than_the_current_one(current, other):
         qd, kd, vd = (t.detach().double().requires_grad_() for t in (q, k, v))
         r = ref(qd, kd, vd)
         close(o, r, f"forward on cuda:{other} (current cuda:{current})")
-        r.backward(torch.ones_like(r))
+        r.backward(do.double())
         for name, g, w in (("dq", q.grad, qd.grad), ("dk", k.grad, kd.grad), ("dv", v.grad, vd.grad)):
             err = (g.double() - w).abs().max().item() / max(w.abs().max().item(), 1e-6)
             assert err < 5e-2, f"{name} on cuda:{other}: relative max error {err:.3e}"
