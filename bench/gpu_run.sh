@@ -40,6 +40,16 @@
 #             transformers (Llama, Qwen2, Mistral, GPT-2 against sdpa)
 #   train     bench/train_gpt.py compiled: SDPA flash, SDPA cuDNN, fa2gen none and
 #             robust in turn ($TRAIN_SECONDS each, default 60), tokens/s table
+#   multi_device the operators off the default device and stream
+#             (tests/gpu/test_multi_device.py; the cuda:1 parts skip on one GPU)
+#   cold_start 4 processes on one empty kernel cache (bench/cold_start.py): each
+#             kernel compiled once, counters per rank, a fresh process loads all;
+#             against one rank alone
+#   ddp       bench/train_gpt.py --ddp, fa2gen robust and SDPA flash: one rank, then
+#             every GPU of the machine with the scaling efficiency ($DDP_SECONDS
+#             each mode, default 40; NVLink multicast off)
+#   fsdp      bench/train_gpt.py --fsdp (FSDP2, fullgraph per block) on every GPU,
+#             same modes and length, scaling against the ddp step's one rank
 #   sdpa_bias the bias suite's inputs through PyTorch SDPA flash/cuDNN and fa2gen
 #   determ    the backward in deterministic mode, timed (after perf: compared with SDPA)
 #   tune      fa2 tune over specs/default.lua (tiles and beta, report and plot),
@@ -156,6 +166,27 @@ for s in $steps; do
       python3 -m pytest -q -rA -s tests/gpu/test_torch_dropin.py ;;
   train) step train 570 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 bench/train_gpt.py \
       --modes sdpa-flash,sdpa-cudnn,none,robust --seconds "${TRAIN_SECONDS:-60}" --out "$OUT/train" ;;
+  multi_device) step multi_device 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
+      python3 -m pytest -q -rA tests/gpu/test_multi_device.py ;;
+  cold_start) step cold_start 300 env FA2_LIB=lib/libfa2rt.so python3 bench/cold_start.py \
+      --ranks 4 --json "$OUT/cold_start.json" ;;
+  ddp | fsdp)
+    # torchrun, NVLink multicast off; the one-rank ddp run is every scaling's baseline
+    ngpu=$(nvidia-smi -L | wc -l)
+    dist=(env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python NCCL_NVLS_ENABLE=0
+          TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+          python3 -m torch.distributed.run --standalone)
+    train=(bench/train_gpt.py --modes robust,sdpa-flash --seconds "${DDP_SECONDS:-40}")
+    base=$OUT/ddp/summary_ddp1.json
+    if [ "$s" = ddp ]; then
+      step ddp_1 200 "${dist[@]}" --nproc_per_node=1 "${train[@]}" --ddp --out "$OUT/ddp"
+      [ "$ngpu" -gt 1 ] && step "ddp_$ngpu" 240 "${dist[@]}" --nproc_per_node="$ngpu" \
+        "${train[@]}" --ddp --out "$OUT/ddp" --baseline "$base"
+    else
+      step "fsdp_$ngpu" 240 "${dist[@]}" --nproc_per_node="$ngpu" "${train[@]}" --fsdp \
+        --out "$OUT/fsdp" $([ -s "$base" ] && echo --baseline "$base")
+    fi
+    ;;
   python) step py_smoke 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 bench/py_smoke.py ;;
   plots) step plots 120 python3 bench/plot_results.py "$OUT" ;;
   tune)
@@ -180,7 +211,7 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, empty_rows, dropin, train, layouts, wgmma, wgmma_bwd, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, empty_rows, dropin, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 

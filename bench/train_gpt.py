@@ -4,6 +4,8 @@ logging what the paper says precedes a BF16 flash-attention failure.
 
     python3 bench/train_gpt.py --modes sdpa-flash,sdpa-cudnn,none,robust --seconds S --out DIR
     python3 bench/train_gpt.py --plot DIR           # PNGs of every mode's log in DIR
+    torchrun --nproc_per_node=N bench/train_gpt.py --ddp  --modes robust,sdpa-flash --steps S
+    torchrun --nproc_per_node=N bench/train_gpt.py --fsdp --modes robust,sdpa-flash --steps S
 
 The model is compiled (torch.compile, fullgraph) unless --no-compile; each mode
 runs in turn in one call and a table of tokens/s and final loss ends the output
@@ -19,6 +21,24 @@ score rows whose maximum is attained more than once, on the first sequence of
 the batch), the spectral norm of W_Q, and for layer 0 the delta error
 sum_T (delta_lp - delta_hp)[T], with delta = rowsum(dO * O) from the bf16
 attention output and from an fp32 attention on the same bf16 inputs.
+
+Several GPUs (--ddp or --fsdp, under torchrun: RANK, WORLD_SIZE, LOCAL_RANK;
+without them a world of one): NCCL, each rank on cuda:LOCAL_RANK, NVLink
+multicast off (NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1,
+NVSHMEM_DISABLE_NVLS=1 set unless given, and refused if given otherwise).
+Every rank draws the same global batch of WORLD_SIZE x --batch sequences from
+the same seed and trains on its own slice. --ddp wraps the model in
+DistributedDataParallel around a torch.compile(fullgraph=True) forward, so a
+graph break anywhere in it, fa2gen's attention included, is an error; --fsdp
+shards each block and the root with FSDP2 (fully_shard) and compiles each
+block's forward with fullgraph=True (FSDP's hooks stay outside the graphs).
+Rank 0 logs the loss averaged over ranks (DIR/<mode>_<ddp|fsdp><N>.jsonl) and
+the tokens/s of all ranks together; every rank's fa2gen cache counters and the
+graph breaks dynamo counted are printed. The table is also written to
+DIR/summary_<ddp|fsdp><N>.json; --baseline FILE (such a summary of a run on
+one rank) or --baseline-tokens-per-s X adds the scaling efficiency,
+tokens/s(N) / (N x tokens/s(1)). --device cpu runs that plumbing on CPU with
+gloo and the sdpa modes (eager), for tests without a GPU.
 """
 import argparse, contextlib, glob, json, math, os, subprocess, sys, time
 
@@ -120,47 +140,190 @@ def sdpa_backend(mode, torch):
     return sdpa_kernel(SDPBackend.CUDNN_ATTENTION if mode == "sdpa-cudnn" else SDPBackend.FLASH_ATTENTION)
 
 
-def train(args):
+# NVLink multicast stays off on every machine this runs on: the values each
+# variable must have (set when absent, refused when given otherwise).
+MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+                 "NVSHMEM_DISABLE_NVLS": "1"}
+
+
+def multicast_off():
+    for name, off in MULTICAST_OFF.items():
+        os.environ.setdefault(name, off)
+        if os.environ[name] != off:
+            sys.exit(f"train_gpt.py: {name}={os.environ[name]!r}: NVLink multicast must stay off "
+                     f"here; unset it or set {name}={off}")
+
+
+class Dist:
+    """The process group of a --ddp/--fsdp run (torchrun's environment, else a
+    world of one), or a stand-in for one process."""
+
+    def __init__(self, args):
+        self.on = bool(args.ddp or args.fsdp)
+        self.kind = "ddp" if args.ddp else "fsdp" if args.fsdp else ""
+        self.rank, self.world, self.local = 0, 1, 0
+        self.cuda = args.device == "cuda"
+        if not self.on:
+            self.device = args.device
+            return
+        import torch
+        import torch.distributed as dist
+        self.dist = dist
+        env = {k: os.environ.get(k) for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
+        if any(v is None for v in env.values()):  # started without torchrun: a world of one
+            os.environ.update({"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0"})
+            os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+            os.environ.setdefault("MASTER_PORT", "29512")
+        self.rank, self.world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+        self.local = int(os.environ["LOCAL_RANK"])
+        if self.cuda:
+            multicast_off()
+            if self.local >= torch.cuda.device_count():
+                sys.exit(f"train_gpt.py: LOCAL_RANK {self.local} but {torch.cuda.device_count()} "
+                         "CUDA devices: start at most that many processes per node")
+            torch.cuda.set_device(self.local)
+            self.device = f"cuda:{self.local}"
+            dist.init_process_group("nccl", device_id=torch.device(self.device))
+        else:
+            self.device = "cpu"
+            dist.init_process_group("gloo")
+
+    def all_sum(self, values):
+        """values (floats) summed over ranks (one collective)."""
+        if not self.on:
+            return values
+        import torch
+        t = torch.tensor(values, dtype=torch.float64, device=self.device)
+        self.dist.all_reduce(t)
+        return t.tolist()
+
+    def gather(self, values):
+        """Each rank's list of numbers, by rank (a sum of zero-padded rows:
+        all_gather_object would need NumPy)."""
+        if not self.on:
+            return [values]
+        import torch
+        t = torch.zeros(self.world, len(values), dtype=torch.float64, device=self.device)
+        t[self.rank] = torch.tensor(values, dtype=torch.float64)
+        self.dist.all_reduce(t)
+        return t.tolist()
+
+    def close(self):
+        if self.on:
+            self.dist.destroy_process_group()
+
+
+def wrap(model, args, dist, torch):
+    """The module a step calls: compiled, and under DDP or FSDP2 when asked."""
+    if not dist.on:
+        return model if args.no_compile else torch.compile(model, fullgraph=True)
+    if dist.kind == "ddp":
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        if not args.no_compile:  # the whole forward one graph; DDP's hooks around it
+            model.forward = torch.compile(model.forward, fullgraph=True)
+        return DDP(model, device_ids=[dist.local] if dist.cuda else None)
+    from torch.distributed.fsdp import fully_shard
+    for b in model.blocks:
+        if not args.no_compile:  # one graph per block; FSDP's hooks run outside it
+            b.forward = torch.compile(b.forward, fullgraph=True)
+        fully_shard(b)
+    fully_shard(model)
+    return model
+
+
+def dynamo_counts():
+    """Graph breaks dynamo counted in this process (fullgraph would have
+    raised on one) and the graphs it compiled, since the mode began."""
+    from torch._dynamo.utils import counters
+    return [sum(counters["graph_break"].values()), counters["stats"]["unique_graphs"]]
+
+
+COUNTERS = ("misses", "disk_hits", "aot_hits", "memory_hits", "launches")
+
+
+def fa2gen_counters(mode, dist):
+    """This rank's fa2gen cache counters (zeros for the sdpa modes)."""
+    if mode.startswith("sdpa"):
+        return [0] * len(COUNTERS)
+    import fa2gen
+    s = fa2gen.context(dist.device).stats()
+    return [s[k] for k in COUNTERS]
+
+
+def train(args, dist):
     import torch
+    from torch._dynamo.utils import counters
+    counters.clear()
     torch.manual_seed(args.seed)
-    dev = "cuda"
+    dev = dist.device
+    sync = torch.cuda.synchronize if dist.cuda else (lambda: None)
     data = torch.tensor(list(corpus()), dtype=torch.long)
     model = build(args).to(dev)
-    step_model = model if args.no_compile else torch.compile(model, fullgraph=True)
+    step_model = wrap(model, args, dist, torch)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.0)
     gen = torch.Generator().manual_seed(args.seed)
-    os.makedirs(args.out, exist_ok=True)
-    log = open(os.path.join(args.out, f"{args.mode}.jsonl"), "w")
+    name = f"{args.mode}_{dist.kind}{dist.world}" if dist.on else args.mode
+    log = None
+    if dist.rank == 0:
+        os.makedirs(args.out, exist_ok=True)
+        log = open(os.path.join(args.out, f"{name}.jsonl"), "w")
     t0, step, t_warm, rec = time.time(), 0, None, {"loss": float("nan")}
-    while time.time() - t0 < args.seconds and step < args.steps:
+    # every rank takes the same number of steps: the stop is decided together (below)
+    stop = not (args.seconds > 0 and args.steps > 0)
+    while not stop:
         if step == 3:
-            torch.cuda.synchronize()
+            sync()
             t_warm = time.time()
-        ix = torch.randint(len(data) - args.seqlen - 1, (args.batch,), generator=gen)
+        # the same global batch on every rank (same generator), each rank its slice
+        ix = torch.randint(len(data) - args.seqlen - 1, (dist.world * args.batch,), generator=gen)
+        ix = ix[dist.rank * args.batch:(dist.rank + 1) * args.batch]
         x = torch.stack([data[i:i + args.seqlen] for i in ix]).to(dev)
         y = torch.stack([data[i + 1:i + 1 + args.seqlen] for i in ix]).to(dev)
-        with torch.autocast("cuda", dtype=torch.bfloat16), sdpa_backend(args.mode, torch):
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=dist.cuda), \
+                sdpa_backend(args.mode, torch):
             loss = torch.nn.functional.cross_entropy(step_model(x).float().view(-1, 256), y.view(-1))
             opt.zero_grad(set_to_none=True)
             loss.backward()
         opt.step()
-        rec = {"step": step, "loss": loss.item(), "t": round(time.time() - t0, 3)}
+        want_stop = time.time() - t0 >= args.seconds or step + 1 >= args.steps
+        loss_sum, stops = dist.all_sum([loss.item(), float(want_stop)])
+        rec = {"step": step, "loss": loss_sum / dist.world, "t": round(time.time() - t0, 3)}
         if args.probe and step % args.probe == 0:
             rec.update(probe(model, torch))
-        log.write(json.dumps(rec) + "\n")
-        if step % 100 == 0:
-            print(f"{args.mode} step {step} loss {rec['loss']:.4f} {time.time() - t0:.0f}s", flush=True)
-        if not math.isfinite(rec["loss"]):
-            print(f"{args.mode}: loss is {rec['loss']} at step {step}: stopping", flush=True)
+        if log:
+            log.write(json.dumps(rec) + "\n")
+        if step % 100 == 0 and dist.rank == 0:
+            print(f"{name} step {step} loss {rec['loss']:.4f} {time.time() - t0:.0f}s", flush=True)
+        if not math.isfinite(rec["loss"]):  # the mean over ranks: all stop here
+            if dist.rank == 0:
+                print(f"{name}: loss is {rec['loss']} at step {step}: stopping", flush=True)
             break
         step += 1
-    torch.cuda.synchronize()
-    log.close()
+        stop = stops > 0
+    sync()
+    if log:
+        log.close()
     timed = step - 3
-    tok_s = timed * args.batch * args.seqlen / (time.time() - t_warm) if t_warm and timed > 0 else 0.0
-    print(f"{args.mode}: {step} steps in {time.time() - t0:.0f}s, last loss {rec['loss']:.4f}, "
-          f"{tok_s:.0f} tokens/s", flush=True)
-    return {"mode": args.mode, "steps": step, "tokens_per_s": tok_s, "loss": rec["loss"]}
+    elapsed = time.time() - t_warm if t_warm else 0.0
+    # all ranks' tokens over the slowest rank's time
+    rows = dist.gather([elapsed, dist.local] + dynamo_counts() + fa2gen_counters(args.mode, dist))
+    elapsed = max(r[0] for r in rows)
+    tok_s = timed * dist.world * args.batch * args.seqlen / elapsed if t_warm and timed > 0 else 0.0
+    per_rank = [dict({"rank": i, "local_rank": int(r[1]), "graph_breaks": int(r[2]),
+                      "graphs": int(r[3])}, **{k: int(v) for k, v in zip(COUNTERS, r[4:])})
+                for i, r in enumerate(rows)]
+    if dist.rank == 0:
+        print(f"{name}: {step} steps in {time.time() - t0:.0f}s, last loss {rec['loss']:.4f}, "
+              f"{tok_s:.0f} tokens/s" + (f" ({dist.world} ranks together)" if dist.on else ""),
+              flush=True)
+        for r in per_rank if dist.on else []:
+            print(f"  rank {r['rank']} (local {r['local_rank']}): graph breaks {r['graph_breaks']}, "
+                  f"graphs {r['graphs']}" +
+                  ("" if args.mode.startswith("sdpa") else
+                   f", fa2gen compiled {r['misses']}, loaded {r['disk_hits'] + r['aot_hits']}, "
+                   f"memory hits {r['memory_hits']}, launches {r['launches']}"), flush=True)
+    return {"mode": args.mode, "steps": step, "tokens_per_s": tok_s, "loss": rec["loss"],
+            "world": dist.world, "kind": dist.kind or "single", "ranks": per_rank}
 
 
 def plot_loss(d, runs, plt, k=25):
@@ -225,6 +388,17 @@ def main():
     ap.add_argument("--probe", type=int, default=None,
                     help="probe every N steps (default 10 with --no-compile, else off: 0)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--ddp", action="store_true",
+                    help="DistributedDataParallel over torchrun's ranks (NCCL)")
+    ap.add_argument("--fsdp", action="store_true",
+                    help="FSDP2 (fully_shard per block and the root) over torchrun's ranks")
+    ap.add_argument("--baseline", metavar="FILE",
+                    help="summary JSON of a one-rank run (DIR/summary_ddp1.json): prints the "
+                         "scaling efficiency per mode")
+    ap.add_argument("--baseline-tokens-per-s", type=float, metavar="X",
+                    help="one rank's tokens/s, for every mode: prints the scaling efficiency")
+    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                    help="cpu: a dry run of --ddp/--fsdp on gloo with the sdpa modes, eager")
     args = ap.parse_args()
     if args.plot:
         return plot(args.plot)
@@ -240,16 +414,79 @@ def main():
         args.probe = 10 if args.no_compile else 0
     if args.probe and not args.no_compile:
         ap.error("--probe reads tensors inside the model: it needs --no-compile")
-    rows = []
-    for m in modes:
-        args.mode = m
-        rows.append(train(args))
+    if args.ddp and args.fsdp:
+        ap.error("--ddp and --fsdp: choose one")
+    distributed = args.ddp or args.fsdp
+    if args.probe and distributed:
+        ap.error("--probe reads one process's tensors: run it without --ddp/--fsdp")
+    if (args.baseline or args.baseline_tokens_per_s) and not distributed:
+        ap.error("--baseline and --baseline-tokens-per-s go with --ddp or --fsdp")
+    if args.baseline_tokens_per_s is not None and args.baseline_tokens_per_s <= 0:
+        ap.error(f"--baseline-tokens-per-s {args.baseline_tokens_per_s}: must be > 0")
+    if args.device == "cpu":
+        if not distributed:
+            ap.error("--device cpu is the dry run of --ddp/--fsdp: add one of them")
+        bad = [m for m in modes if not m.startswith("sdpa")]
+        if bad:
+            ap.error(f"--device cpu: mode {bad[0]!r} needs a GPU; allowed sdpa, sdpa-flash")
+        args.no_compile = True  # keeps a CPU test short; the GPU runs compile
+    one = baseline(args, ap)
+    dist = Dist(args)
+    try:
+        rows = []
+        for m in modes:
+            args.mode = m
+            rows.append(train(args, dist))
+        if dist.rank == 0:
+            report(args, dist, rows, one)
+    finally:
+        dist.close()
+
+
+def baseline(args, ap):
+    """One rank's tokens/s per mode (None: any mode), from --baseline or
+    --baseline-tokens-per-s; {} without either."""
+    if args.baseline_tokens_per_s:
+        return {None: args.baseline_tokens_per_s}
+    if not args.baseline:
+        return {}
+    try:
+        with open(args.baseline) as f:
+            rows = json.load(f)["rows"]
+        out = {r["mode"]: r["tokens_per_s"] / r["world"] for r in rows if r["tokens_per_s"] > 0}
+    except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError) as e:
+        ap.error(f"--baseline {args.baseline}: not a summary JSON of train_gpt.py ({e})")
+    if not out:
+        ap.error(f"--baseline {args.baseline}: no mode with tokens/s in it")
+    return out
+
+
+def report(args, dist, rows, one):
+    """The table (rank 0), with the scaling efficiency when a baseline is known."""
     base = rows[0]["tokens_per_s"] or 1.0
+    how = "eager" if args.no_compile else "torch.compile"
+    if dist.on:
+        how += f", {dist.kind} over {dist.world} rank(s), {args.device}"
     print(f"\n{'mode':<12}{'steps':>7}{'tokens/s':>12}{'vs ' + rows[0]['mode']:>16}{'final loss':>12}"
-          f"   ({'eager' if args.no_compile else 'torch.compile'})")
+          + (f"{'scaling':>10}" if one else "") + f"   ({how})")
     for r in rows:
-        print(f"{r['mode']:<12}{r['steps']:>7}{r['tokens_per_s']:>12.0f}{r['tokens_per_s'] / base:>16.3f}"
-              f"{r['loss']:>12.4f}")
+        line = (f"{r['mode']:<12}{r['steps']:>7}{r['tokens_per_s']:>12.0f}"
+                f"{r['tokens_per_s'] / base:>16.3f}{r['loss']:>12.4f}")
+        ref = one.get(r["mode"], one.get(None))
+        if ref:  # tokens/s(N) / (N x tokens/s(1))
+            r["scaling_efficiency"] = r["tokens_per_s"] / (dist.world * ref)
+            line += f"{r['scaling_efficiency']:>10.3f}"
+        elif one:
+            line += f"{'-':>10}"
+        print(line)
+    if dist.on:
+        path = os.path.join(args.out, f"summary_{dist.kind}{dist.world}.json")
+        with open(path, "w") as f:
+            json.dump({"rows": rows, "world": dist.world, "kind": dist.kind, "device": args.device,
+                       "compiled": not args.no_compile, "batch_per_rank": args.batch,
+                       "seqlen": args.seqlen, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                    time.gmtime())}, f, indent=1)
+        print("wrote", path)
 
 
 if __name__ == "__main__":

@@ -17,8 +17,9 @@ from ._lib import (BF16, FP16, STAB, BwdArgs, CacheStats, Fa2Error, FwdArgs, Ker
 
 __all__ = ["attention", "flash_attn_func", "flash_attn_kvpacked_func",
            "flash_attn_qkvpacked_func", "flash_attn_varlen_func",
-           "flash_attn_varlen_kvpacked_func", "flash_attn_varlen_qkvpacked_func", "prepare", "context", "Context", "Fa2Error",
-           "check_forward", "check_backward", "version", "find_nvrtc_dirs"]
+           "flash_attn_varlen_kvpacked_func", "flash_attn_varlen_qkvpacked_func", "prepare",
+           "context", "Context", "Fa2Error", "check_forward", "check_backward", "version",
+           "find_nvrtc_dirs", "device_index"]
 
 # The PyTorch API, imported on first access (module __getattr__), so that
 # `import fa2gen` needs no PyTorch and torch.compile traces plain functions.
@@ -31,6 +32,42 @@ def __getattr__(name):
         import importlib
         return getattr(importlib.import_module("." + _TORCH_API[name], __name__), name)
     raise AttributeError(f"module 'fa2gen' has no attribute {name!r}")
+
+
+def _current_device():
+    """PyTorch's current CUDA device, or 0 without PyTorch (the C default)."""
+    try:
+        import torch
+    except ImportError:
+        return 0
+    return torch.cuda.current_device()
+
+
+def device_index(device):
+    """The CUDA device index of device: an int >= 0, "cuda", "cuda:N", or a
+    torch.device; "cuda" and None mean PyTorch's current device (0 without
+    PyTorch). Contexts are keyed by this index, so fa2gen.context(1),
+    context("cuda:1") and context(torch.device("cuda", 1)) are one context."""
+    if device is None:
+        return _current_device()
+    if isinstance(device, bool):  # an int to Python, never meant as a device
+        raise TypeError(f"device={device!r}: expected an index, 'cuda', 'cuda:N' or a "
+                        "torch.device")
+    if isinstance(device, int):
+        if device < 0:
+            raise ValueError(f"device={device}: a CUDA device index is >= 0")
+        return device
+    if isinstance(device, str):
+        kind, _, rest = device.partition(":")
+        if rest and not rest.isdigit():
+            raise ValueError(f"device={device!r}: expected 'cuda' or 'cuda:N' with N >= 0")
+        index = int(rest) if rest else None
+    else:  # a torch.device, or anything shaped like one
+        kind, index = getattr(device, "type", None), getattr(device, "index", None)
+    if kind != "cuda":
+        raise ValueError(f"device={device!r}: fa2gen runs on CUDA devices ('cuda', 'cuda:N', "
+                         "an index or a torch.device)")
+    return _current_device() if index is None else index
 
 
 def version():
@@ -47,6 +84,7 @@ class Context:
 
     def __init__(self, device=0, cache_dir=None, aot_dir=None, tuning_db=None, log_level=0,
                  no_disk_cache=False, jobs=0, nvrtc_dirs=None):
+        device = device_index(device)
         h = lib()
         if nvrtc_dirs is None:
             nvrtc_dirs = find_nvrtc_dirs()
@@ -137,7 +175,9 @@ _contexts_lock = threading.Lock()
 
 
 def context(device=0):
-    """The shared Context of a device, created on first use."""
+    """The shared Context of a device (an index, "cuda:N" or a torch.device;
+    "cuda" or None: the current one), created on first use."""
+    device = device_index(device)
     with _contexts_lock:
         if device not in _contexts:
             _contexts[device] = Context(device)
@@ -149,11 +189,6 @@ def prepare(kernels, device=None):
     CUDA-graph capture needs beforehand, since nothing may load while a stream
     captures. kernels: variant names (as an FA2_ERR_CAPTURING message or
     `fa2 list` prints them) or dicts as Context.prepare takes. device: an
-    index or torch.device; None: 0 without PyTorch, else the current one."""
-    if device is None:
-        try:
-            import torch
-            device = torch.cuda.current_device()
-        except ImportError:
-            device = 0
-    context(getattr(device, "index", device) or 0).prepare(kernels)
+    index, "cuda:N" or torch.device; None or "cuda": the current one (0
+    without PyTorch). On several GPUs, each rank prepares its own device."""
+    context(device_index(device)).prepare(kernels)

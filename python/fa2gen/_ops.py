@@ -5,7 +5,10 @@ CUDA graphs and FakeTensor tracing see each pass as one opaque node: a fake
 (meta) implementation gives the outputs' exact shapes, dtypes and strides without
 running anything, and autograd is registered on the forward operator. The CUDA
 implementations take the current stream of the tensors' device when they run
-(never while tracing) and launch through libfa2rt.
+(never while tracing) and launch through libfa2rt on that device's context,
+whatever the current device is (PyTorch's rule for its own operators); tensors
+on different devices are a ValueError naming each one's device, at trace time
+too.
 
     o, lse, o32 = torch.ops.fa2gen.fwd(q, k, v, causal, stab, beta, eps, scale,
                                        want_o32, deterministic, window_left, window_right)
@@ -51,6 +54,18 @@ def _tensor(t):
     return Tensor(t.data_ptr(), _dtype_code(t), s[0], s[1], s[2])
 
 
+def check_one_device(fn, **tensors):
+    """ValueError naming each tensor's device unless all are on one. The
+    kernels launch on the first tensor's device (as PyTorch's own operators
+    do, whatever the current device), so a tensor elsewhere would be read
+    through a pointer of another GPU."""
+    (first, t0), *rest = tensors.items()
+    if any(t.device != t0.device for _, t in rest):
+        where = ", ".join(f"{name} on {t.device}" for name, t in tensors.items())
+        raise ValueError(f"{fn}: {where}: all must be on one device (it runs on {first}'s, "
+                         f"{t0.device}; move the others with .to({str(t0.device)!r}))")
+
+
 def _stream(device):
     """The current CUDA stream of device, as a CUstream handle (int)."""
     return torch.cuda.current_stream(device).cuda_stream
@@ -78,6 +93,7 @@ def _outputs_fwd(q, want_o32):
 def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: str,
         beta: float, eps: float, scale: float, want_o32: bool, deterministic: bool,
         window_left: int, window_right: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    check_one_device("fa2gen.fwd", q=q, k=k, v=v)
     o, lse, o32 = _outputs_fwd(q, want_o32)
     q, k, v = _aligned(q), _aligned(k), _aligned(v)
     B, N, H, d = q.shape
@@ -93,6 +109,7 @@ def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: s
 
 @fwd.register_fake
 def _(q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic, window_left, window_right):
+    check_one_device("fa2gen.fwd", q=q, k=k, v=v)  # while tracing too: fails at compile time
     return _outputs_fwd(q, want_o32)
 
 
@@ -107,6 +124,7 @@ def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o
         lse: torch.Tensor, o32: torch.Tensor, causal: bool, stab: str, beta: float, eps: float,
         scale: float, deterministic: bool, window_left: int,
         window_right: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    check_one_device("fa2gen.bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32)
     dq, dk, dv = _outputs_bwd(q, k, v)
     q, k, v, o, dout = _aligned(q), _aligned(k), _aligned(v), _aligned(o), _aligned(dout)
     B, N, H, d = q.shape
@@ -131,6 +149,7 @@ def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o
 @bwd.register_fake
 def _(dout, q, k, v, o, lse, o32, causal, stab, beta, eps, scale, deterministic, window_left,
       window_right):
+    check_one_device("fa2gen.bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32)
     return _outputs_bwd(q, k, v)
 
 
@@ -196,6 +215,8 @@ def varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: 
                stab: str, beta: float, eps: float, scale: float, want_o32: bool,
                deterministic: bool, window_left: int,
                window_right: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    check_one_device("fa2gen.varlen_fwd", q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q,
+                     cu_seqlens_k=cu_seqlens_k)
     o, lse, o32 = _outputs_varlen_fwd(q, want_o32)
     q, k, v = _aligned3(q), _aligned3(k), _aligned3(v)
     a = FwdArgs(q=_tensor3(q), k=_tensor3(k), v=_tensor3(v), o=_tensor3(o), lse=lse.data_ptr(),
@@ -210,6 +231,8 @@ def varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: 
 @varlen_fwd.register_fake
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, stab, beta, eps,
       scale, want_o32, deterministic, window_left, window_right):
+    check_one_device("fa2gen.varlen_fwd", q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q,
+                     cu_seqlens_k=cu_seqlens_k)
     return _outputs_varlen_fwd(q, want_o32)
 
 
@@ -219,6 +242,8 @@ def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Te
                cu_seqlens_k: torch.Tensor, max_seqlen_q: int, max_seqlen_k: int, causal: bool,
                stab: str, beta: float, eps: float, scale: float, deterministic: bool,
                window_left: int, window_right: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    check_one_device("fa2gen.varlen_bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
+                     cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k)
     dq, dk, dv = _outputs_bwd(q, k, v)
     q, k, v, o, dout = _aligned3(q), _aligned3(k), _aligned3(v), _aligned3(o), _aligned3(dout)
     precise = o32.numel() > 0
@@ -240,6 +265,8 @@ def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Te
 @varlen_bwd.register_fake
 def _(dout, q, k, v, o, lse, o32, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
       stab, beta, eps, scale, deterministic, window_left, window_right):
+    check_one_device("fa2gen.varlen_bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
+                     cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k)
     return _outputs_bwd(q, k, v)
 
 

@@ -31,9 +31,7 @@ def check_inputs(fn, q, k, v):
         if t.dim() != 4:
             raise ValueError(f"{fn}: {name} has shape {tuple(t.shape)}: expected 4 dimensions "
                              "(batch, seqlen, heads, head_dim)")
-    if not (q.device == k.device == v.device):
-        raise ValueError(f"{fn}: q, k, v on {q.device}, {k.device}, {v.device}: expected one "
-                         "device")
+    _ops.check_one_device(fn, q=q, k=k, v=v)
     if not (q.dtype == k.dtype == v.dtype):
         raise TypeError(f"{fn}: dtypes {q.dtype}, {k.dtype}, {v.dtype}: q, k and v must have "
                         "the same dtype")
