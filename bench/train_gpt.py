@@ -210,6 +210,10 @@ class Dist:
 
     def close(self):
         if self.on:
+            # every rank here before any tears down: gloo ranks that left while another
+            # still wrote its summary aborted at exit ("terminate called without an
+            # active exception") in about one run of three
+            self.dist.barrier()
             self.dist.destroy_process_group()
 
 

@@ -26,24 +26,9 @@ import statistics
 import torch
 
 import fa2gen
+from sdpa_bench import time_one  # median ms of CUDA-event-timed calls, after a warm-up
 
 DEV = "cuda"
-
-
-def timed(fn, reps=20, warmup=3):
-    """Median milliseconds of fn() (which may return a tensor to backpropagate)."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
 
 
 def timed_pair(fa, fb, reps=15, inner=5, warmup=2):
@@ -171,8 +156,8 @@ def realistic_mix(rows):
             if ref is None:
                 ref = out.detach().float()
             err = (out.detach().float() - ref).abs().max().item()
-            t_f = timed(lambda: f(q, k, v))
-            t_fb = timed(fwd_bwd(f, (q, k, v), do))
+            t_f = time_one(lambda: f(q, k, v), 20)
+            t_fb = time_one(fwd_bwd(f, (q, k, v), do), 20)
         except Exception as e:  # a backend that cannot run here: say so, go on
             print(f"{name}: failed: {type(e).__name__}: {str(e)[:200]}")
             continue

@@ -136,14 +136,19 @@ def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o
                 batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
                 head_dim=d, scale=scale, causal=int(causal), stab=STAB[stab], beta=beta, eps=eps,
                 deterministic=int(deterministic), **_window(window_left, window_right))
-    # A workspace from PyTorch's allocator: inside a CUDA-graph capture it
-    # comes from the graph's pool, where the context's own cuMemAlloc could not.
-    ws = torch.empty(lib().fa2_backward_workspace_size(ctypes.byref(a)), dtype=torch.uint8,
-                     device=q.device)
-    a.workspace, a.workspace_bytes = ws.data_ptr(), ws.numel()
-    with torch.cuda.device(q.device):
-        _context(q.device).backward(a, _stream(q.device))
+    _run_backward(a, q.device)
     return dq, dk, dv
+
+
+def _run_backward(a, device):
+    """fa2_backward on device's current stream, with a workspace from PyTorch's
+    allocator: inside a CUDA-graph capture it comes from the graph's pool, where the
+    context's own cuMemAlloc could not."""
+    ws = torch.empty(lib().fa2_backward_workspace_size(ctypes.byref(a)), dtype=torch.uint8,
+                     device=device)
+    a.workspace, a.workspace_bytes = ws.data_ptr(), ws.numel()
+    with torch.cuda.device(device):
+        _context(device).backward(a, _stream(device))
 
 
 @bwd.register_fake
@@ -254,11 +259,7 @@ def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Te
                 stab=STAB[stab], beta=beta, eps=eps, deterministic=int(deterministic),
                 **_window(window_left, window_right),
                 **_varlen_sizes(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k))
-    ws = torch.empty(lib().fa2_backward_workspace_size(ctypes.byref(a)), dtype=torch.uint8,
-                     device=q.device)
-    a.workspace, a.workspace_bytes = ws.data_ptr(), ws.numel()
-    with torch.cuda.device(q.device):
-        _context(q.device).backward(a, _stream(q.device))
+    _run_backward(a, q.device)
     return dq, dk, dv
 
 

@@ -21,6 +21,16 @@ def _unsupported(fn, what, value, allowed):
                               f"allowed: {allowed}")
 
 
+def _refuse_modifiers(fn, dropout_p, softcap, alibi_slopes):
+    """Score modifiers fa2gen has no kernels for yet: an error naming each, never ignored."""
+    if dropout_p != 0.0:
+        _unsupported(fn, "dropout_p", dropout_p, "0.0")
+    if softcap != 0.0:
+        _unsupported(fn, "softcap", softcap, "0.0")
+    if alibi_slopes is not None:
+        _unsupported(fn, "alibi_slopes", "<tensor>", "None")
+
+
 def _causal_and_window(fn, causal, window_size, seqlen_q, seqlen_k):
     """FlashAttention-2's reading of (causal, window_size): causal sets the right
     edge to 0, a side >= seqlen_k is unbounded (-1), (-1, -1) is no window and
@@ -49,12 +59,7 @@ def _attention(fn, q, k, v, dropout_p, softmax_scale, causal, window_size, softc
                alibi_slopes, deterministic, return_attn_probs, stab):
     _torch.check_mode(fn, stab, "lowp")
     _torch.check_inputs(fn, q, k, v)
-    if dropout_p != 0.0:
-        _unsupported(fn, "dropout_p", dropout_p, "0.0")
-    if softcap != 0.0:
-        _unsupported(fn, "softcap", softcap, "0.0")
-    if alibi_slopes is not None:
-        _unsupported(fn, "alibi_slopes", "<tensor>", "None")
+    _refuse_modifiers(fn, dropout_p, softcap, alibi_slopes)
     causal, window = _causal_and_window(fn, causal, window_size, q.shape[1], k.shape[1])
     out, lse = _torch.forward(q, k, v, causal, stab, None, None, softmax_scale, "lowp",
                               deterministic, True, window)
@@ -71,12 +76,14 @@ def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
                       window_size, softcap, alibi_slopes, deterministic, return_attn_probs, stab)
 
 
-def _unpack(fn, name, t, n):
-    if not isinstance(t, torch.Tensor) or t.dim() != 5 or t.shape[2] != n:
+def _unpack(fn, name, t, n, varlen=False):
+    """The n tensors packed in t along FA2's packing axis, as strided views."""
+    axis, form = (1, f"(total_tokens, {n}, heads, head_dim)") if varlen else \
+        (2, f"(batch, seqlen, {n}, heads, head_dim)")
+    if not isinstance(t, torch.Tensor) or t.dim() != axis + 3 or t.shape[axis] != n:
         shape = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
-        raise ValueError(f"{fn}: {name} has shape {shape}: expected (batch, seqlen, {n}, "
-                         "heads, head_dim)")
-    return t.unbind(2)
+        raise ValueError(f"{fn}: {name} has shape {shape}: expected {form}")
+    return t.unbind(axis)
 
 
 def flash_attn_kvpacked_func(q, kv, dropout_p=0.0, softmax_scale=None, causal=False,
@@ -105,12 +112,7 @@ def _varlen(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
     _torch.check_mode(fn, stab, "lowp")
     _torch.check_varlen_inputs(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                max_seqlen_k)
-    if dropout_p != 0.0:
-        _unsupported(fn, "dropout_p", dropout_p, "0.0")
-    if softcap != 0.0:
-        _unsupported(fn, "softcap", softcap, "0.0")
-    if alibi_slopes is not None:
-        _unsupported(fn, "alibi_slopes", "<tensor>", "None")
+    _refuse_modifiers(fn, dropout_p, softcap, alibi_slopes)
     if block_table is not None:
         _unsupported(fn, "block_table", "<tensor>", "None (no paged KV cache)")
     causal, window = _causal_and_window(fn, causal, window_size, max_seqlen_q, max_seqlen_k)
@@ -132,14 +134,6 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                    softcap, alibi_slopes, deterministic, return_attn_probs, block_table, stab)
 
 
-def _unpack3(fn, name, t, n):
-    if not isinstance(t, torch.Tensor) or t.dim() != 4 or t.shape[1] != n:
-        shape = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
-        raise ValueError(f"{fn}: {name} has shape {shape}: expected (total_tokens, {n}, heads, "
-                         "head_dim)")
-    return t.unbind(1)
-
-
 def flash_attn_varlen_kvpacked_func(q, kv, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                     max_seqlen_k, dropout_p=0.0, softmax_scale=None, causal=False,
                                     window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
@@ -147,7 +141,7 @@ def flash_attn_varlen_kvpacked_func(q, kv, cu_seqlens_q, cu_seqlens_k, max_seqle
                                     stab="robust"):
     """flash_attn.flash_attn_varlen_kvpacked_func: kv (total_k, 2, Hkv, d), read in place."""
     fn = "fa2gen.flash_attn_varlen_kvpacked_func"
-    k, v = _unpack3(fn, "kv", kv, 2)
+    k, v = _unpack(fn, "kv", kv, 2, varlen=True)
     return _varlen(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                    dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes,
                    deterministic, return_attn_probs, None, stab)
@@ -159,7 +153,7 @@ def flash_attn_varlen_qkvpacked_func(qkv, cu_seqlens, max_seqlen, dropout_p=0.0,
                                      return_attn_probs=False, *, stab="robust"):
     """flash_attn.flash_attn_varlen_qkvpacked_func: qkv (total, 3, H, d), read in place."""
     fn = "fa2gen.flash_attn_varlen_qkvpacked_func"
-    q, k, v = _unpack3(fn, "qkv", qkv, 3)
+    q, k, v = _unpack(fn, "qkv", qkv, 3, varlen=True)
     return _varlen(fn, q, k, v, cu_seqlens, cu_seqlens, max_seqlen, max_seqlen, dropout_p,
                    softmax_scale, causal, window_size, softcap, alibi_slopes, deterministic,
                    return_attn_probs, None, stab)

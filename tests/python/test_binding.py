@@ -114,13 +114,9 @@ class Structures(unittest.TestCase):
                     "fixed-length one neither")
         a = good_args()
         a.cu_seqlens_q, a.cu_seqlens_k, a.total_q, a.total_k = 0xc0000, 0xd0002, 150, 160
-        with self.assertRaises(fa2gen.Fa2Error) as cm:
-            fa2gen.check_forward(a)
-        self.assertIn("cu_seqlens_k 0xd0002 is not 4-byte aligned", str(cm.exception))
+        self.fails_naming(a, "cu_seqlens_k 0xd0002 is not 4-byte aligned")
         a.cu_seqlens_k, a.total_k = 0xd0000, -3
-        with self.assertRaises(fa2gen.Fa2Error) as cm:
-            fa2gen.check_forward(a)
-        self.assertIn("total_k is -3: must be >= 0", str(cm.exception))
+        self.fails_naming(a, "total_k is -3: must be >= 0")
         a.total_k = 160
         fa2gen.check_forward(a)
 
@@ -128,11 +124,14 @@ class Structures(unittest.TestCase):
         self.expect("window", 3, "window is 3: allowed 0 (none) or 1")
         a = good_args()
         a.window, a.window_left, a.window_right = 1, 5, -4
-        with self.assertRaises(fa2gen.Fa2Error) as cm:
-            fa2gen.check_forward(a)
-        self.assertIn("window_right is -4: must be >= 0, or -1", str(cm.exception))
+        self.fails_naming(a, "window_right is -4: must be >= 0, or -1")
         a.window_right = 0
         fa2gen.check_forward(a)
+
+    def fails_naming(self, args, text):
+        with self.assertRaises(fa2gen.Fa2Error) as cm:
+            fa2gen.check_forward(args)
+        self.assertIn(text, str(cm.exception))
 
     def test_causal_is_the_field_after_scale(self):
         a = good_args()
