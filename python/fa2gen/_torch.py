@@ -56,8 +56,32 @@ def check_mode(fn, stab, delta):
         raise ValueError(f"{fn}: delta={delta!r}: allowed 'lowp', 'fp32'")
 
 
+def causal_and_window(fn, causal, window_size, seqlen_q, seqlen_k):
+    """FlashAttention-2's reading of (causal, window_size): causal sets the right
+    edge to 0, a side >= seqlen_k is unbounded (-1), (-1, -1) is no window and
+    (-1, 0) is plain causal. Returns (causal, (left, right)) for the kernels: a
+    causal flag with no window, or a window (with causal False)."""
+    if not (isinstance(window_size, (tuple, list)) and len(window_size) == 2):
+        raise ValueError(f"{fn}: window_size={window_size!r}: expected (left, right)")
+    left, right = window_size
+    if left < -1 or right < -1:
+        raise ValueError(f"{fn}: window_size={tuple(window_size)!r}: each side >= 0, or -1 for "
+                         "unbounded")
+    if causal:
+        right = 0
+    if left >= seqlen_k:
+        left = -1
+    if right >= seqlen_k:
+        right = -1
+    if left < 0 and right < 0:
+        return False, (-1, -1)
+    if left < 0 and right == 0:
+        return True, (-1, -1)
+    return False, (int(left), int(right))
+
+
 def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=None,
-              delta="lowp", deterministic=False, return_lse=False):
+              delta="lowp", deterministic=False, return_lse=False, window_size=(-1, -1)):
     """softmax(scale q k^T) v for CUDA tensors of shape (B, N, H, d), bf16 or fp16.
 
     k and v may have fewer heads than q (GQA/MQA). stab: "none" (classic FA2),
@@ -70,13 +94,17 @@ def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=N
     delta = rowsum(dO * O) is computed from it, at 4 bytes per output element.
     deterministic=True: dQ without atomics, bit-identical from run to run.
     return_lse=True: returns (o, lse), lse (B, H, N) fp32, natural log.
+    window_size=(left, right): a sliding window as in flash_attn_func (-1: unbounded;
+    with causal the right edge is 0).
     A torch.library custom operator (torch.ops.fa2gen.fwd/bwd): torch.compile
     traces it without graph breaks, and it can be captured in a CUDA graph
     once its kernels are loaded (one eager call, or fa2gen.prepare)."""
     fn = "fa2gen.attention"
     check_mode(fn, stab, delta)
     check_inputs(fn, q, k, v)
-    return forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, return_lse)
+    causal, window = causal_and_window(fn, causal, window_size, q.shape[1], k.shape[1])
+    return forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, return_lse,
+                   window)
 
 
 # Head dims the kernels are generated for; any other d up to 256 is zero-padded to the

@@ -13,6 +13,7 @@ packed-sequence layout: (total_tokens, heads, head_dim) tensors and int32
 cu_seqlens offsets on the device.
 """
 from . import _torch
+from ._torch import causal_and_window as _causal_and_window
 from ._torch import torch
 
 
@@ -29,30 +30,6 @@ def _refuse_modifiers(fn, dropout_p, softcap, alibi_slopes):
         _unsupported(fn, "softcap", softcap, "0.0")
     if alibi_slopes is not None:
         _unsupported(fn, "alibi_slopes", "<tensor>", "None")
-
-
-def _causal_and_window(fn, causal, window_size, seqlen_q, seqlen_k):
-    """FlashAttention-2's reading of (causal, window_size): causal sets the right
-    edge to 0, a side >= seqlen_k is unbounded (-1), (-1, -1) is no window and
-    (-1, 0) is plain causal. Returns (causal, (left, right)) for the kernels: a
-    causal flag with no window, or a window (with causal False)."""
-    if not (isinstance(window_size, (tuple, list)) and len(window_size) == 2):
-        raise ValueError(f"{fn}: window_size={window_size!r}: expected (left, right)")
-    left, right = window_size
-    if left < -1 or right < -1:
-        raise ValueError(f"{fn}: window_size={tuple(window_size)!r}: each side >= 0, or -1 for "
-                         "unbounded")
-    if causal:
-        right = 0
-    if left >= seqlen_k:
-        left = -1
-    if right >= seqlen_k:
-        right = -1
-    if left < 0 and right < 0:
-        return False, (-1, -1)
-    if left < 0 and right == 0:
-        return True, (-1, -1)
-    return False, (int(left), int(right))
 
 
 def _attention(fn, q, k, v, dropout_p, softmax_scale, causal, window_size, softcap,

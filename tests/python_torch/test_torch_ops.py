@@ -85,6 +85,9 @@ class ArgumentChecks(unittest.TestCase):
                     delta="fp64")
         o, lse = fa2gen.attention(q, q, q, return_lse=True)
         self.assertEqual((o.shape, lse.shape), ((1, 10, 4, 64), (1, 4, 10)))
+        self.assertEqual(fa2gen.attention(q, q, q, causal=True, window_size=(3, -1)).shape, q.shape)
+        self.raises(ValueError, "window_size=(-3, 0): each side >= 0, or -1", fa2gen.attention,
+                    q, q, q, window_size=(-3, 0))
 
     def test_any_head_dim_to_256_pads_to_a_kernel_head_dim(self):
         for d, kernel in ((8, 32), (40, 64), (59, 64), (80, 96), (111, 128), (200, 224)):
