@@ -59,6 +59,7 @@ M.AXES = {
   causal       = function() return { false, true } end,
   varlen       = function() return { false } end,
   window       = function() return { false } end,
+  alibi        = function() return { false } end,
   tiles        = function() return "auto" end,
   stab         = function()
     return {

@@ -146,6 +146,12 @@ typedef struct fa2_fwd_args {
    * causal must then be 0: a causal window is window_right = 0. Keys tiles outside
    * every row's window are skipped, so the cost grows with the window, not seqlen_k. */
   int window, window_left, window_right;
+  /* ALiBi (FlashAttention-2's alibi_slopes); NULL: none. fp32 slopes on the device: the
+   * score of query i and key j loses slope * |i + diag - j| after the softmax scale;
+   * (batch b, query head h) reads alibi_slopes[b * alibi_batch_stride + h] (stride 0:
+   * one slope per head, FA2's (heads,) shape; heads_q: its (batch, heads)). */
+  const float *alibi_slopes;
+  long long alibi_batch_stride;
 } fa2_fwd_args;
 
 /* Checks args as fa2_forward does, without a context or a GPU. */
@@ -189,6 +195,8 @@ typedef struct fa2_bwd_args {
   const int *cu_seqlens_q, *cu_seqlens_k; /* varlen, as in fa2_fwd_args */
   int total_q, total_k;
   int window, window_left, window_right;  /* as in fa2_fwd_args */
+  const float *alibi_slopes;              /* as in fa2_fwd_args */
+  long long alibi_batch_stride;
 } fa2_bwd_args;
 
 FA2_API fa2_status fa2_backward(fa2_context *ctx, const fa2_bwd_args *args, void *stream);
@@ -214,6 +222,7 @@ typedef struct fa2_kernel_desc {
                  < 0: an error */
   int varlen; /* 1: the variable-length kernel (calls with cu_seqlens) */
   int window; /* 1: the sliding-window kernel (then causal = 0) */
+  int alibi;  /* 1: the ALiBi kernel */
 } fa2_kernel_desc;
 
 /* Loads or compiles each kernel now (options.jobs threads), so that the

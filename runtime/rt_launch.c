@@ -41,6 +41,7 @@ static void fill_params(const fa2_fwd_args *a, fa2_fwd_params *p) {
   p->total_q = a->total_q;
   p->window_left = a->window ? a->window_left : -1;
   p->window_right = a->window ? a->window_right : -1;
+  p->alibi_slopes = a->alibi_slopes, p->alibi_batch_stride = a->alibi_batch_stride;
 }
 
 fa2_status fa2_forward(fa2_context *ctx, const fa2_fwd_args *a, void *stream) {
@@ -111,6 +112,7 @@ static void fill_bwd_params(const fa2_bwd_args *a, void *ws, fa2_bwd_params *p) 
   p->total_q = a->total_q;
   p->window_left = a->window ? a->window_left : -1;
   p->window_right = a->window ? a->window_right : -1;
+  p->alibi_slopes = a->alibi_slopes, p->alibi_batch_stride = a->alibi_batch_stride;
 }
 
 /* The caller's workspace, or the context's (grown under ws_lock; the old

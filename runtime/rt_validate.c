@@ -177,6 +177,11 @@ int rt_validate_fwd(const fa2_fwd_args *a) {
   if ((rc = check_stab(a))) return rc;
   if ((rc = check_varlen(a->cu_seqlens_q, a->cu_seqlens_k, a->total_q, a->total_k))) return rc;
   if ((rc = check_window(a->window, a->window_left, a->window_right, a->causal))) return rc;
+  if (a->alibi_slopes && a->alibi_batch_stride < 0)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "alibi_batch_stride is %lld: must be >= 0 (0: one slope per head, "
+                        "heads_q: a slope per batch and head)",
+                        a->alibi_batch_stride);
   if (rt_fwd_is_noop(a)) return FA2_OK;
 
   /* varlen: the tensors are (total, heads, head_dim), one "batch" of rows */
@@ -187,6 +192,8 @@ int rt_validate_fwd(const fa2_fwd_args *a) {
     return rc;
   if (tk > 0 && ((rc = check_tensor("k", &a->k, tb, tk, a->heads_kv, 0)) ||
                  (rc = check_tensor("v", &a->v, tb, tk, a->heads_kv, 0))))
+    return rc;
+  if (a->alibi_slopes && (rc = check_pointer("alibi_slopes", "", a->alibi_slopes, 4, "")))
     return rc;
   return check_pointer("lse", "", a->lse, 4,
                        "the forward writes LSE, (batch, heads_q, seqlen_q) fp32, for the "
@@ -222,6 +229,7 @@ int rt_validate_bwd(const fa2_bwd_args *a) {
   f.cu_seqlens_q = a->cu_seqlens_q, f.cu_seqlens_k = a->cu_seqlens_k;
   f.total_q = a->total_q, f.total_k = a->total_k;
   f.window = a->window, f.window_left = a->window_left, f.window_right = a->window_right;
+  f.alibi_slopes = a->alibi_slopes, f.alibi_batch_stride = a->alibi_batch_stride;
   if ((rc = rt_validate_fwd(&f))) return rc;
   if (a->head_dim > 128)
     return rt_set_error(FA2_ERR_UNSUPPORTED,

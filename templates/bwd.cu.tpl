@@ -299,6 +299,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   for (int t = 0; t < n_steps; ++t) {
     const int slot = t % kStages;
     const int h = kv_head * group + t / n_i, m0 = (i_begin + t % n_i) * kBlockM;
+{% if alibi %}
+    const float alibi = p.alibi_slopes[batch * p.alibi_batch_stride + h] / p.scale; // raw units
+{% end %}
     cp_async_wait<kStages - 2>(); // step t (and K, V) have landed ...
     __syncthreads();              // ... for every thread; step t-1 is done everywhere
     if (t + kStages - 1 < n_steps) load_step(t + kStages - 1);
@@ -355,11 +358,18 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
         for (int kt = 0; kt < kKTiles; ++kt)
 #pragma unroll
           for (int hh = 0; hh < 2; ++hh) {
+{% if alibi %}
+            const int key = n0 + kg * kKeyRows + kt * 16 + hh * 8 + g, q = m0 + col;
+            float pe = exp2_approx(fmaf(st[kt][nt][2 * hh + e] - alibi * fabsf((float)(q + diag - key)),
+                                        c, -l2));
+            if (q >= {{ SQ }} || key >= {{ SK }} || {{ HIDDEN("key", "q") }}) pe = 0.f;
+{% else %}
             float pe = exp2_approx(fmaf(st[kt][nt][2 * hh + e], c, -l2));
             if (masked) {
               const int key = n0 + kg * kKeyRows + kt * 16 + hh * 8 + g, q = m0 + col;
               if (q >= {{ SQ }} || key >= {{ SK }} || {{ HIDDEN("key", "q") }}) pe = 0.f;
             }
+{% end %}
             st[kt][nt][2 * hh + e] = pe;
             dpt[kt][nt][2 * hh + e] = pe * (dpt[kt][nt][2 * hh + e] - dl);
           }
@@ -541,6 +551,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
   const int seq_k0 = p.cu_seqlens_k[batch], seqlen_k = p.cu_seqlens_k[batch + 1] - seq_k0;
 {% end %}
   const int m0 = blockIdx.x * kDetM, diag = {{ SK }} - {{ SQ }};
+{% if alibi %}
+  const float alibi = p.alibi_slopes[batch * p.alibi_batch_stride + head] / p.scale; // raw units
+{% end %}
 {% if varlen %}
   if (m0 >= seqlen_q) return;
 {% end %}
@@ -615,7 +628,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int key = j * kBlockN + nt * 8 + 2 * qd + e, row = m0 + warp * 16 + hh * 8 + g;
+{% if alibi %}
+          float pe = exp2_approx(fmaf(st[nt][2 * hh + e] - alibi * fabsf((float)(row + diag - key)), c,
+                                      -l2[hh]));
+{% else %}
           float pe = exp2_approx(fmaf(st[nt][2 * hh + e], c, -l2[hh]));
+{% end %}
           if (key >= {{ SK }} || {{ HIDDEN("key", "row") }}) pe = 0.f;
           dp[nt][2 * hh + e] = pe * (dp[nt][2 * hh + e] - dl[hh]);
         }

@@ -119,6 +119,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   for (int t = 0; t < n_steps; ++t) {
     const int slot = t % kStages;
     const int h = kv_head * group + t / n_i, m0 = (i_begin + t % n_i) * kBlockM;
+{% if alibi %}
+    const float alibi = p.alibi_slopes[batch * p.alibi_batch_stride + h] / p.scale; // raw units
+{% end %}
     cp_async_wait<kStages - 2>(); // step t (and K, V) have landed ...
     fence_proxy_async();          // ... visible to wgmma ...
     __syncthreads();              // ... for every thread; step t-1 is done everywhere
@@ -154,11 +157,18 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
         const float dl = sDf[slot * kBlockM + col];
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
+{% if alibi %}
+          const int key = n0 + key_row + hh * 8 + g, q = m0 + col;
+          float pe = exp2_approx(fmaf(st[nt][2 * hh + e] - alibi * fabsf((float)(q + diag - key)), c,
+                                      -l2));
+          if (q >= {{ SQ }} || key >= {{ SK }} || {{ HIDDEN("key", "q") }}) pe = 0.f;
+{% else %}
           float pe = exp2_approx(fmaf(st[nt][2 * hh + e], c, -l2));
           if (masked) {
             const int key = n0 + key_row + hh * 8 + g, q = m0 + col;
             if (q >= {{ SQ }} || key >= {{ SK }} || {{ HIDDEN("key", "q") }}) pe = 0.f;
           }
+{% end %}
           st[nt][2 * hh + e] = pe;
           dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dl);
         }

@@ -39,6 +39,9 @@ typedef struct fa2_fwd_params {
   int window_left, window_right; /* window variants: query i sees keys i + diag - left ..
                                     i + diag + right (diag = seqlen_k - seqlen_q); -1:
                                     that side unbounded */
+  const float *alibi_slopes;     /* alibi variants: slope of (batch b, query head h) at
+                                    b * alibi_batch_stride + h (0: one slope per head) */
+  long long alibi_batch_stride;
 } fa2_fwd_params;
 
 /* The backward pass: three kernels, launched in this order with this block.
@@ -72,6 +75,8 @@ typedef struct fa2_bwd_params {
                                              (total_q, heads_q, head_dim), delta like LSE */
   int total_q;
   int window_left, window_right; /* window variants, as in the forward */
+  const float *alibi_slopes;     /* alibi variants, as in the forward */
+  long long alibi_batch_stride;
 } fa2_bwd_params;
 
 #endif

@@ -151,6 +151,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
   const int key_first = p.window_left < 0 ? 0 : max(0, m0 + {{ SK_FULL }} - {{ SQ }} - p.window_left) / kBlockN * kBlockN;
   const int win_seqlen_k = max(0, {{ SK_FULL }} - key_first);
 {% end %}
+{% if alibi %}
+  // ALiBi: score -= slope * |row + diag - key|, in raw-score units (the slope is for
+  // scaled scores, FlashAttention-2's convention).
+  const float alibi = p.alibi_slopes[batch * p.alibi_batch_stride + head] / p.scale;
+{% end %}
   const elem_t *q = (const elem_t *)p.q + {{ BASE("q") }} + head * p.q_head_stride;
   const elem_t *k = (const elem_t *)p.k + {{ BASE("k") }} + kv_head * p.k_head_stride{{ window and " + (long long)key_first * p.k_row_stride" or "" }};
   const elem_t *v = (const elem_t *)p.v + {{ BASE("v") }} + kv_head * p.v_head_stride{{ window and " + (long long)key_first * p.v_row_stride" or "" }};
@@ -164,9 +169,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
 {% else %}
   const int n_end = kCausal ? min({{ SK }}, m0 + kBlockM + diag) : {{ SK }};
   const int n_tiles = n_end > 0 ? (n_end + kBlockN - 1) / kBlockN : 0;
+{% if alibi %}
+  const int n_unmasked = 0; // ALiBi biases every score: every tile takes the masking pass
+{% else %}
   // Leading tiles that need no mask: inside seqlen_k and visible to row m0.
   const int n_unmasked =
       kCausal ? min({{ SK }} / kBlockN, max(0, m0 + diag + 1) / kBlockN) : {{ SK }} / kBlockN;
+{% end %}
 {% end %}
 
   const unsigned sQ = smem_addr(smem);
@@ -325,6 +334,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
         for (int h = 0; h < 2; ++h) {
           const int row = m0 + warp * kWarpRows + mt * 16 + h * 8 + g;
           const int limit = {{ ROW_END("row") }};
+{% if alibi %}
+#pragma unroll
+          for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+              s[mt][nt][2 * h + e] -= alibi * fabsf((float)(row + diag - (key0 + nt * 8 + e)));
+{% end %}
 {% if window %}
           const int first = p.window_left < 0 ? 0 : row + diag - p.window_left;
 #pragma unroll

@@ -508,9 +508,9 @@ Test(rt_context, varlen_launch_and_checks) {
   fa2_destroy(ctx);
 }
 
-/* Sliding windows: the window variant, its edges in the argument block (-1 for
- * every other variant), and the argument checks. */
-Test(rt_context, window_launch_and_checks) {
+/* Sliding windows and ALiBi: each its variant, its run-time values in the
+ * argument block (window edges -1 for every other variant), and the checks. */
+Test(rt_context, window_and_alibi_launch_and_checks) {
   fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
   fa2_fwd_args a = fu_args(2, 500, 4, 4, 64);
   a.window = 1, a.window_left = 127, a.window_right = 0;
@@ -538,6 +538,20 @@ Test(rt_context, window_launch_and_checks) {
   a.causal = 0, a.window = 2;
   cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
   cr_expect_str_eq(fa2_last_error(), "window is 2: allowed 0 (none) or 1");
+  /* ALiBi: its own variant, the slopes and their batch stride passed along */
+  a.window = 0, a.alibi_slopes = (const float *)0xe00000, a.alibi_batch_stride = 4;
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_str_eq(fake->last_image_head, "CUBIN:// fwd_bf16_d64_alibi_m64n64w4s2_robust_b2_e0.001");
+  cr_expect_eq(fake->last.params.alibi_slopes, (const float *)0xe00000);
+  cr_expect_eq(fake->last.params.alibi_batch_stride, 4);
+  a.alibi_batch_stride = -4;
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect(strstr(fa2_last_error(), "alibi_batch_stride is -4: must be >= 0"), "%s",
+            fa2_last_error());
+  a.alibi_batch_stride = 0, a.alibi_slopes = (const float *)0xe00002;
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect(strstr(fa2_last_error(), "alibi_slopes 0xe00002 is not 4-byte aligned"), "%s",
+            fa2_last_error());
   fa2_destroy(ctx);
 }
 

@@ -11,7 +11,8 @@ on different devices are a ValueError naming each one's device, at trace time
 too.
 
     o, lse, o32 = torch.ops.fa2gen.fwd(q, k, v, causal, stab, beta, eps, scale,
-                                       want_o32, deterministic, window_left, window_right)
+                                       want_o32, deterministic, window_left, window_right,
+                                       alibi_slopes)
     # variable-length batches: torch.ops.fa2gen.varlen_fwd / varlen_bwd (below)
 
 q (B, Sq, H, d), k/v (B, Sk, Hkv, d), bf16 or fp16, last dim contiguous;
@@ -19,10 +20,12 @@ o (B, Sq, H, d) contiguous; lse (B, H, Sq) fp32, natural log, +inf for a row tha
 sees no key; o32 (B, Sq, H, d) fp32 when want_o32 (the backward's precise delta),
 else an empty tensor. beta, eps, scale: 0 means the default (2, 1e-3, 1/sqrt(d)).
 window_left/right: a sliding window (query i sees keys i + diag - left .. i + diag +
-right, -1 unbounded; causal then False), both -1 for none.
+right, -1 unbounded; causal then False), both -1 for none. alibi_slopes: None, or fp32
+slopes (H,) or (B, H) on q's device: each score loses slope * |i + diag - j|.
 deterministic only matters to the backward, which the forward's autograd runs.
 """
 import ctypes
+from typing import Optional
 
 import torch
 
@@ -58,7 +61,8 @@ def check_one_device(fn, **tensors):
     """ValueError naming each tensor's device unless all are on one. The
     kernels launch on the first tensor's device (as PyTorch's own operators
     do, whatever the current device), so a tensor elsewhere would be read
-    through a pointer of another GPU."""
+    through a pointer of another GPU. None (an absent optional tensor) is skipped."""
+    tensors = {name: t for name, t in tensors.items() if t is not None}
     (first, t0), *rest = tensors.items()
     if any(t.device != t0.device for _, t in rest):
         where = ", ".join(f"{name} on {t.device}" for name, t in tensors.items())
@@ -74,6 +78,14 @@ def _stream(device):
 def _context(device):
     from . import context
     return context(device.index if device.index is not None else torch.cuda.current_device())
+
+
+def _alibi(slopes):
+    """The C fields of ALiBi: fp32 slopes (heads,) or (batch, heads), or none."""
+    if slopes is None:
+        return dict(alibi_slopes=None, alibi_batch_stride=0)
+    return dict(alibi_slopes=slopes.data_ptr(),
+                alibi_batch_stride=slopes.stride(0) if slopes.dim() == 2 else 0)
 
 
 def _window(left, right):
@@ -92,8 +104,9 @@ def _outputs_fwd(q, want_o32):
 @torch.library.custom_op("fa2gen::fwd", mutates_args=(), device_types="cuda")
 def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: str,
         beta: float, eps: float, scale: float, want_o32: bool, deterministic: bool,
-        window_left: int, window_right: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    check_one_device("fa2gen.fwd", q=q, k=k, v=v)
+        window_left: int, window_right: int,
+        alibi_slopes: Optional[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    check_one_device("fa2gen.fwd", q=q, k=k, v=v, alibi_slopes=alibi_slopes)
     o, lse, o32 = _outputs_fwd(q, want_o32)
     q, k, v = _aligned(q), _aligned(k), _aligned(v)
     B, N, H, d = q.shape
@@ -101,15 +114,17 @@ def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: s
                 batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
                 head_dim=d, scale=scale, causal=int(causal), stab=STAB[stab], beta=beta,
                 eps=eps, o_fp32=o32.data_ptr() if want_o32 else None,
-                **_window(window_left, window_right))
+                **_window(window_left, window_right), **_alibi(alibi_slopes))
     with torch.cuda.device(q.device):
         _context(q.device).forward(a, _stream(q.device))
     return o, lse, o32
 
 
 @fwd.register_fake
-def _(q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic, window_left, window_right):
-    check_one_device("fa2gen.fwd", q=q, k=k, v=v)  # while tracing too: fails at compile time
+def _(q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic, window_left, window_right,
+      alibi_slopes):
+    # while tracing too: a mixed-device call fails at compile time
+    check_one_device("fa2gen.fwd", q=q, k=k, v=v, alibi_slopes=alibi_slopes)
     return _outputs_fwd(q, want_o32)
 
 
@@ -122,9 +137,10 @@ def _outputs_bwd(q, k, v):
 @torch.library.custom_op("fa2gen::bwd", mutates_args=(), device_types="cuda")
 def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
         lse: torch.Tensor, o32: torch.Tensor, causal: bool, stab: str, beta: float, eps: float,
-        scale: float, deterministic: bool, window_left: int,
-        window_right: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    check_one_device("fa2gen.bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32)
+        scale: float, deterministic: bool, window_left: int, window_right: int,
+        alibi_slopes: Optional[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    check_one_device("fa2gen.bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
+                     alibi_slopes=alibi_slopes)
     dq, dk, dv = _outputs_bwd(q, k, v)
     q, k, v, o, dout = _aligned(q), _aligned(k), _aligned(v), _aligned(o), _aligned(dout)
     B, N, H, d = q.shape
@@ -135,7 +151,8 @@ def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o
                 o_fp32=o32.data_ptr() if precise else None,
                 batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
                 head_dim=d, scale=scale, causal=int(causal), stab=STAB[stab], beta=beta, eps=eps,
-                deterministic=int(deterministic), **_window(window_left, window_right))
+                deterministic=int(deterministic), **_window(window_left, window_right),
+                **_alibi(alibi_slopes))
     _run_backward(a, q.device)
     return dq, dk, dv
 
@@ -153,23 +170,24 @@ def _run_backward(a, device):
 
 @bwd.register_fake
 def _(dout, q, k, v, o, lse, o32, causal, stab, beta, eps, scale, deterministic, window_left,
-      window_right):
-    check_one_device("fa2gen.bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32)
+      window_right, alibi_slopes):
+    check_one_device("fa2gen.bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
+                     alibi_slopes=alibi_slopes)
     return _outputs_bwd(q, k, v)
 
 
 def _setup_context(ctx, inputs, output):
-    q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic, wl, wr = inputs
+    q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic, wl, wr, alibi = inputs
     o, lse, o32 = output
-    ctx.save_for_backward(q, k, v, o, lse, o32)
+    ctx.save_for_backward(q, k, v, o, lse, o32, alibi)
     ctx.args = (causal, stab, beta, eps, scale, deterministic, wl, wr)
     ctx.mark_non_differentiable(lse, o32)
 
 
 def _backward(ctx, dout, dlse, do32):
-    q, k, v, o, lse, o32 = ctx.saved_tensors
-    dq, dk, dv = bwd(dout, q, k, v, o, lse, o32, *ctx.args)
-    return (dq, dk, dv) + (None,) * 9
+    q, k, v, o, lse, o32, alibi = ctx.saved_tensors
+    dq, dk, dv = bwd(dout, q, k, v, o, lse, o32, *ctx.args, alibi)
+    return (dq, dk, dv) + (None,) * 10
 
 
 fwd.register_autograd(_backward, setup_context=_setup_context)
@@ -180,7 +198,7 @@ fwd.register_autograd(_backward, setup_context=_setup_context)
 #     o, lse, o32 = torch.ops.fa2gen.varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k,
 #                                               max_seqlen_q, max_seqlen_k, causal, stab,
 #                                               beta, eps, scale, want_o32, deterministic,
-#                                               window_left, window_right)
+#                                               window_left, window_right, alibi_slopes)
 #
 # q (total_q, H, d), k/v (total_k, Hkv, d); cu_seqlens_* int32 (batch + 1) on the
 # device; o (total_q, H, d) contiguous, lse (H, total_q) fp32, o32 (total_q, H, d) or
@@ -218,15 +236,16 @@ def _outputs_varlen_fwd(q, want_o32):
 def varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: torch.Tensor,
                cu_seqlens_k: torch.Tensor, max_seqlen_q: int, max_seqlen_k: int, causal: bool,
                stab: str, beta: float, eps: float, scale: float, want_o32: bool,
-               deterministic: bool, window_left: int,
-               window_right: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+               deterministic: bool, window_left: int, window_right: int,
+               alibi_slopes: Optional[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     check_one_device("fa2gen.varlen_fwd", q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q,
-                     cu_seqlens_k=cu_seqlens_k)
+                     cu_seqlens_k=cu_seqlens_k, alibi_slopes=alibi_slopes)
     o, lse, o32 = _outputs_varlen_fwd(q, want_o32)
     q, k, v = _aligned3(q), _aligned3(k), _aligned3(v)
     a = FwdArgs(q=_tensor3(q), k=_tensor3(k), v=_tensor3(v), o=_tensor3(o), lse=lse.data_ptr(),
                 scale=scale, causal=int(causal), stab=STAB[stab], beta=beta, eps=eps,
                 o_fp32=o32.data_ptr() if want_o32 else None, **_window(window_left, window_right),
+                **_alibi(alibi_slopes),
                 **_varlen_sizes(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k))
     with torch.cuda.device(q.device):
         _context(q.device).forward(a, _stream(q.device))
@@ -235,9 +254,9 @@ def varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: 
 
 @varlen_fwd.register_fake
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, stab, beta, eps,
-      scale, want_o32, deterministic, window_left, window_right):
+      scale, want_o32, deterministic, window_left, window_right, alibi_slopes):
     check_one_device("fa2gen.varlen_fwd", q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q,
-                     cu_seqlens_k=cu_seqlens_k)
+                     cu_seqlens_k=cu_seqlens_k, alibi_slopes=alibi_slopes)
     return _outputs_varlen_fwd(q, want_o32)
 
 
@@ -246,9 +265,11 @@ def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Te
                o: torch.Tensor, lse: torch.Tensor, o32: torch.Tensor, cu_seqlens_q: torch.Tensor,
                cu_seqlens_k: torch.Tensor, max_seqlen_q: int, max_seqlen_k: int, causal: bool,
                stab: str, beta: float, eps: float, scale: float, deterministic: bool,
-               window_left: int, window_right: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+               window_left: int, window_right: int,
+        alibi_slopes: Optional[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     check_one_device("fa2gen.varlen_bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
-                     cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k)
+                     cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
+                     alibi_slopes=alibi_slopes)
     dq, dk, dv = _outputs_bwd(q, k, v)
     q, k, v, o, dout = _aligned3(q), _aligned3(k), _aligned3(v), _aligned3(o), _aligned3(dout)
     precise = o32.numel() > 0
@@ -257,7 +278,7 @@ def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Te
                 delta=DELTA["fp32" if precise else "lowp"],
                 o_fp32=o32.data_ptr() if precise else None, scale=scale, causal=int(causal),
                 stab=STAB[stab], beta=beta, eps=eps, deterministic=int(deterministic),
-                **_window(window_left, window_right),
+                **_window(window_left, window_right), **_alibi(alibi_slopes),
                 **_varlen_sizes(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k))
     _run_backward(a, q.device)
     return dq, dk, dv
@@ -265,25 +286,26 @@ def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Te
 
 @varlen_bwd.register_fake
 def _(dout, q, k, v, o, lse, o32, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
-      stab, beta, eps, scale, deterministic, window_left, window_right):
+      stab, beta, eps, scale, deterministic, window_left, window_right, alibi_slopes):
     check_one_device("fa2gen.varlen_bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
-                     cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k)
+                     cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
+                     alibi_slopes=alibi_slopes)
     return _outputs_bwd(q, k, v)
 
 
 def _varlen_setup_context(ctx, inputs, output):
     (q, k, v, cu_q, cu_k, max_q, max_k, causal, stab, beta, eps, scale, want_o32,
-     deterministic, wl, wr) = inputs
+     deterministic, wl, wr, alibi) = inputs
     o, lse, o32 = output
-    ctx.save_for_backward(q, k, v, o, lse, o32, cu_q, cu_k)
+    ctx.save_for_backward(q, k, v, o, lse, o32, cu_q, cu_k, alibi)
     ctx.args = (max_q, max_k, causal, stab, beta, eps, scale, deterministic, wl, wr)
     ctx.mark_non_differentiable(lse, o32)
 
 
 def _varlen_backward(ctx, dout, dlse, do32):
-    q, k, v, o, lse, o32, cu_q, cu_k = ctx.saved_tensors
-    dq, dk, dv = varlen_bwd(dout, q, k, v, o, lse, o32, cu_q, cu_k, *ctx.args)
-    return (dq, dk, dv) + (None,) * 13
+    q, k, v, o, lse, o32, cu_q, cu_k, alibi = ctx.saved_tensors
+    dq, dk, dv = varlen_bwd(dout, q, k, v, o, lse, o32, cu_q, cu_k, *ctx.args, alibi)
+    return (dq, dk, dv) + (None,) * 14
 
 
 varlen_fwd.register_autograd(_varlen_backward, setup_context=_varlen_setup_context)

@@ -138,16 +138,35 @@ def _want_o32(delta, q, k, v):
 
 
 def forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, return_lse,
-            window=(-1, -1)):
+            window=(-1, -1), alibi_slopes=None):
     """The checked call of torch.ops.fa2gen.fwd. window: (left, right) edges of a
-    sliding window, -1 unbounded (then causal is False: its edge is right = 0)."""
+    sliding window, -1 unbounded (then causal is False: its edge is right = 0).
+    alibi_slopes: None or checked fp32 slopes (check_alibi)."""
     want_o32 = _want_o32(delta, q, k, v)
     q, k, v, scale, d = _pad_head_dim(q, k, v, scale)
     o, lse, _ = torch.ops.fa2gen.fwd(q, k, v, bool(causal), stab, float(beta or 0.0),
                                      float(eps or 0.0), float(scale or 0.0), want_o32,
-                                     bool(deterministic), int(window[0]), int(window[1]))
+                                     bool(deterministic), int(window[0]), int(window[1]),
+                                     alibi_slopes)
     o = o[..., :d] if o.shape[-1] != d else o
     return (o, lse) if return_lse else o
+
+
+def check_alibi(fn, slopes, q, batch):
+    """alibi_slopes as FlashAttention-2 takes them: fp32 (heads,) or (batch, heads) on
+    q's device, the heads dimension contiguous. Returns them (None stays None)."""
+    if slopes is None:
+        return None
+    heads = q.shape[-2]
+    if not isinstance(slopes, torch.Tensor) or slopes.dtype != torch.float32 or \
+            tuple(slopes.shape) not in ((heads,), (batch, heads)) or slopes.stride(-1) != 1:
+        what = (f"{slopes.dtype} of shape {tuple(slopes.shape)}" if isinstance(slopes, torch.Tensor)
+                else type(slopes).__name__)
+        raise ValueError(f"{fn}: alibi_slopes is {what}: expected torch.float32 of shape "
+                         f"({heads},) or ({batch}, {heads}), the heads contiguous")
+    if slopes.device != q.device:
+        raise ValueError(f"{fn}: alibi_slopes is on {slopes.device} and q on {q.device}")
+    return slopes
 
 
 def check_varlen_inputs(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k):
@@ -179,7 +198,8 @@ def check_varlen_inputs(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, m
 
 
 def varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, stab,
-                   beta, eps, scale, delta, deterministic, return_lse, window=(-1, -1)):
+                   beta, eps, scale, delta, deterministic, return_lse, window=(-1, -1),
+                   alibi_slopes=None):
     """The checked call of torch.ops.fa2gen.varlen_fwd."""
     want_o32 = _want_o32(delta, q, k, v)
     q, k, v, scale, d = _pad_head_dim(q, k, v, scale)
@@ -187,6 +207,6 @@ def varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen
                                             int(max_seqlen_k), bool(causal), stab,
                                             float(beta or 0.0), float(eps or 0.0),
                                             float(scale or 0.0), want_o32, bool(deterministic),
-                                            int(window[0]), int(window[1]))
+                                            int(window[0]), int(window[1]), alibi_slopes)
     o = o[..., :d] if o.shape[-1] != d else o
     return (o, lse) if return_lse else o

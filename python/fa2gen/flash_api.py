@@ -5,10 +5,10 @@
 
 Same signatures, layouts and semantics as flash_attn 2.x: q (B, Sq, H, d), k/v
 (B, Sk, Hkv, d), causal aligned bottom-right, softmax_lse (B, H, Sq) fp32,
-packed QKV / KV read in place as strided views, sliding windows (window_size).
-One extra keyword, `stab` ("robust" by default; "none" is FlashAttention-2's own
-arithmetic). Arguments fa2gen cannot honour yet (dropout, softcap, ALiBi) raise
-NotImplementedError naming them: never ignored. The varlen functions take FA2's
+packed QKV / KV read in place as strided views, sliding windows (window_size),
+ALiBi (alibi_slopes). One extra keyword, `stab` ("robust" by default; "none" is
+FlashAttention-2's own arithmetic). Arguments fa2gen cannot honour yet (dropout,
+softcap) raise NotImplementedError naming them: never ignored. The varlen functions take FA2's
 packed-sequence layout: (total_tokens, heads, head_dim) tensors and int32
 cu_seqlens offsets on the device.
 """
@@ -22,24 +22,23 @@ def _unsupported(fn, what, value, allowed):
                               f"allowed: {allowed}")
 
 
-def _refuse_modifiers(fn, dropout_p, softcap, alibi_slopes):
+def _refuse_modifiers(fn, dropout_p, softcap):
     """Score modifiers fa2gen has no kernels for yet: an error naming each, never ignored."""
     if dropout_p != 0.0:
         _unsupported(fn, "dropout_p", dropout_p, "0.0")
     if softcap != 0.0:
         _unsupported(fn, "softcap", softcap, "0.0")
-    if alibi_slopes is not None:
-        _unsupported(fn, "alibi_slopes", "<tensor>", "None")
 
 
 def _attention(fn, q, k, v, dropout_p, softmax_scale, causal, window_size, softcap,
                alibi_slopes, deterministic, return_attn_probs, stab):
     _torch.check_mode(fn, stab, "lowp")
     _torch.check_inputs(fn, q, k, v)
-    _refuse_modifiers(fn, dropout_p, softcap, alibi_slopes)
+    _refuse_modifiers(fn, dropout_p, softcap)
+    alibi_slopes = _torch.check_alibi(fn, alibi_slopes, q, q.shape[0])
     causal, window = _causal_and_window(fn, causal, window_size, q.shape[1], k.shape[1])
     out, lse = _torch.forward(q, k, v, causal, stab, None, None, softmax_scale, "lowp",
-                              deterministic, True, window)
+                              deterministic, True, window, alibi_slopes)
     return (out, lse, None) if return_attn_probs else out
 
 
@@ -89,13 +88,14 @@ def _varlen(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
     _torch.check_mode(fn, stab, "lowp")
     _torch.check_varlen_inputs(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                max_seqlen_k)
-    _refuse_modifiers(fn, dropout_p, softcap, alibi_slopes)
+    _refuse_modifiers(fn, dropout_p, softcap)
+    alibi_slopes = _torch.check_alibi(fn, alibi_slopes, q, cu_seqlens_q.shape[0] - 1)
     if block_table is not None:
         _unsupported(fn, "block_table", "<tensor>", "None (no paged KV cache)")
     causal, window = _causal_and_window(fn, causal, window_size, max_seqlen_q, max_seqlen_k)
     out, lse = _torch.varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                      max_seqlen_k, causal, stab, None, None, softmax_scale, "lowp",
-                                     deterministic, True, window)
+                                     deterministic, True, window, alibi_slopes)
     return (out, lse, None) if return_attn_probs else out
 
 

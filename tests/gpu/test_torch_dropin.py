@@ -22,11 +22,12 @@ from fa2gen import flash_attn_func, flash_attn_kvpacked_func, flash_attn_qkvpack
 DEV = "cuda"
 
 
-def ref_attention(q, k, v, causal, scale=None, dtype=torch.float64, window=(-1, -1)):
+def ref_attention(q, k, v, causal, scale=None, dtype=torch.float64, window=(-1, -1), alibi=None):
     """Attention computed in dtype (float64: the reference; the inputs' dtype:
     PyTorch's same-precision computation), FA2's bottom-right causal rule and
     window (query i sees keys i + Sk - Sq - left .. i + Sk - Sq + right, -1
-    unbounded), a row that sees no key giving 0. q (B, Sq, H, d), k/v (B, Sk, Hkv, d)."""
+    unbounded), ALiBi (slopes (H,) or (B, H): score -= slope |i + Sk - Sq - j|), a row
+    that sees no key giving 0. q (B, Sq, H, d), k/v (B, Sk, Hkv, d)."""
     B, Sq, H, d = q.shape
     Sk, Hk = k.shape[1], k.shape[2]
     scale = scale or 1.0 / math.sqrt(d)
@@ -35,6 +36,9 @@ def ref_attention(q, k, v, causal, scale=None, dtype=torch.float64, window=(-1, 
     s = torch.matmul(qd, kd.transpose(-1, -2)) * scale
     i = torch.arange(Sq, device=q.device)[:, None]
     j = torch.arange(Sk, device=q.device)[None, :]
+    if alibi is not None:
+        slope = alibi.to(dtype).reshape(-1 if alibi.dim() == 2 else 1, H, 1, 1)
+        s = s - slope * (i + Sk - Sq - j).abs().to(dtype)
     if causal:
         s = s.masked_fill(j > i + Sk - Sq, float("-inf"))
     if window[0] >= 0:
@@ -148,12 +152,9 @@ def test_flash_attn_func_matches_attention_and_packed_views():
                ref_attention(q, k, v, True, 0.05, dtype=torch.bfloat16), 2)
 
 
-@pytest.mark.parametrize("kw,name", [({"dropout_p": 0.1}, "dropout_p"), ({"softcap": 30.0}, "softcap"),
-                                     ({"alibi_slopes": "slopes"}, "alibi_slopes")])
+@pytest.mark.parametrize("kw,name", [({"dropout_p": 0.1}, "dropout_p"), ({"softcap": 30.0}, "softcap")])
 def test_flash_attn_func_refuses_what_it_cannot_honour(kw, name):
     q = rand(1, 300, 2, 64)
-    if name == "alibi_slopes":
-        kw = {"alibi_slopes": torch.ones(2, device=DEV)}
     with pytest.raises(NotImplementedError, match=f"fa2gen.flash_attn_func: {name}="):
         flash_attn_func(q, q, q, **kw)
 
@@ -242,17 +243,20 @@ def opcheck_args():
 def test_opcheck_forward(want_o32):
     q, k, v = (t.requires_grad_() for t in opcheck_args())
     res = torch.library.opcheck(torch.ops.fa2gen.fwd.default,
-                                (q, k, v, True, "robust", 0.0, 0.0, 0.0, want_o32, True, -1, -1))
+                                (q, k, v, True, "robust", 0.0, 0.0, 0.0, want_o32, True, -1, -1, None))
     print("opcheck fa2gen::fwd", res)
     assert all(r == "SUCCESS" for r in res.values()), res
 
 
 def test_opcheck_backward():
     q, k, v = opcheck_args()
-    o, lse, o32 = torch.ops.fa2gen.fwd(q, k, v, False, "robust", 0.0, 0.0, 0.0, True, True, 30, 0)
+    slopes = torch.rand(2, 4, device=DEV) * 0.5  # ALiBi, a slope per batch and head
+    o, lse, o32 = torch.ops.fa2gen.fwd(q, k, v, False, "robust", 0.0, 0.0, 0.0, True, True, 30, 0,
+                                           slopes)
     do = rand(*o.shape)
     res = torch.library.opcheck(torch.ops.fa2gen.bwd.default,
-                                (do, q, k, v, o, lse, o32, False, "robust", 0.0, 0.0, 0.0, True, 30, 0))
+                                (do, q, k, v, o, lse, o32, False, "robust", 0.0, 0.0, 0.0, True, 30, 0,
+                                 slopes))
     print("opcheck fa2gen::bwd", res)
     assert all(r == "SUCCESS" for r in res.values()), res
 
@@ -495,3 +499,36 @@ def test_sliding_window_varlen_and_transformers_mistral():
     check_rule("mistral window logits", logits["fa2gen"], logits["eager"], logits["sdpa"], 2)
     print(f"mistral sliding_window 64: logits err {max_err(logits['fa2gen'], logits['eager']):.3e} "
           f"(sdpa {max_err(logits['sdpa'], logits['eager']):.3e})")
+
+
+# ---------------------------------------------------------------------------
+# ALiBi (FlashAttention-2's alibi_slopes)
+
+
+ALIBI_CASES = [  # B, Sq, Sk, H, Hkv, d, causal, per-batch slopes, window
+    (2, 1000, 1000, 8, 2, 64, True, False, (-1, -1)), (2, 700, 1300, 4, 4, 128, False, True, (-1, -1)),
+    (2, 1300, 700, 4, 1, 128, True, False, (-1, -1)), (3, 17, 17, 2, 2, 32, False, False, (-1, -1)),
+    (2, 1000, 1000, 4, 2, 64, True, True, (255, 0)),
+]
+
+
+@pytest.mark.parametrize("case", ALIBI_CASES, ids=lambda c: "q%d_k%d_d%d%s%s%s" % (
+    c[1], c[2], c[5], "_causal" if c[6] else "", "_per_batch" if c[7] else "",
+    "_window" if c[8][0] >= 0 else ""))
+@pytest.mark.parametrize("stab", ["none", "robust"])
+def test_alibi_against_float64(case, stab):
+    B, Sq, Sk, H, Hk, d, causal, per_batch, window = case
+    torch.manual_seed(Sq + d)
+    q, k, v, do = rand(B, Sq, H, d), rand(B, Sk, Hk, d), rand(B, Sk, Hk, d), rand(B, Sq, H, d)
+    slopes = torch.rand(*((B, H) if per_batch else (H,)), device=DEV) * 0.3
+    f = lambda q, k, v: flash_attn_func(q, k, v, causal=causal, window_size=window,
+                                        alibi_slopes=slopes, stab=stab)
+    ref_window = (window[0], 0) if window[0] >= 0 and causal else window
+    got = grads(f, q, k, v, do)
+    ref = grads(lambda q, k, v: ref_attention(q, k, v, causal, window=ref_window, alibi=slopes),
+                q.double(), k.double(), v.double(), do.double())
+    low = grads(lambda q, k, v: ref_attention(q, k, v, causal, dtype=torch.bfloat16, window=ref_window,
+                                              alibi=slopes), q, k, v, do)
+    check_rule("out", got[0], ref[0], low[0], 2)
+    for i, name in ((1, "dq"), (2, "dk"), (3, "dv")):
+        check_rule(name, got[i], ref[i], low[i], 3, slack=1e-6 * math.sqrt(max(Sq, Sk)))
