@@ -60,6 +60,7 @@ M.AXES = {
   varlen       = function() return { false } end,
   window       = function() return { false } end,
   alibi        = function() return { false } end,
+  softcap      = function() return { false } end,
   tiles        = function() return "auto" end,
   stab         = function()
     return {

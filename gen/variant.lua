@@ -168,6 +168,7 @@ end
 M.check_varlen = M.check_causal -- a boolean too
 M.check_window = M.check_causal
 M.check_alibi = M.check_causal
+M.check_softcap = M.check_causal
 
 function M.check_arch(x, path)
   if not M.ARCH_SMEM[x] then U.fail(path, x, "not a supported arch", joined(M.ARCHES)) end
@@ -282,6 +283,7 @@ function M.name(v)
   if v.varlen then parts[#parts + 1] = "varlen" end
   if v.window then parts[#parts + 1] = "window" end
   if v.alibi then parts[#parts + 1] = "alibi" end
+  if v.softcap then parts[#parts + 1] = "softcap" end
   parts[#parts + 1] = string.format("m%dn%dw%ds%d%s", v.block_m, v.block_n, v.warps, v.stages,
     v.wgmma and "wg" or "")
   parts[#parts + 1] = v.stab
@@ -313,6 +315,7 @@ function M.complete(v, arch, tiles_arch)
   c.varlen = M.check_varlen(v.varlen or false, "varlen")
   c.window = M.check_window(v.window or false, "window")
   c.alibi = M.check_alibi(v.alibi or false, "alibi")
+  c.softcap = M.check_softcap(v.softcap or false, "softcap")
   if c.window and c.causal then
     U.fail("causal", c.causal, "a window variant takes causal as its right edge (window_right = 0 "
       .. "at run time)", "causal = false with window = true")
@@ -369,7 +372,7 @@ function M.complete(v, arch, tiles_arch)
   return c
 end
 
-local NAME_FORM = "{pass}_{dtype}_d{head_dim}[_causal][_varlen][_window][_alibi]_m{block_m}n{block_n}w{warps}s{stages}[wg]_{mode}[_b{beta}_e{eps}]"
+local NAME_FORM = "{pass}_{dtype}_d{head_dim}[_causal][_varlen][_window][_alibi][_softcap]_m{block_m}n{block_n}w{warps}s{stages}[wg]_{mode}[_b{beta}_e{eps}]"
 
 -- The base fields of a canonical name (not validated: complete does that).
 function M.parse(name)
@@ -390,6 +393,8 @@ function M.parse(name)
   if v.window then i = i + 1 end
   v.alibi = tok[i] == "alibi"
   if v.alibi then i = i + 1 end
+  v.softcap = tok[i] == "softcap"
+  if v.softcap then i = i + 1 end
   local m, n, w, s, wg = (tok[i] or ""):match("^m(%d+)n(%d+)w(%d+)s(%d+)(w?g?)$")
   if not m or (wg ~= "" and wg ~= "wg") then
     bad("expected the tiles as m<block_m>n<block_n>w<warps>s<stages>[wg]")

@@ -152,6 +152,9 @@ typedef struct fa2_fwd_args {
    * one slope per head, FA2's (heads,) shape; heads_q: its (batch, heads)). */
   const float *alibi_slopes;
   long long alibi_batch_stride;
+  /* Softcap (FlashAttention-2's softcap, Gemma 2's logit capping); 0: none. A scaled
+   * score x becomes softcap * tanh(x / softcap) before the softmax. */
+  float softcap;
 } fa2_fwd_args;
 
 /* Checks args as fa2_forward does, without a context or a GPU. */
@@ -197,6 +200,7 @@ typedef struct fa2_bwd_args {
   int window, window_left, window_right;  /* as in fa2_fwd_args */
   const float *alibi_slopes;              /* as in fa2_fwd_args */
   long long alibi_batch_stride;
+  float softcap;                          /* as in fa2_fwd_args */
 } fa2_bwd_args;
 
 FA2_API fa2_status fa2_backward(fa2_context *ctx, const fa2_bwd_args *args, void *stream);
@@ -223,6 +227,7 @@ typedef struct fa2_kernel_desc {
   int varlen; /* 1: the variable-length kernel (calls with cu_seqlens) */
   int window; /* 1: the sliding-window kernel (then causal = 0) */
   int alibi;  /* 1: the ALiBi kernel */
+  int softcap; /* 1: the softcap kernel */
 } fa2_kernel_desc;
 
 /* Loads or compiles each kernel now (options.jobs threads), so that the

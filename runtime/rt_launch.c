@@ -42,6 +42,7 @@ static void fill_params(const fa2_fwd_args *a, fa2_fwd_params *p) {
   p->window_left = a->window ? a->window_left : -1;
   p->window_right = a->window ? a->window_right : -1;
   p->alibi_slopes = a->alibi_slopes, p->alibi_batch_stride = a->alibi_batch_stride;
+  p->softcap = a->softcap;
 }
 
 fa2_status fa2_forward(fa2_context *ctx, const fa2_fwd_args *a, void *stream) {
@@ -113,6 +114,7 @@ static void fill_bwd_params(const fa2_bwd_args *a, void *ws, fa2_bwd_params *p) 
   p->window_left = a->window ? a->window_left : -1;
   p->window_right = a->window ? a->window_right : -1;
   p->alibi_slopes = a->alibi_slopes, p->alibi_batch_stride = a->alibi_batch_stride;
+  p->softcap = a->softcap;
 }
 
 /* The caller's workspace, or the context's (grown under ws_lock; the old

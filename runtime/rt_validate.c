@@ -177,6 +177,9 @@ int rt_validate_fwd(const fa2_fwd_args *a) {
   if ((rc = check_stab(a))) return rc;
   if ((rc = check_varlen(a->cu_seqlens_q, a->cu_seqlens_k, a->total_q, a->total_k))) return rc;
   if ((rc = check_window(a->window, a->window_left, a->window_right, a->causal))) return rc;
+  if (!(a->softcap >= 0 && a->softcap <= FLT_MAX))
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "softcap is %g: must be a finite number > 0, or 0 for none", a->softcap);
   if (a->alibi_slopes && a->alibi_batch_stride < 0)
     return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
                         "alibi_batch_stride is %lld: must be >= 0 (0: one slope per head, "
@@ -230,6 +233,7 @@ int rt_validate_bwd(const fa2_bwd_args *a) {
   f.total_q = a->total_q, f.total_k = a->total_k;
   f.window = a->window, f.window_left = a->window_left, f.window_right = a->window_right;
   f.alibi_slopes = a->alibi_slopes, f.alibi_batch_stride = a->alibi_batch_stride;
+  f.softcap = a->softcap;
   if ((rc = rt_validate_fwd(&f))) return rc;
   if (a->head_dim > 128)
     return rt_set_error(FA2_ERR_UNSUPPORTED,

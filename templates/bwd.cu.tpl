@@ -279,6 +279,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   const unsigned s_off = (((mi >> 1) * 8 + mr) * kStrideS + dq_rows + (mi & 1) * 8) * 2;
 
   const float c = p.scale * 1.44269504f; // scores -> log2 units
+{% if softcap %}
+  const float cap_in = p.scale / p.softcap, cap_out = p.softcap / p.scale; // softcap, raw units
+{% end %}
   // dV of the warp's keys (paired: dV for half 0, dK for half 1), and dK
   // (unpaired; a stub when paired, and its indexes below stay in range for
   // the stub because a discarded `if constexpr` branch here still compiles).
@@ -344,6 +347,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
       }
     }
 
+{% if softcap %}
+    // softcap: S^T capped in place; dS^T takes the derivative 1 - tanh^2 below
+#pragma unroll
+    for (int kt = 0; kt < kKTiles; ++kt)
+#pragma unroll
+      for (int nt = 0; nt < kQTiles; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) st[kt][nt][e] = cap_out * tanh_approx(st[kt][nt][e] * cap_in);
+{% end %}
     // P^T = exp2(S^T c - LSE log2 e), dS^T = P^T (dP^T - delta); masked entries are 0.
     const bool masked = m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
                         {{ window and "true; // the window's edges: mask every step" or "(kCausal && n0 + kBlockN - 1 > m0 + diag);" }}
@@ -370,8 +382,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
               if (q >= {{ SQ }} || key >= {{ SK }} || {{ HIDDEN("key", "q") }}) pe = 0.f;
             }
 {% end %}
+{% if softcap %}
+            const float t = st[kt][nt][2 * hh + e] * cap_in; // tanh of the uncapped score
+            st[kt][nt][2 * hh + e] = pe;
+            dpt[kt][nt][2 * hh + e] = pe * (dpt[kt][nt][2 * hh + e] - dl) * (1.f - t * t);
+{% else %}
             st[kt][nt][2 * hh + e] = pe;
             dpt[kt][nt][2 * hh + e] = pe * (dpt[kt][nt][2 * hh + e] - dl);
+{% end %}
           }
       }
 
@@ -571,6 +589,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
   const unsigned b_off = (((mi >> 1) * 8 + mr) * kStride + (mi & 1) * 8) * 2;             // B: n rows
   const unsigned t_off = (((mi & 1) * 8 + mr) * kStride + (mi >> 1) * 8) * 2;             // B^T: k rows
   const float c = p.scale * 1.44269504f;
+{% if softcap %}
+  const float cap_in = p.scale / p.softcap, cap_out = p.softcap / p.scale; // softcap, raw units
+{% end %}
   float l2[2], dl[2]; // this thread's two rows: LSE in log2 units, delta
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
@@ -620,6 +641,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
         mma_16816(dp[2 * np + 1], ado, b2, b3);
       }
     }
+{% if softcap %}
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) st[nt][e] = cap_out * tanh_approx(st[nt][e] * cap_in);
+{% end %}
     // dS = P (dP - delta), masked entries 0, rounded into A fragments of dS K.
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt)
@@ -635,7 +662,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
           float pe = exp2_approx(fmaf(st[nt][2 * hh + e], c, -l2[hh]));
 {% end %}
           if (key >= {{ SK }} || {{ HIDDEN("key", "row") }}) pe = 0.f;
+{% if softcap %}
+          const float t = st[nt][2 * hh + e] * cap_in;
+          dp[nt][2 * hh + e] = pe * (dp[nt][2 * hh + e] - dl[hh]) * (1.f - t * t);
+{% else %}
           dp[nt][2 * hh + e] = pe * (dp[nt][2 * hh + e] - dl[hh]);
+{% end %}
         }
 #pragma unroll
     for (int ks = 0; ks < kKS; ++ks) {

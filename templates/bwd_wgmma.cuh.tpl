@@ -110,6 +110,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   const int key_row = warp * 16;                  // this warp's 16 keys in the block
   const unsigned sKw = sK + wg * 64 * 128, sVw = sV + wg * 64 * 128; // its warpgroup's 64
   const float c = p.scale * 1.44269504f;          // scores -> log2 units
+{% if softcap %}
+  const float cap_in = p.scale / p.softcap, cap_out = p.softcap / p.scale; // softcap, raw units
+{% end %}
   float acc_v[kDTiles][4], acc_k[kDTiles][4];     // dV and dK of the warp's keys
 #pragma unroll
   for (int dt = 0; dt < kDTiles; ++dt)
@@ -145,6 +148,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     fence_regs(st);
     fence_regs(dpt);
 
+{% if softcap %}
+    // softcap: S^T capped in place; dS^T takes the derivative 1 - tanh^2 below
+#pragma unroll
+    for (int nt = 0; nt < kBlockM / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) st[nt][e] = cap_out * tanh_approx(st[nt][e] * cap_in);
+{% end %}
     // P^T = exp2(S^T c - LSE log2 e), dS^T = P^T (dP^T - delta); masked entries are 0.
     const bool masked = m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
                         {{ window and "true; // the window's edges: mask every step" or "(kCausal && n0 + kBlockN - 1 > m0 + diag);" }}
@@ -169,8 +179,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
             if (q >= {{ SQ }} || key >= {{ SK }} || {{ HIDDEN("key", "q") }}) pe = 0.f;
           }
 {% end %}
+{% if softcap %}
+          const float t = st[nt][2 * hh + e] * cap_in; // tanh of the uncapped score
+          st[nt][2 * hh + e] = pe;
+          dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dl) * (1.f - t * t);
+{% else %}
           st[nt][2 * hh + e] = pe;
           dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dl);
+{% end %}
         }
       }
 

@@ -42,6 +42,8 @@ typedef struct fa2_fwd_params {
   const float *alibi_slopes;     /* alibi variants: slope of (batch b, query head h) at
                                     b * alibi_batch_stride + h (0: one slope per head) */
   long long alibi_batch_stride;
+  float softcap;                 /* softcap variants: scores s * scale become
+                                    softcap * tanh(s * scale / softcap) */
 } fa2_fwd_params;
 
 /* The backward pass: three kernels, launched in this order with this block.
@@ -77,6 +79,7 @@ typedef struct fa2_bwd_params {
   int window_left, window_right; /* window variants, as in the forward */
   const float *alibi_slopes;     /* alibi variants, as in the forward */
   long long alibi_batch_stride;
+  float softcap;                 /* softcap variants, as in the forward */
 } fa2_bwd_params;
 
 #endif

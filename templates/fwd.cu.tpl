@@ -216,6 +216,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
   const unsigned v_off = (((mi & 1) * 8 + mr) * kStride + (mi >> 1) * 8) * 2;
 {% end %}
 
+{% if softcap %}
+  // softcap: a raw score s becomes cap_out * tanh(s * cap_in), the capped score in raw
+  // units (cap_in = scale / cap, cap_out = 1 / cap_in): the rest of the kernel is unchanged.
+  const float cap_in = p.scale / p.softcap, cap_out = p.softcap / p.scale;
+{% end %}
   const float c = p.scale * 1.44269504f; // scores -> log2 units
 {% if stab == "paper" %}
   const float eps_raw = kEps / p.scale; // eps in raw-score units
@@ -325,6 +330,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
       }
     }
 
+{% end %}
+{% if softcap %}
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[mt][nt][e] = cap_out * tanh_approx(s[mt][nt][e] * cap_in);
 {% end %}
     if (j >= n_unmasked) { // sequence tail and/or causal diagonal
       const int key0 = j * kBlockN + 2 * qd;

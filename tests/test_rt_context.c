@@ -552,6 +552,14 @@ Test(rt_context, window_and_alibi_launch_and_checks) {
   cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
   cr_expect(strstr(fa2_last_error(), "alibi_slopes 0xe00002 is not 4-byte aligned"), "%s",
             fa2_last_error());
+  /* softcap: its variant and value */
+  a.alibi_slopes = NULL, a.softcap = 30.f;
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_str_eq(fake->last_image_head, "CUBIN:// fwd_bf16_d64_softcap_m64n64w4s2_robust_b2_e0.001");
+  cr_expect_float_eq(fake->last.params.softcap, 30.f, 0);
+  a.softcap = -1.f;
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect_str_eq(fa2_last_error(), "softcap is -1: must be a finite number > 0, or 0 for none");
   fa2_destroy(ctx);
 }
 

@@ -46,7 +46,7 @@ class FwdArgs(ctypes.Structure):
                 ("total_q", ctypes.c_int), ("total_k", ctypes.c_int),
                 ("window", ctypes.c_int), ("window_left", ctypes.c_int),
                 ("window_right", ctypes.c_int), ("alibi_slopes", ctypes.c_void_p),
-                ("alibi_batch_stride", ctypes.c_longlong)]
+                ("alibi_batch_stride", ctypes.c_longlong), ("softcap", ctypes.c_float)]
 
 
 DELTA = {"lowp": 0, "fp32": 1}
@@ -66,7 +66,7 @@ class BwdArgs(ctypes.Structure):
                 ("total_q", ctypes.c_int), ("total_k", ctypes.c_int),
                 ("window", ctypes.c_int), ("window_left", ctypes.c_int),
                 ("window_right", ctypes.c_int), ("alibi_slopes", ctypes.c_void_p),
-                ("alibi_batch_stride", ctypes.c_longlong)]
+                ("alibi_batch_stride", ctypes.c_longlong), ("softcap", ctypes.c_float)]
 
 
 LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
@@ -84,7 +84,8 @@ class KernelDesc(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("dtype", ctypes.c_int), ("head_dim", ctypes.c_int),
                 ("causal", ctypes.c_int), ("stab", ctypes.c_int),
                 ("beta", ctypes.c_double), ("eps", ctypes.c_double), ("seqlen", ctypes.c_int),
-                ("varlen", ctypes.c_int), ("window", ctypes.c_int), ("alibi", ctypes.c_int)]
+                ("varlen", ctypes.c_int), ("window", ctypes.c_int), ("alibi", ctypes.c_int),
+                ("softcap", ctypes.c_int)]
 
 
 class CacheStats(ctypes.Structure):

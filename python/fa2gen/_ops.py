@@ -12,7 +12,7 @@ too.
 
     o, lse, o32 = torch.ops.fa2gen.fwd(q, k, v, causal, stab, beta, eps, scale,
                                        want_o32, deterministic, window_left, window_right,
-                                       alibi_slopes)
+                                       alibi_slopes, softcap)
     # variable-length batches: torch.ops.fa2gen.varlen_fwd / varlen_bwd (below)
 
 q (B, Sq, H, d), k/v (B, Sk, Hkv, d), bf16 or fp16, last dim contiguous;
@@ -22,6 +22,7 @@ else an empty tensor. beta, eps, scale: 0 means the default (2, 1e-3, 1/sqrt(d))
 window_left/right: a sliding window (query i sees keys i + diag - left .. i + diag +
 right, -1 unbounded; causal then False), both -1 for none. alibi_slopes: None, or fp32
 slopes (H,) or (B, H) on q's device: each score loses slope * |i + diag - j|.
+softcap: 0 for none, else each scaled score x becomes softcap * tanh(x / softcap).
 deterministic only matters to the backward, which the forward's autograd runs.
 """
 import ctypes
@@ -105,7 +106,8 @@ def _outputs_fwd(q, want_o32):
 def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: str,
         beta: float, eps: float, scale: float, want_o32: bool, deterministic: bool,
         window_left: int, window_right: int,
-        alibi_slopes: Optional[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        alibi_slopes: Optional[torch.Tensor],
+        softcap: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     check_one_device("fa2gen.fwd", q=q, k=k, v=v, alibi_slopes=alibi_slopes)
     o, lse, o32 = _outputs_fwd(q, want_o32)
     q, k, v = _aligned(q), _aligned(k), _aligned(v)
@@ -114,7 +116,7 @@ def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: s
                 batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
                 head_dim=d, scale=scale, causal=int(causal), stab=STAB[stab], beta=beta,
                 eps=eps, o_fp32=o32.data_ptr() if want_o32 else None,
-                **_window(window_left, window_right), **_alibi(alibi_slopes))
+                **_window(window_left, window_right), **_alibi(alibi_slopes), softcap=softcap)
     with torch.cuda.device(q.device):
         _context(q.device).forward(a, _stream(q.device))
     return o, lse, o32
@@ -122,7 +124,7 @@ def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: s
 
 @fwd.register_fake
 def _(q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic, window_left, window_right,
-      alibi_slopes):
+      alibi_slopes, softcap):
     # while tracing too: a mixed-device call fails at compile time
     check_one_device("fa2gen.fwd", q=q, k=k, v=v, alibi_slopes=alibi_slopes)
     return _outputs_fwd(q, want_o32)
@@ -138,7 +140,8 @@ def _outputs_bwd(q, k, v):
 def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
         lse: torch.Tensor, o32: torch.Tensor, causal: bool, stab: str, beta: float, eps: float,
         scale: float, deterministic: bool, window_left: int, window_right: int,
-        alibi_slopes: Optional[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        alibi_slopes: Optional[torch.Tensor],
+        softcap: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     check_one_device("fa2gen.bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
                      alibi_slopes=alibi_slopes)
     dq, dk, dv = _outputs_bwd(q, k, v)
@@ -152,7 +155,7 @@ def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o
                 batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
                 head_dim=d, scale=scale, causal=int(causal), stab=STAB[stab], beta=beta, eps=eps,
                 deterministic=int(deterministic), **_window(window_left, window_right),
-                **_alibi(alibi_slopes))
+                **_alibi(alibi_slopes), softcap=softcap)
     _run_backward(a, q.device)
     return dq, dk, dv
 
@@ -170,24 +173,25 @@ def _run_backward(a, device):
 
 @bwd.register_fake
 def _(dout, q, k, v, o, lse, o32, causal, stab, beta, eps, scale, deterministic, window_left,
-      window_right, alibi_slopes):
+      window_right, alibi_slopes, softcap):
     check_one_device("fa2gen.bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
                      alibi_slopes=alibi_slopes)
     return _outputs_bwd(q, k, v)
 
 
 def _setup_context(ctx, inputs, output):
-    q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic, wl, wr, alibi = inputs
+    q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic, wl, wr, alibi, cap = inputs
     o, lse, o32 = output
     ctx.save_for_backward(q, k, v, o, lse, o32, alibi)
     ctx.args = (causal, stab, beta, eps, scale, deterministic, wl, wr)
+    ctx.softcap = cap
     ctx.mark_non_differentiable(lse, o32)
 
 
 def _backward(ctx, dout, dlse, do32):
     q, k, v, o, lse, o32, alibi = ctx.saved_tensors
-    dq, dk, dv = bwd(dout, q, k, v, o, lse, o32, *ctx.args, alibi)
-    return (dq, dk, dv) + (None,) * 10
+    dq, dk, dv = bwd(dout, q, k, v, o, lse, o32, *ctx.args, alibi, ctx.softcap)
+    return (dq, dk, dv) + (None,) * 11
 
 
 fwd.register_autograd(_backward, setup_context=_setup_context)
@@ -198,7 +202,8 @@ fwd.register_autograd(_backward, setup_context=_setup_context)
 #     o, lse, o32 = torch.ops.fa2gen.varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k,
 #                                               max_seqlen_q, max_seqlen_k, causal, stab,
 #                                               beta, eps, scale, want_o32, deterministic,
-#                                               window_left, window_right, alibi_slopes)
+#                                               window_left, window_right, alibi_slopes,
+#                                               softcap)
 #
 # q (total_q, H, d), k/v (total_k, Hkv, d); cu_seqlens_* int32 (batch + 1) on the
 # device; o (total_q, H, d) contiguous, lse (H, total_q) fp32, o32 (total_q, H, d) or
@@ -237,7 +242,8 @@ def varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: 
                cu_seqlens_k: torch.Tensor, max_seqlen_q: int, max_seqlen_k: int, causal: bool,
                stab: str, beta: float, eps: float, scale: float, want_o32: bool,
                deterministic: bool, window_left: int, window_right: int,
-               alibi_slopes: Optional[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+               alibi_slopes: Optional[torch.Tensor],
+               softcap: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     check_one_device("fa2gen.varlen_fwd", q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q,
                      cu_seqlens_k=cu_seqlens_k, alibi_slopes=alibi_slopes)
     o, lse, o32 = _outputs_varlen_fwd(q, want_o32)
@@ -245,7 +251,7 @@ def varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: 
     a = FwdArgs(q=_tensor3(q), k=_tensor3(k), v=_tensor3(v), o=_tensor3(o), lse=lse.data_ptr(),
                 scale=scale, causal=int(causal), stab=STAB[stab], beta=beta, eps=eps,
                 o_fp32=o32.data_ptr() if want_o32 else None, **_window(window_left, window_right),
-                **_alibi(alibi_slopes),
+                **_alibi(alibi_slopes), softcap=softcap,
                 **_varlen_sizes(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k))
     with torch.cuda.device(q.device):
         _context(q.device).forward(a, _stream(q.device))
@@ -254,7 +260,7 @@ def varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: 
 
 @varlen_fwd.register_fake
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, stab, beta, eps,
-      scale, want_o32, deterministic, window_left, window_right, alibi_slopes):
+      scale, want_o32, deterministic, window_left, window_right, alibi_slopes, softcap):
     check_one_device("fa2gen.varlen_fwd", q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q,
                      cu_seqlens_k=cu_seqlens_k, alibi_slopes=alibi_slopes)
     return _outputs_varlen_fwd(q, want_o32)
@@ -266,7 +272,8 @@ def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Te
                cu_seqlens_k: torch.Tensor, max_seqlen_q: int, max_seqlen_k: int, causal: bool,
                stab: str, beta: float, eps: float, scale: float, deterministic: bool,
                window_left: int, window_right: int,
-        alibi_slopes: Optional[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        alibi_slopes: Optional[torch.Tensor],
+        softcap: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     check_one_device("fa2gen.varlen_bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
                      cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
                      alibi_slopes=alibi_slopes)
@@ -278,7 +285,7 @@ def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Te
                 delta=DELTA["fp32" if precise else "lowp"],
                 o_fp32=o32.data_ptr() if precise else None, scale=scale, causal=int(causal),
                 stab=STAB[stab], beta=beta, eps=eps, deterministic=int(deterministic),
-                **_window(window_left, window_right), **_alibi(alibi_slopes),
+                **_window(window_left, window_right), **_alibi(alibi_slopes), softcap=softcap,
                 **_varlen_sizes(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k))
     _run_backward(a, q.device)
     return dq, dk, dv
@@ -286,7 +293,7 @@ def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Te
 
 @varlen_bwd.register_fake
 def _(dout, q, k, v, o, lse, o32, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
-      stab, beta, eps, scale, deterministic, window_left, window_right, alibi_slopes):
+      stab, beta, eps, scale, deterministic, window_left, window_right, alibi_slopes, softcap):
     check_one_device("fa2gen.varlen_bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
                      cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
                      alibi_slopes=alibi_slopes)
@@ -295,17 +302,19 @@ def _(dout, q, k, v, o, lse, o32, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_
 
 def _varlen_setup_context(ctx, inputs, output):
     (q, k, v, cu_q, cu_k, max_q, max_k, causal, stab, beta, eps, scale, want_o32,
-     deterministic, wl, wr, alibi) = inputs
+     deterministic, wl, wr, alibi, cap) = inputs
     o, lse, o32 = output
     ctx.save_for_backward(q, k, v, o, lse, o32, cu_q, cu_k, alibi)
     ctx.args = (max_q, max_k, causal, stab, beta, eps, scale, deterministic, wl, wr)
+    ctx.softcap = cap
     ctx.mark_non_differentiable(lse, o32)
 
 
 def _varlen_backward(ctx, dout, dlse, do32):
     q, k, v, o, lse, o32, cu_q, cu_k, alibi = ctx.saved_tensors
-    dq, dk, dv = varlen_bwd(dout, q, k, v, o, lse, o32, cu_q, cu_k, *ctx.args, alibi)
-    return (dq, dk, dv) + (None,) * 14
+    dq, dk, dv = varlen_bwd(dout, q, k, v, o, lse, o32, cu_q, cu_k, *ctx.args, alibi,
+                            ctx.softcap)
+    return (dq, dk, dv) + (None,) * 15
 
 
 varlen_fwd.register_autograd(_varlen_backward, setup_context=_varlen_setup_context)

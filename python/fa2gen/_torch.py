@@ -138,16 +138,16 @@ def _want_o32(delta, q, k, v):
 
 
 def forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, return_lse,
-            window=(-1, -1), alibi_slopes=None):
+            window=(-1, -1), alibi_slopes=None, softcap=0.0):
     """The checked call of torch.ops.fa2gen.fwd. window: (left, right) edges of a
     sliding window, -1 unbounded (then causal is False: its edge is right = 0).
-    alibi_slopes: None or checked fp32 slopes (check_alibi)."""
+    alibi_slopes: None or checked fp32 slopes (check_alibi). softcap: 0 or > 0."""
     want_o32 = _want_o32(delta, q, k, v)
     q, k, v, scale, d = _pad_head_dim(q, k, v, scale)
     o, lse, _ = torch.ops.fa2gen.fwd(q, k, v, bool(causal), stab, float(beta or 0.0),
                                      float(eps or 0.0), float(scale or 0.0), want_o32,
                                      bool(deterministic), int(window[0]), int(window[1]),
-                                     alibi_slopes)
+                                     alibi_slopes, float(softcap))
     o = o[..., :d] if o.shape[-1] != d else o
     return (o, lse) if return_lse else o
 
@@ -199,7 +199,7 @@ def check_varlen_inputs(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, m
 
 def varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, stab,
                    beta, eps, scale, delta, deterministic, return_lse, window=(-1, -1),
-                   alibi_slopes=None):
+                   alibi_slopes=None, softcap=0.0):
     """The checked call of torch.ops.fa2gen.varlen_fwd."""
     want_o32 = _want_o32(delta, q, k, v)
     q, k, v, scale, d = _pad_head_dim(q, k, v, scale)
@@ -207,6 +207,7 @@ def varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen
                                             int(max_seqlen_k), bool(causal), stab,
                                             float(beta or 0.0), float(eps or 0.0),
                                             float(scale or 0.0), want_o32, bool(deterministic),
-                                            int(window[0]), int(window[1]), alibi_slopes)
+                                            int(window[0]), int(window[1]), alibi_slopes,
+                                            float(softcap))
     o = o[..., :d] if o.shape[-1] != d else o
     return (o, lse) if return_lse else o

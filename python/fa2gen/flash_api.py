@@ -6,9 +6,9 @@
 Same signatures, layouts and semantics as flash_attn 2.x: q (B, Sq, H, d), k/v
 (B, Sk, Hkv, d), causal aligned bottom-right, softmax_lse (B, H, Sq) fp32,
 packed QKV / KV read in place as strided views, sliding windows (window_size),
-ALiBi (alibi_slopes). One extra keyword, `stab` ("robust" by default; "none" is
-FlashAttention-2's own arithmetic). Arguments fa2gen cannot honour yet (dropout,
-softcap) raise NotImplementedError naming them: never ignored. The varlen functions take FA2's
+ALiBi (alibi_slopes), softcap. One extra keyword, `stab` ("robust" by default; "none"
+is FlashAttention-2's own arithmetic). Dropout, which fa2gen cannot honour yet,
+raises NotImplementedError naming it: never ignored. The varlen functions take FA2's
 packed-sequence layout: (total_tokens, heads, head_dim) tensors and int32
 cu_seqlens offsets on the device.
 """
@@ -22,23 +22,24 @@ def _unsupported(fn, what, value, allowed):
                               f"allowed: {allowed}")
 
 
-def _refuse_modifiers(fn, dropout_p, softcap):
-    """Score modifiers fa2gen has no kernels for yet: an error naming each, never ignored."""
+def _check_modifiers(fn, dropout_p, softcap):
+    """Dropout has no kernel yet (an error naming it, never ignored); softcap must be
+    0 (none) or a finite positive cap."""
     if dropout_p != 0.0:
         _unsupported(fn, "dropout_p", dropout_p, "0.0")
-    if softcap != 0.0:
-        _unsupported(fn, "softcap", softcap, "0.0")
+    if not (softcap == 0.0 or 0.0 < softcap < float("inf")):
+        raise ValueError(f"{fn}: softcap={softcap!r}: allowed 0.0 (none) or a finite cap > 0")
 
 
 def _attention(fn, q, k, v, dropout_p, softmax_scale, causal, window_size, softcap,
                alibi_slopes, deterministic, return_attn_probs, stab):
     _torch.check_mode(fn, stab, "lowp")
     _torch.check_inputs(fn, q, k, v)
-    _refuse_modifiers(fn, dropout_p, softcap)
+    _check_modifiers(fn, dropout_p, softcap)
     alibi_slopes = _torch.check_alibi(fn, alibi_slopes, q, q.shape[0])
     causal, window = _causal_and_window(fn, causal, window_size, q.shape[1], k.shape[1])
     out, lse = _torch.forward(q, k, v, causal, stab, None, None, softmax_scale, "lowp",
-                              deterministic, True, window, alibi_slopes)
+                              deterministic, True, window, alibi_slopes, softcap)
     return (out, lse, None) if return_attn_probs else out
 
 
@@ -88,14 +89,14 @@ def _varlen(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
     _torch.check_mode(fn, stab, "lowp")
     _torch.check_varlen_inputs(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                max_seqlen_k)
-    _refuse_modifiers(fn, dropout_p, softcap)
+    _check_modifiers(fn, dropout_p, softcap)
     alibi_slopes = _torch.check_alibi(fn, alibi_slopes, q, cu_seqlens_q.shape[0] - 1)
     if block_table is not None:
         _unsupported(fn, "block_table", "<tensor>", "None (no paged KV cache)")
     causal, window = _causal_and_window(fn, causal, window_size, max_seqlen_q, max_seqlen_k)
     out, lse = _torch.varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                      max_seqlen_k, causal, stab, None, None, softmax_scale, "lowp",
-                                     deterministic, True, window, alibi_slopes)
+                                     deterministic, True, window, alibi_slopes, softcap)
     return (out, lse, None) if return_attn_probs else out
 
 

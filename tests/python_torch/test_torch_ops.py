@@ -31,13 +31,13 @@ class Schemas(unittest.TestCase):
             str(torch.ops.fa2gen.fwd.default._schema),
             "fa2gen::fwd(Tensor q, Tensor k, Tensor v, bool causal, str stab, float beta, "
             "float eps, float scale, bool want_o32, bool deterministic, SymInt window_left, "
-            "SymInt window_right, Tensor? alibi_slopes) -> (Tensor, Tensor, Tensor)")
+            "SymInt window_right, Tensor? alibi_slopes, float softcap) -> (Tensor, Tensor, Tensor)")
         self.assertEqual(
             str(torch.ops.fa2gen.bwd.default._schema),
             "fa2gen::bwd(Tensor dout, Tensor q, Tensor k, Tensor v, Tensor o, Tensor lse, "
             "Tensor o32, bool causal, str stab, float beta, float eps, float scale, "
-            "bool deterministic, SymInt window_left, SymInt window_right, Tensor? alibi_slopes) -> "
-            "(Tensor, Tensor, Tensor)")
+            "bool deterministic, SymInt window_left, SymInt window_right, Tensor? alibi_slopes, "
+            "float softcap) -> (Tensor, Tensor, Tensor)")
 
 
 class FakeImplementations(unittest.TestCase):
@@ -45,7 +45,7 @@ class FakeImplementations(unittest.TestCase):
         q, k = meta(2, 100, 8, 64), meta(2, 50, 2, 64)
         for want_o32 in (False, True):
             o, lse, o32 = torch.ops.fa2gen.fwd(q, k, k, True, "robust", 0.0, 0.0, 0.0, want_o32,
-                                               False, -1, -1, None)
+                                               False, -1, -1, None, 0.0)
             self.assertEqual((o.shape, o.stride(), o.dtype), ((2, 100, 8, 64), (51200, 512, 64, 1), BF16))
             self.assertEqual((lse.shape, lse.stride(), lse.dtype),
                              ((2, 8, 100), (800, 100, 1), torch.float32))
@@ -57,9 +57,9 @@ class FakeImplementations(unittest.TestCase):
         q, k, v = qkv.unbind(2)
         slopes = meta(4, dtype=torch.float32)
         o, lse, o32 = torch.ops.fa2gen.fwd(q, k, v, False, "none", 0.0, 0.0, 0.0, False, False,
-                                           64, 0, slopes)
+                                           64, 0, slopes, 30.0)
         dq, dk, dv = torch.ops.fa2gen.bwd(o, q, k, v, o, lse, o32, False, "none", 0.0, 0.0, 0.0, True,
-                                          64, 0, slopes)
+                                          64, 0, slopes, 30.0)
         for g in (dq, dk, dv):
             self.assertEqual((g.shape, g.dtype), ((2, 77, 4, 128), torch.float16))
             self.assertTrue(g.is_contiguous())
@@ -105,12 +105,14 @@ class ArgumentChecks(unittest.TestCase):
 
     def test_flash_attn_refuses_what_it_cannot_honour(self):
         q = meta(1, 10, 4, 64)
-        for kw, text in (({"dropout_p": 0.1}, "dropout_p=0.1 is not supported by fa2gen yet"),
-                         ({"softcap": 30.0}, "softcap=30.0 is not supported")):
+        for kw, text in (({"dropout_p": 0.1}, "dropout_p=0.1 is not supported by fa2gen yet"),):
             self.raises(NotImplementedError, "fa2gen.flash_attn_func: " + text,
                         fa2gen.flash_attn_func, q, q, q, **kw)
         self.raises(ValueError, "qkv has shape (1, 10, 4, 64): expected (batch, seqlen, 3, heads",
                     fa2gen.flash_attn_qkvpacked_func, q)
+        self.raises(ValueError, "softcap=-1.0: allowed 0.0 (none) or a finite cap > 0",
+                    fa2gen.flash_attn_func, q, q, q, softcap=-1.0)
+        self.assertEqual(fa2gen.flash_attn_func(q, q, q, softcap=30.0).shape, q.shape)
         self.raises(ValueError, "alibi_slopes is torch.float32 of shape (3,): expected "
                     "torch.float32 of shape (4,) or (1, 4)", fa2gen.flash_attn_func, q, q, q,
                     alibi_slopes=meta(3, dtype=torch.float32))
@@ -150,7 +152,6 @@ class TransformersHook(unittest.TestCase):
         for kw, text in (({"attention_mask": meta(2, 1, 30, 30)}, "an attention mask of shape "
                           "(2, 1, 30, 30) with 30 queries and 30 keys"),
                          ({"dropout": 0.1}, "attention dropout (0.1)"),
-                         ({"softcap": 50.0}, "softcap (50.0)"),
                          ({"s_aux": meta(4)}, "attention sinks")):
             args = {"attention_mask": None, **kw}
             with self.assertRaises(NotImplementedError) as cm:
