@@ -9,7 +9,8 @@
 #   make clean
 #
 # Sources are picked up by folder, so adding a file needs no Makefile edit:
-#   gen/*.c, runtime/*.c     -> libfa2rt   (gen/fa2.c and gen/cli_*.c -> bin/fa2)
+#   gen/*.c, runtime/*.c     -> libfa2rt
+#   cli/*.c                  -> bin/fa2 (the command, over libfa2rt and the lab)
 #   lab/*.c                  -> build/liblab.a (numerics lab: bin/fa2 and tests)
 #   tests/test_*.c           -> bin/fa2_tests (Criterion)
 #   tests/gpu/*.c            -> bin/fa2_gpu_tests (main.c) and build/libgpu.a
@@ -35,7 +36,7 @@ JANSSON_A := $(SYSLIB)/libjansson.a
 ifneq ($(SAN),)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 endif
-CPPFLAGS += -D_GNU_SOURCE -Iinclude -Igen -Iruntime -Ilab -Itemplates -Itests/gpu -I/usr/include/lua5.4
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -Igen -Iruntime -Icli -Ilab -Itemplates -Itests/gpu -I/usr/include/lua5.4
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter \
             -Wno-missing-field-initializers
 XCFLAGS   = -std=c11 $(WARN) -fPIC -fvisibility=hidden -pthread $(CFLAGS) $(SANFLAGS)
@@ -44,8 +45,8 @@ LDLIBS   := -ldl -lm -pthread
 BIN := $(O)/bin
 LIB := $(O)/lib
 
-LIB_SRC  := $(sort $(filter-out gen/fa2.c gen/cli_%.c,$(wildcard gen/*.c)) $(wildcard runtime/*.c))
-CLI_SRC  := $(sort $(wildcard gen/fa2.c gen/cli_*.c))
+LIB_SRC  := $(sort $(wildcard gen/*.c runtime/*.c))
+CLI_SRC  := $(sort $(wildcard cli/*.c))
 LAB_SRC  := $(sort $(wildcard lab/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 GPU_SRC  := $(sort $(filter-out tests/gpu/main.c,$(wildcard tests/gpu/*.c)))
