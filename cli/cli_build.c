@@ -7,7 +7,7 @@
 
 #include "cli.h"
 #include "cli_util.h"
-#include "gen_build.h"
+#include "rt_build.h"
 #include "gen_fs.h"
 
 enum { OPT_TEMPLATES = 256, OPT_ARCH };

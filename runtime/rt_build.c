@@ -1,5 +1,5 @@
 /* gen_build: NVRTC over a spec's variants in worker threads (gen_build.h). */
-#include "gen_build.h"
+#include "rt_build.h"
 
 #include <jansson.h>
 #include <pthread.h>

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "gen.h"
-#include "gen_build.h"
+#include "rt_build.h"
 #include "gen_test_util.h"
 
 #define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
