@@ -65,14 +65,14 @@ static void progress(void *user, int done, int total, const char *name, const ch
   fflush(stderr);
 }
 
-static void print_table(const gen_spec *s, const gen_build *b) {
+static void print_table(const gen_spec *s, const rt_build *b) {
   int w = 7;
   for (int i = 0; i < s->n_variants; i++)
     if ((int)strlen(s->variants[i].name) > w) w = (int)strlen(s->variants[i].name);
   printf("%-*s  %-6s  %4s  %15s  %5s  %11s  %8s\n", w, "VARIANT", "ARCH", "REGS",
          "SMEM dyn+static", "STACK", "SPILL st/ld", "NVRTC ms");
   for (int i = 0; i < b->n_items; i++) {
-    const gen_build_item *it = &b->items[i];
+    const rt_build_item *it = &b->items[i];
     const gen_variant *v = &s->variants[it->variant];
     if (!it->ok) {
       printf("%-*s  %-6s  compile FAILED (below)\n", w, v->name, b->arch[it->arch]);
@@ -153,9 +153,9 @@ int cli_build(int argc, char **argv) {
   }
   const char *arch_list[8];
   for (int a = 0; a < n_arch; a++) arch_list[a] = arch[a];
-  gen_build b;
+  rt_build b;
   int tty = isatty(2);
-  rc = gen_build_run(&s, &r, arch_list, n_arch, jobs, tty ? progress : NULL, NULL, &b, &err);
+  rc = rt_build_run(&s, &r, arch_list, n_arch, jobs, tty ? progress : NULL, NULL, &b, &err);
   int status = 0;
   if (rc) {
     fprintf(stderr, "fa2 build: %s\n", err.msg);
@@ -189,7 +189,7 @@ int cli_build(int argc, char **argv) {
         rc = gen_write_tree(&s, &r, dir, &err);
         wrote = 1;
       }
-      if (!rc) rc = gen_build_write(&s, &r, &b, dir, &err);
+      if (!rc) rc = rt_build_write(&s, &r, &b, dir, &err);
       if (rc) {
         fprintf(stderr, "fa2 build: %s\n", err.msg);
         status = 1;
@@ -202,7 +202,7 @@ int cli_build(int argc, char **argv) {
         }
       }
     }
-    gen_build_free(&b);
+    rt_build_free(&b);
   }
   gen_rendered_free(&r);
   cli_close(g, &s);

@@ -3,7 +3,7 @@
  *   DIR/manifest.json      every variant: name, entries, parameters, source, hash
  *   DIR/src/<name>.cu      one self-contained CUDA source per variant
  *
- * plus, from `fa2 build` (gen_build.h), DIR/<arch>/<name>.cubin and
+ * plus, from `fa2 build` (runtime/rt_build.h), DIR/<arch>/<name>.cubin and
  * DIR/<arch>/build.json. Same spec => byte-identical files (no timestamps).
  */
 #ifndef GEN_OUT_H

@@ -1,4 +1,4 @@
-/* gen_build: NVRTC over a spec's variants in worker threads (gen_build.h). */
+/* rt_build: NVRTC over a spec's variants in worker threads (rt_build.h). */
 #include "rt_build.h"
 
 #include <jansson.h>
@@ -16,10 +16,10 @@
 typedef struct work {
   const gen_spec *s;
   const gen_rendered *r;
-  gen_build *b;
+  rt_build *b;
   pthread_mutex_t lock;
   int next, done;
-  gen_build_progress progress;
+  rt_build_progress progress;
   void *user;
 } work;
 
@@ -29,7 +29,7 @@ static double now_ms(void) {
   return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-static void compile_item(work *w, gen_build_item *it) {
+static void compile_item(work *w, rt_build_item *it) {
   const gen_variant *v = &w->s->variants[it->variant];
   char prog[200];
   char *log = NULL;
@@ -69,7 +69,7 @@ static void *worker(void *arg) {
     int i = w->next < w->b->n_items ? w->next++ : -1;
     pthread_mutex_unlock(&w->lock);
     if (i < 0) return NULL;
-    gen_build_item *it = &w->b->items[i];
+    rt_build_item *it = &w->b->items[i];
     compile_item(w, it);
     pthread_mutex_lock(&w->lock);
     w->done++;
@@ -82,17 +82,17 @@ static void *worker(void *arg) {
   }
 }
 
-int gen_build_run(const gen_spec *s, const gen_rendered *r, const char *const *arch, int n_arch,
-                  int jobs, gen_build_progress progress, void *user, gen_build *b, gen_err *err) {
+int rt_build_run(const gen_spec *s, const gen_rendered *r, const char *const *arch, int n_arch,
+                 int jobs, rt_build_progress progress, void *user, rt_build *b, gen_err *err) {
   memset(b, 0, sizeof *b);
   if (n_arch < 1 || n_arch > (int)(sizeof b->arch / sizeof b->arch[0]))
-    return gen_fail(err, GEN_EINTERNAL, "gen_build_run: %d arches (1 to 8)", n_arch);
+    return gen_fail(err, GEN_EINTERNAL, "rt_build_run: %d arches (1 to 8)", n_arch);
   if (r->n != s->n_variants)
-    return gen_fail(err, GEN_EINTERNAL, "gen_build_run: %d sources for %d variants", r->n,
+    return gen_fail(err, GEN_EINTERNAL, "rt_build_run: %d sources for %d variants", r->n,
                     s->n_variants);
   for (int a = 0; a < n_arch; a++) {
     if (strlen(arch[a]) >= sizeof b->arch[a])
-      return gen_fail(err, GEN_EINTERNAL, "gen_build_run: arch name too long");
+      return gen_fail(err, GEN_EINTERNAL, "rt_build_run: arch name too long");
     strcpy(b->arch[a], arch[a]);
   }
   b->n_arch = n_arch;
@@ -127,7 +127,7 @@ int gen_build_run(const gen_spec *s, const gen_rendered *r, const char *const *a
   return GEN_OK;
 }
 
-void gen_build_free(gen_build *b) {
+void rt_build_free(rt_build *b) {
   for (int i = 0; b->items && i < b->n_items; i++) rt_blob_free(&b->items[i].cubin);
   free(b->items);
   memset(b, 0, sizeof *b);
@@ -143,8 +143,8 @@ static json_t *resources(int regs, int stack, int st, int ld, int smem) {
   return o;
 }
 
-int gen_build_json(const gen_spec *s, const gen_rendered *r, const gen_build *b, int arch,
-                   char **json, gen_err *err) {
+int rt_build_json(const gen_spec *s, const gen_rendered *r, const rt_build *b, int arch,
+                  char **json, gen_err *err) {
   char ver[32], rel[256], cubin[256];
   *json = NULL;
   snprintf(ver, sizeof ver, "%d.%d", b->nvrtc_major, b->nvrtc_minor);
@@ -157,7 +157,7 @@ int gen_build_json(const gen_spec *s, const gen_rendered *r, const gen_build *b,
   json_object_set_new(m, "nvrtc_options", opts);
   json_t *ks = json_object();
   for (int i = 0; i < b->n_items; i++) {
-    const gen_build_item *it = &b->items[i];
+    const rt_build_item *it = &b->items[i];
     if (it->arch != arch) continue;
     const gen_variant *v = &s->variants[it->variant];
     gen_source_path(v, rel, sizeof rel);
@@ -197,7 +197,7 @@ int gen_build_json(const gen_spec *s, const gen_rendered *r, const gen_build *b,
   return GEN_OK;
 }
 
-static int write_arch(const gen_spec *s, const gen_rendered *r, const gen_build *b, int a,
+static int write_arch(const gen_spec *s, const gen_rendered *r, const rt_build *b, int a,
                       const char *dir, gen_err *err) {
   char adir[1300], tmp[1400], path[1700];
   snprintf(adir, sizeof adir, "%s/%s", dir, b->arch[a]);
@@ -205,13 +205,13 @@ static int write_arch(const gen_spec *s, const gen_rendered *r, const gen_build 
   if (!rc) rc = gen_fs_make_tmp(adir, tmp, sizeof tmp, err);
   if (rc) return rc;
   for (int i = 0; !rc && i < b->n_items; i++) {
-    const gen_build_item *it = &b->items[i];
+    const rt_build_item *it = &b->items[i];
     if (it->arch != a) continue;
     snprintf(path, sizeof path, "%s/%s.cubin", tmp, s->variants[it->variant].name);
     rc = gen_fs_write(path, it->cubin.data, it->cubin.size, err);
   }
   char *json = NULL;
-  if (!rc) rc = gen_build_json(s, r, b, a, &json, err);
+  if (!rc) rc = rt_build_json(s, r, b, a, &json, err);
   if (!rc) {
     snprintf(path, sizeof path, "%s/build.json", tmp);
     rc = gen_fs_write(path, json, strlen(json), err);
@@ -222,8 +222,8 @@ static int write_arch(const gen_spec *s, const gen_rendered *r, const gen_build 
   return rc;
 }
 
-int gen_build_write(const gen_spec *s, const gen_rendered *r, const gen_build *b, const char *dir_arg,
-                    gen_err *err) {
+int rt_build_write(const gen_spec *s, const gen_rendered *r, const rt_build *b, const char *dir_arg,
+                   gen_err *err) {
   char dir[1200];
   int rc = gen_fs_clean_dir(dir_arg, dir, sizeof dir, err);
   if (rc) return rc;

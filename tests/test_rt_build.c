@@ -170,20 +170,20 @@ static void full_check(const char *spec_path) {
   gen_state *g = tu_open(NULL);
   gen_spec s;
   gen_rendered r;
-  gen_build b;
+  rt_build b;
   gen_err err;
   cr_assert_eq(gen_spec_load(g, spec_path, &s, &err), GEN_OK, "%s", err.msg);
   cr_assert_eq(gen_render_all(g, &s, &r, &err), GEN_OK, "%s", err.msg);
   const char *arch[] = {"sm_80", "sm_90"};
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  cr_assert_eq(gen_build_run(&s, &r, arch, 2, ncpu > 0 ? (int)ncpu : 2, NULL, NULL, &b, &err), GEN_OK,
+  cr_assert_eq(rt_build_run(&s, &r, arch, 2, ncpu > 0 ? (int)ncpu : 2, NULL, NULL, &b, &err), GEN_OK,
                "%s", err.msg);
   int wgmma = 0; /* built for sm_90 only */
   for (int i = 0; i < s.n_variants; i++) wgmma += s.variants[i].wgmma;
   cr_expect_gt(wgmma, 0, "%s: no wgmma variant for sm_90", spec_path);
   cr_expect_eq(b.n_items, 2 * s.n_variants - wgmma);
   for (int i = 0; i < b.n_items; i++) {
-    const gen_build_item *it = &b.items[i];
+    const rt_build_item *it = &b.items[i];
     const char *name = s.variants[it->variant].name, *a = b.arch[it->arch];
     cr_expect(!s.variants[it->variant].wgmma || !strcmp(a, "sm_90"), "%s built for %s", name, a);
     cr_expect(it->ok, "%s %s: %s", name, a, it->err);
@@ -195,7 +195,7 @@ static void full_check(const char *spec_path) {
   cr_expect_eq(b.failed, 0);
   cr_expect_eq(b.spilling, 0);
   cr_log_info("%s: %d compiles in %.1f s", spec_path, b.n_items, b.wall_ms / 1e3);
-  gen_build_free(&b);
+  rt_build_free(&b);
   gen_rendered_free(&r);
   gen_spec_free(&s);
   gen_close(g);
