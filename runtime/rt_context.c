@@ -132,6 +132,19 @@ static void open_caches(fa2_context *ctx, const fa2_options *o) {
   open_tuning(ctx, o->tuning_db);
 }
 
+/* Unloads and frees every kernel of ctx (they were loaded by rt_kernel.c). */
+static void free_kernels(fa2_context *ctx) {
+  CUcontext saved;
+  int entered = ctx->kernels && rt_ctx_enter(ctx, &saved) == FA2_OK;
+  for (rt_kernel *k = ctx->kernels, *next; k; k = next) {
+    next = k->next;
+    if (entered && k->module) ctx->cu->cuModuleUnload(k->module);
+    free(k);
+  }
+  ctx->kernels = NULL;
+  if (entered) rt_ctx_leave(ctx, saved);
+}
+
 fa2_status fa2_create(fa2_context **out, const fa2_options *options) {
   if (!out) return (fa2_status)rt_set_error(FA2_ERR_INVALID_ARGUMENT, "ctx is NULL");
   *out = NULL;
@@ -186,7 +199,7 @@ fa2_status fa2_create(fa2_context **out, const fa2_options *options) {
 void fa2_destroy(fa2_context *ctx) {
   if (!ctx) return;
   if (ctx->primary_retained) {
-    rt_kernels_free(ctx);
+    free_kernels(ctx);
     if (ctx->ws) ctx->cu->cuMemFree(ctx->ws);
     ctx->cu->cuDevicePrimaryCtxRelease(ctx->dev);
   }

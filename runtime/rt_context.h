@@ -16,7 +16,8 @@
 #include "rt_source.h"
 #include "rt_tuning.h"
 
-/* A loaded variant: immutable once in the memory cache. */
+/* A loaded variant: immutable once in the memory cache. Loading and
+ * launching are rt_kernel.h's; the context only keeps the list. */
 typedef struct rt_kernel {
   char name[160];
   int block_m, block_n, threads, smem_bytes, n_fn;
@@ -75,29 +76,5 @@ void rt_ctx_identity(const fa2_context *ctx, rt_identity *id);
 /* Sets the error of a failed driver call; returns FA2_ERR_CUDA (or
  * FA2_ERR_OUT_OF_MEMORY). what: printf format naming the call. */
 int rt_cuda_fail(CUresult r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* The loaded kernel of a completed variant / of a launch request: memory
- * cache, else AOT -> disk -> NVRTC and a module load. */
-int rt_kernel_for_variant(fa2_context *ctx, const gen_variant *v, rt_kernel **out);
-/* launching: the kernel is for a launch on stream, which may be capturing a
- * CUDA graph: then a kernel that is not loaded yet is FA2_ERR_CAPTURING. */
-int rt_kernel_for_request(fa2_context *ctx, const rt_request *r, void *stream, int launching,
-                          rt_kernel **out);
-/* *capturing = 1 when stream is capturing a CUDA graph. */
-int rt_stream_capturing(fa2_context *ctx, void *stream, int *capturing);
-/* Loads variants[n] on ctx->jobs threads, all of them even when some fail:
- * rcs[i] and msgs[i] are each one's status and error; done(user, i) runs
- * after each, under a lock. Returns FA2_OK. */
-int rt_prepare_each(fa2_context *ctx, const gen_variant *const *variants, int n, int *rcs,
-                    char (*msgs)[256], void (*done)(void *user, int i), void *user);
-
-/* Launches a loaded kernel on checked arguments (fa2_forward/fa2_backward
- * after selection; the tuner with the candidate it times). ws: the
- * backward's workspace, fa2_backward_workspace_size(a) bytes. */
-int rt_launch_fwd(fa2_context *ctx, const rt_kernel *k, const fa2_fwd_args *a, void *stream);
-int rt_launch_bwd(fa2_context *ctx, const rt_kernel *k, const fa2_bwd_args *a, void *ws,
-                  void *stream);
-/* Unloads and frees every kernel of ctx (fa2_destroy). */
-void rt_kernels_free(fa2_context *ctx);
 
 #endif

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt_context.h"
 #include "rt_error.h"
 #include "rt_jit.h"
+#include "rt_kernel.h"
 
 /* Dynamic shared memory above this needs the opt-in attribute. */
 enum { RT_SMEM_DEFAULT_LIMIT = 48 * 1024 };
@@ -160,16 +160,4 @@ int rt_kernel_for_request(fa2_context *ctx, const rt_request *r, void *stream, i
   if ((rc = rt_kernel_for_variant(ctx, &v, out)) != FA2_OK) return rc;
   rt_mc_put(&ctx->mc, r, sizeof *r, *out); /* out of memory: the next call selects again */
   return FA2_OK;
-}
-
-void rt_kernels_free(fa2_context *ctx) {
-  CUcontext saved;
-  int entered = ctx->kernels && rt_ctx_enter(ctx, &saved) == FA2_OK;
-  for (rt_kernel *k = ctx->kernels, *next; k; k = next) {
-    next = k->next;
-    if (entered && k->module) ctx->cu->cuModuleUnload(k->module);
-    free(k);
-  }
-  ctx->kernels = NULL;
-  if (entered) rt_ctx_leave(ctx, saved);
 }

@@ -9,6 +9,7 @@
 #include "fa2_params.h"
 #include "rt_context.h"
 #include "rt_error.h"
+#include "rt_kernel.h"
 #include "rt_validate.h"
 
 static void fill_params(const fa2_fwd_args *a, fa2_fwd_params *p) {

@@ -6,6 +6,7 @@
 
 #include "rt_context.h"
 #include "rt_error.h"
+#include "rt_kernel.h"
 #include "rt_validate.h"
 
 typedef struct prep {

@@ -7,6 +7,7 @@
 
 #include "rt_context.h"
 #include "rt_error.h"
+#include "rt_kernel.h"
 #include "rt_jit.h"
 #include "rt_paths.h"
 #include "rt_tune.h"
