@@ -2,7 +2,8 @@
 #
 #   make            bin/fa2, lib/libfa2rt.a, lib/libfa2rt.so
 #   make run        the main job on specs/default.lua (gen, build, table; check + time on a GPU)
-#   make test       CPU tests (once plain, once under ASan+UBSan), fuzz corpora replay, GPU tests (skip without GPU)
+#   make test       layering check, CPU tests (once plain, once under ASan+UBSan), fuzz corpora replay,
+#                   GPU tests (skip without GPU)
 #   make deps       install missing Debian packages (or print the apt-get line)
 #   make fuzz FUZZ_TARGET=spec FUZZ_TIME=600   run one fuzz target (tests/fuzz/README.md)
 #   make install PREFIX=/usr/local
@@ -206,6 +207,8 @@ run: deps all $(BIN)/fa2_gpu_tests
 # The suite runs twice: under ASan+UBSan (quick mode: the full-spec NVRTC
 # check runs once, in the plain run) and plain, whose summary is the last line.
 test: deps test-bins
+	@echo "== Layers: gen/ and lab/ stand alone, runtime/ uses gen/, cli/ uses all, no cycles (tools/check_layers.sh)"
+	@CC=$(CC) tests/test_layers.sh $(B)
 	@echo "== CPU tests under AddressSanitizer + UndefinedBehaviorSanitizer (quick mode)"
 	@$(MAKE) --no-print-directory B=$(B)/asan O=$(B)/asan SAN=1 \
 	  $(B)/asan/bin/fa2 $(B)/asan/bin/fa2_tests
