@@ -52,6 +52,8 @@ typedef struct gen_variant {
   int smem_bytes;   /* dynamic shared memory of the main entry */
   int n_entries;
   char entries[GEN_MAX_ENTRIES][64]; /* extern "C" kernel names, launch order */
+  char only_arch[16];   /* "" or the one arch v runs on (wgmma tiles: gen/variant.lua's "sm_90") */
+  char only_target[16]; /* NVRTC's target on only_arch ("sm_90a") */
 } gen_variant;
 
 typedef struct gen_state gen_state;
@@ -63,20 +65,20 @@ int gen_open(gen_state **out, const char *templates_dir, gen_err *err);
 void gen_close(gen_state *g);
 
 /* Validates v, fills "auto" tiles with defaults, and fills the derived
- * fields (name, threads, smem_bytes, entries). arch may be NULL; when given,
+ * fields (name, threads, smem_bytes, entries, only_arch/only_target). arch may be NULL; when given,
  * shared memory is checked against that arch's limit. */
 int gen_variant_complete(gen_state *g, gen_variant *v, const char *arch, gen_err *err);
 
-/* The NVRTC target for v on arch: wgmma tiles need the arch-specific
- * sm_90a (Hopper's warpgroup MMA), every other variant arch itself. */
+/* The NVRTC target for completed v on arch: a wgmma tile's only_target
+ * (sm_90a, Hopper's warpgroup MMA), every other variant arch itself. */
 const char *gen_compile_arch(const gen_variant *v, const char *arch);
 
 /* The tile part of a variant's name, as gen/variant.lua writes it:
  * m128n64w4s2, with "wg" after it for a wgmma tile. */
 void gen_tile_name(int block_m, int block_n, int warps, int stages, int wgmma, char *buf, size_t n);
 
-/* 1 when v's instructions exist on arch (wgmma tiles: sm_90 only, as
- * gen/variant.lua WGMMA_ARCHES says), else 0. */
+/* 1 when completed v's instructions exist on arch (wgmma tiles: only_arch,
+ * sm_90, as gen/variant.lua WGMMA_ARCH says), else 0. */
 int gen_variant_runs_on(const gen_variant *v, const char *arch);
 
 /* Parses a canonical name back into a completed variant. */

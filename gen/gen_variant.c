@@ -122,6 +122,9 @@ int gen_read_variant(lua_State *L, int idx, gen_variant *v, gen_err *err) {
     return gen_fail(err, GEN_EINTERNAL, "variant table with an unknown pass, dtype or stab");
   if (get_str(L, idx, "name", c.name, sizeof c.name))
     return gen_fail(err, GEN_ESPEC, "variant name longer than %zu bytes", sizeof c.name - 1);
+  if (get_str(L, idx, "only_arch", c.only_arch, sizeof c.only_arch)) c.only_arch[0] = 0;
+  if (c.only_arch[0] && get_str(L, idx, "only_target", c.only_target, sizeof c.only_target))
+    return gen_fail(err, GEN_EINTERNAL, "variant %s: only_arch without only_target", c.name);
   lua_getfield(L, idx, "entries");
   int n = lua_istable(L, -1) ? (int)luaL_len(L, -1) : 0;
   if (n > GEN_MAX_ENTRIES) {
@@ -175,10 +178,11 @@ void gen_tile_name(int block_m, int block_n, int warps, int stages, int wgmma, c
   snprintf(buf, n, "m%dn%dw%ds%d%s", block_m, block_n, warps, stages, wgmma ? "wg" : "");
 }
 
+/* Both read what gen/variant.lua put in the variant: no arch named here. */
 const char *gen_compile_arch(const gen_variant *v, const char *arch) {
-  return v->wgmma && !strcmp(arch, "sm_90") ? "sm_90a" : arch;
+  return v->only_arch[0] && !strcmp(arch, v->only_arch) ? v->only_target : arch;
 }
 
 int gen_variant_runs_on(const gen_variant *v, const char *arch) {
-  return !v->wgmma || !strcmp(arch, "sm_90");
+  return !v->only_arch[0] || !strcmp(arch, v->only_arch);
 }

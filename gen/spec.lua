@@ -192,7 +192,8 @@ function M.load(text, path)
                                   c.wgmma and ", wgmma=true" or "", problem)
                               end
                               local allowed = c.wgmma and not V.runs_wgmma(arch)
-                                and "wgmma tiles with arch = { \"sm_90\" } only, or wgmma = false"
+                                and string.format("wgmma tiles with arch = { \"%s\" } only, or wgmma = false",
+                                  V.WGMMA_ARCH)
                                 or string.format("tiles within %d bytes on %s", V.ARCH_SMEM[arch], arch)
                               spec_error(string.format("%s: %s = %s: %s; allowed: %s "
                                 .. "(or exclude this head_dim, or drop %s from arch)", path, tile.path,

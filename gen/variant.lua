@@ -23,8 +23,12 @@ M.BWD_MAX_HEAD_DIM = 128
 -- Tiles with `wgmma = true` use Hopper's warpgroup MMA (sm_90a): forward, 64
 -- query rows per warpgroup of 4 warps; backward, 64 keys per warpgroup and 64
 -- queries per step. Operands in 128-byte-swizzled shared memory (64-column
--- blocks, so head dims that are multiples of 64).
-M.WGMMA_ARCHES = { "sm_90" }
+-- blocks, so head dims that are multiples of 64). The instructions exist on
+-- sm_90a only: a wgmma variant runs on WGMMA_ARCH alone, compiled for
+-- WGMMA_TARGET (its cubins still live under sm_90/). This is the one place that
+-- says so: complete() copies both into the variant (only_arch, only_target),
+-- which gen_compile_arch and gen_variant_runs_on read in C.
+M.WGMMA_ARCH, M.WGMMA_TARGET = "sm_90", "sm_90a"
 M.WGMMA_HEAD_DIMS = { 64, 128 }
 
 -- wgmma tiles take whole warpgroups of 4 warps (both passes).
@@ -261,14 +265,14 @@ end
 -- Dynamic shared memory of a variant with tiles filled in.
 function M.smem(v) return M.PASSES[v.pass].smem(v) end
 
-function M.runs_wgmma(arch) return member(M.WGMMA_ARCHES, arch) end
+function M.runs_wgmma(arch) return arch == M.WGMMA_ARCH end
 
 -- nil when v can run on arch (its instructions, its shared memory), else
 -- the problem in words.
 function M.arch_problem(v, arch)
   if v.wgmma and not M.runs_wgmma(arch) then
-    return string.format("wgmma tiles run on %s only (Hopper's warpgroup MMA, compiled for sm_90a), not %s",
-      joined(M.WGMMA_ARCHES), arch)
+    return string.format("wgmma tiles run on %s only (Hopper's warpgroup MMA, compiled for %s), not %s",
+      M.WGMMA_ARCH, M.WGMMA_TARGET, arch)
   end
   local need, limit = M.smem(v), M.ARCH_SMEM[arch]
   if need > limit then
@@ -305,7 +309,9 @@ end
 -- Validates the base fields of v (as gen_variant carries them: tiles with
 -- block_m == 0 are "auto"), checks shared memory against arch when given,
 -- and returns a new table with the derived fields: name, threads,
--- smem_bytes, entries. "auto" tiles are those of tiles_arch (default: arch).
+-- smem_bytes, entries, and for a variant that runs on one arch only
+-- only_arch and only_target (its NVRTC target there). "auto" tiles are those
+-- of tiles_arch (default: arch).
 function M.complete(v, arch, tiles_arch)
   local c = {}
   c.pass = M.check_pass(v.pass, "pass")
@@ -337,6 +343,7 @@ function M.complete(v, arch, tiles_arch)
   end
   c.block_m, c.block_n, c.warps, c.stages = tile.block_m, tile.block_n, tile.warps, tile.stages
   c.wgmma = tile.wgmma
+  if c.wgmma then c.only_arch, c.only_target = M.WGMMA_ARCH, M.WGMMA_TARGET end
   if c.wgmma and not member(M.WGMMA_HEAD_DIMS, c.head_dim) then
     U.fail("head_dim", c.head_dim, "wgmma tiles need a head dim made of 64-column blocks",
       joined(M.WGMMA_HEAD_DIMS))

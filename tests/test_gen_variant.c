@@ -110,6 +110,9 @@ Test(variant, wgmma_tiles) {
   cr_expect_str_eq(v.name, "fwd_bf16_d128_m128n176w8s2wg_none");
   cr_expect_eq(v.smem_bytes, 1024 + 2 * 128 * (128 + 2 * 2 * 176));
   cr_expect_eq(v.threads, 256);
+  /* gen/variant.lua's WGMMA_ARCH and WGMMA_TARGET, carried by the variant */
+  cr_expect_str_eq(v.only_arch, "sm_90");
+  cr_expect_str_eq(v.only_target, "sm_90a");
   cr_expect_str_eq(gen_compile_arch(&v, "sm_90"), "sm_90a");
   cr_expect(gen_variant_runs_on(&v, "sm_90") && !gen_variant_runs_on(&v, "sm_80") &&
             !gen_variant_runs_on(&v, "sm_100"));
@@ -127,6 +130,8 @@ Test(variant, wgmma_tiles) {
     cr_assert_eq(gen_variant_complete(g, &w, arch, &err), GEN_OK, "%s", err.msg);
     cr_expect_eq(w.wgmma, a == 2, "%s on %s", w.name, arch ? arch : "any arch");
     cr_expect_str_eq(gen_compile_arch(&w, "sm_90"), a == 2 ? "sm_90a" : "sm_90");
+    cr_expect_str_eq(w.only_arch, a == 2 ? "sm_90" : "", "an mma.sync tile runs on every arch");
+    cr_expect(gen_variant_runs_on(&w, "sm_80") == (a != 2));
   }
   cr_expect_str_eq(w.name, "fwd_bf16_d64_causal_m64n128w4s2wg_robust_b2_e1em3");
   w = base(96, 0, GEN_STAB_NONE, 0, 0); /* no wgmma tile for 96: the mma.sync default */
