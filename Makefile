@@ -228,6 +228,8 @@ test: deps test-bins
 	  FA2_LIB=$(LIB)/libfa2rt.so FA2_FAKE_CUDA=$(B)/libfakecuda.so \
 	    python3 -m unittest discover -s tests/python; \
 	else echo "python3 not found: Python binding tests skipped"; fi
+	@echo "== Python packaging: the wheel of \`pip install .\` (root pyproject.toml + setup.py), offline"
+	@tests/test_pip.sh
 	@echo "== PyTorch layer: custom ops, fake implementations, tracing on meta tensors (no GPU needed)"
 	@if py=$$(tools/torch_python.sh); then \
 	  FA2_LIB=$(LIB)/libfa2rt.so $$py -m unittest discover -s tests/python_torch; \

@@ -1,7 +1,7 @@
 """fa2gen.attention against PyTorch in float64, on the GPU machine.
 
     PYTHONPATH=python FA2_LIB=lib/libfa2rt.so python3 bench/py_smoke.py
-    (or after `pip install ./python`: python3 bench/py_smoke.py)
+    (or after `pip install .`: python3 bench/py_smoke.py)
 
 Checks (B, N, H, d) bf16/fp16 inputs, GQA, causal (bottom-right), a
 transposed (non-contiguous) layout, and the gradients of the autograd
