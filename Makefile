@@ -209,6 +209,9 @@ run: deps all $(BIN)/fa2_gpu_tests
 test: deps test-bins
 	@echo "== Layers: gen/ and lab/ stand alone, runtime/ uses gen/, cli/ uses all, no cycles (tools/check_layers.sh)"
 	@CC=$(CC) tests/test_layers.sh $(B)
+	@echo "== Every bench/results path the docs cite exists (tests/test_results_cited.py)"
+	@if command -v python3 >/dev/null 2>&1; then python3 tests/test_results_cited.py; \
+	else echo "python3 not found: the results-citation check skipped"; fi
 	@echo "== CPU tests under AddressSanitizer + UndefinedBehaviorSanitizer (quick mode)"
 	@$(MAKE) --no-print-directory B=$(B)/asan O=$(B)/asan SAN=1 \
 	  $(B)/asan/bin/fa2 $(B)/asan/bin/fa2_tests
