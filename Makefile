@@ -17,7 +17,7 @@
 #   tests/gpu/*.c            -> bin/fa2_gpu_tests (main.c) and build/libgpu.a
 #   bench/fa2_bench.c        -> bin/fa2_bench (bench/bench_lookup.c -> make bench-lookup)
 #   tests/fuzz/fuzz_*.c      -> $(B)/fuzz/bin/fuzz_* (libFuzzer, clang; corpora in tests/fuzz/corpus/)
-#   templates/*, gen/*.lua, specs/default.lua -> embedded in libfa2rt
+#   templates/* (but README.md), gen/*.lua, specs/default.lua -> embedded in libfa2rt
 .DEFAULT_GOAL := all
 .SUFFIXES:
 
@@ -52,7 +52,7 @@ LAB_SRC  := $(sort $(wildcard lab/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 GPU_SRC  := $(sort $(filter-out tests/gpu/main.c,$(wildcard tests/gpu/*.c)))
 BENCH_SRC := bench/fa2_bench.c
-EMBED    := $(sort $(wildcard templates/* gen/*.lua)) specs/default.lua
+EMBED    := $(sort $(filter-out %.md,$(wildcard templates/* gen/*.lua))) specs/default.lua
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
 LIB_OBJ  := $(call obj,$(LIB_SRC)) $(B)/obj/embedded.o

@@ -1,4 +1,6 @@
-/* fa2: the command-line front end of the generator (see README "CLI"). */
+/* fa2: the command (README "The fa2 command"). cli/ is the top layer: it uses
+ * the generator (gen/), the runtime (runtime/) and the numerics lab (lab/), and
+ * unlike those libraries, prints and exits with a status. */
 #include <stdio.h>
 #include <string.h>
 

@@ -2,7 +2,8 @@
  *
  * spec (Lua table) -> validate -> variants -> template + params -> CUDA source.
  * The same code serves the `fa2` command and the runtime's JIT path, so a
- * variant renders to the same bytes in both.
+ * variant renders to the same bytes in both. It uses nothing else of fa2gen
+ * (no CUDA, no runtime/): runtime/ and cli/ sit on it (tools/check_layers.sh).
  *
  * Errors: functions return 0 on success and a non-zero GEN_E* code on
  * failure, with a one-line message in err (file, key path, bad value, what
