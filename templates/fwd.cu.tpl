@@ -287,9 +287,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
 {% if dropout %}
     // Dropout's keep bits of this tile{{ wgmma and ", drawn while S = Q K^T is on the tensor cores" or "" }}:
     // one Philox call per m16 x k16 block (fa2_philox.h), unit ps of kept[mt].
+    // (the key and counter of this (batch, head) read here, not kept: 4 registers less)
     drop_bits<kPSteps> kept[kMTiles];
-    unsigned long long drop_seed, drop_base; // this (batch, head)'s Philox key and counter (read
-    dropout_key(p, (long long)batch * p.heads_q + head, drop_seed, drop_base); // here: 4 registers less)
+    unsigned long long drop_seed, drop_base;
+    dropout_key(p, (long long)batch * p.heads_q + head, drop_seed, drop_base);
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll 1
@@ -315,9 +316,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
 {% if dropout %}
     // Dropout's keep bits of this tile{{ wgmma and ", drawn while S = Q K^T is on the tensor cores" or "" }}:
     // one Philox call per m16 x k16 block (fa2_philox.h), unit ps of kept[mt].
+    // (the key and counter of this (batch, head) read here, not kept: 4 registers less)
     drop_bits<kPSteps> kept[kMTiles];
-    unsigned long long drop_seed, drop_base; // this (batch, head)'s Philox key and counter (read
-    dropout_key(p, (long long)batch * p.heads_q + head, drop_seed, drop_base); // here: 4 registers less)
+    unsigned long long drop_seed, drop_base;
+    dropout_key(p, (long long)batch * p.heads_q + head, drop_seed, drop_base);
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll 1
