@@ -26,12 +26,9 @@ if not torch.cuda.is_available():
 import fa2gen  # noqa: E402
 from fa2gen import _lib  # noqa: E402
 from fa2gen import flash_attn_func, flash_attn_varlen_func  # noqa: E402
+from test_torch_dropin import capture_graph, check_rule, grads, rand  # noqa: E402
 
 DEV = "cuda"
-
-
-def rand(*shape, dtype=torch.bfloat16, scale=1.0):
-    return (torch.randn(*shape, device=DEV, dtype=torch.float32) * scale).to(dtype)
 
 
 def ref_dropout_attention(q, k, v, keep, p, causal, window=(-1, -1), dtype=torch.float64):
@@ -55,24 +52,6 @@ def ref_dropout_attention(q, k, v, keep, p, causal, window=(-1, -1), dtype=torch
     probs = torch.softmax(s.float() if dtype != torch.float64 else s, dim=-1).to(dtype)
     probs = probs.masked_fill(empty, 0.0) * keep.to(dtype) / (1 - p)
     return torch.matmul(probs, vd).transpose(1, 2)
-
-
-def max_err(a, b):
-    return (a.double() - b.double()).abs().max().item() if a.numel() else 0.0
-
-
-def check_rule(name, got, ref64, lowp, factor, slack=0.0):
-    e, e_pt = max_err(got, ref64), max_err(lowp, ref64)
-    assert torch.isfinite(got).all(), f"{name}: NaN/Inf"
-    assert e <= factor * e_pt + slack, f"{name}: max err {e:.3e} > {factor} x {e_pt:.3e}"
-    return e, e_pt
-
-
-def grads(fn, q, k, v, do):
-    q, k, v = (t.detach().clone().requires_grad_() for t in (q, k, v))
-    o = fn(q, k, v)
-    o.backward(do)
-    return o.detach(), q.grad, k.grad, v.grad
 
 
 def host_mask(seed, offset, p, B, H, Sq, Sk):
@@ -258,15 +237,7 @@ def test_cuda_graph_replays_draw_fresh_masks():
         o.backward(do)
         return o, s_dmask
 
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(2):
-            step()
-    torch.cuda.current_stream().wait_stream(side)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        o_static, s_static = step()
+    g, (o_static, s_static) = capture_graph(step)
     seen = []
     for _ in range(3):
         g.replay()
