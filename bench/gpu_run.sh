@@ -38,6 +38,11 @@
 #             accuracy and empty rows through the custom ops, flash_attn's API,
 #             torch.compile (explain, three modes), export, opcheck, CUDA graphs,
 #             transformers (Llama, Qwen2, Mistral, GPT-2 against sdpa)
+#   dropout   attention dropout (tests/gpu/test_dropout.py: the mask against the C host
+#             definition, kept fraction, outputs and gradients against float64 with the
+#             call's mask, generator state, CUDA graphs, compile, varlen), then its cost
+#             (bench/dropout_bench.py: fa2gen and SDPA flash, with and without p = 0.1);
+#             the kernels built ahead with 16 threads (bench/specs/dropout_gpu.lua)
 #   train     bench/train_gpt.py compiled: SDPA flash, SDPA cuDNN, fa2gen none and
 #             robust in turn ($TRAIN_SECONDS each, default 60), tokens/s table
 #   multi_device the operators off the default device and stream
@@ -164,6 +169,13 @@ for s in $steps; do
       --spec tests/gpu/empty_rows_spec.lua ;;
   dropin) step dropin 540 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
       python3 -m pytest -q -rA -s tests/gpu/test_torch_dropin.py ;;
+  dropout)
+    step dropout_aot 60 bin/fa2 build bench/specs/dropout_gpu.lua -j 16 -o /tmp/fa2_dropout_aot
+    step dropout_tests 110 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python FA2_AOT_DIR=/tmp/fa2_dropout_aot \
+      python3 -m pytest -q -rA -s tests/gpu/test_dropout.py
+    step dropout_bench 60 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python FA2_AOT_DIR=/tmp/fa2_dropout_aot \
+      python3 bench/dropout_bench.py --json "$OUT/dropout_bench.json"
+    ;;
   train) step train 570 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 bench/train_gpt.py \
       --modes sdpa-flash,sdpa-cudnn,none,robust --seconds "${TRAIN_SECONDS:-60}" --out "$OUT/train" ;;
   multi_device) step multi_device 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
@@ -211,12 +223,12 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, empty_rows, dropin, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, empty_rows, dropin, dropout, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 
 cat "$OUT/device.txt"
-for f in tune tune_effect tune_check compare_wgmma compare_sync compare_wgmma_bwd compare_sync_bwd compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
+for f in dropout_bench tune tune_effect tune_check compare_wgmma compare_sync compare_wgmma_bwd compare_sync_bwd compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
 [ -s "$OUT/bias_gpu.txt" ] && cat "$OUT/bias_gpu.txt"
 [ -s "$OUT/bias_vs_sdpa.txt" ] && cat "$OUT/bias_vs_sdpa.txt"
 printf '%s\n' "${summary[@]}"

@@ -43,6 +43,7 @@ typedef struct gen_variant {
   int window; /* a sliding window: keys beyond window_left/right (run-time values) are masked */
   int alibi;  /* ALiBi: score -= slope * |i + diag - j|, slopes per (batch,) head at run time */
   int softcap; /* score <- cap tanh(score / cap) after the scale; cap at run time */
+  int dropout; /* attention dropout: P kept with probability 1 - p (p, seed at run time) */
   int block_m, block_n, warps, stages;
   int wgmma; /* a tile on Hopper's warpgroup MMA (compiled for sm_90a) */
   int stab; /* GEN_STAB_* */

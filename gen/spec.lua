@@ -7,13 +7,14 @@ local U, V, D = mods.util, mods.variant, mods.defaults
 local M = {}
 
 M.KEYS = { "allow_spills", "arch", "causal", "dtype", "exclude", "head_dim", "pass", "stab", "tiles",
-  "varlen", "window", "alibi", "softcap" }
+  "varlen", "window", "alibi", "softcap", "dropout" }
 local KNOWN = {}
 for _, k in ipairs(M.KEYS) do KNOWN[k] = true end
 
 local EXAMPLES = {
   dtype = '{ "bf16" }', head_dim = "{ 64, 128 }", causal = "{ false, true }", varlen = "{ false, true }",
   window = "{ false, true }", alibi = "{ false, true }", softcap = "{ false, true }",
+  dropout = "{ false, true }",
   arch = '{ "sm_80", "sm_90" }', pass = '{ "fwd" }',
   stab = '{ { mode = "none" }, { mode = "robust", beta = 2, eps = 1e-3 } }',
   tiles = '"auto" or { { block_m = 128, block_n = 64, warps = 4, stages = 2 } }',
@@ -94,6 +95,7 @@ local function validate(spec)
   ax.window = each(spec, "window", V.check_window)
   ax.alibi = each(spec, "alibi", V.check_alibi)
   ax.softcap = each(spec, "softcap", V.check_softcap)
+  ax.dropout = each(spec, "dropout", V.check_dropout)
   ax.tiles = tiles(spec)
   ax.stab = each(spec, "stab", V.check_stab)
   ax.arch = each(spec, "arch", V.check_arch)
@@ -105,7 +107,7 @@ local function validate(spec)
       "exclude = function(v) return v.head_dim == 256 and v.causal end")
   end
   local total = #ax.pass * #ax.dtype * #ax.head_dim * #ax.causal * #ax.varlen * #ax.window * #ax.alibi * #ax.softcap *
-    #ax.tiles * #ax.stab
+    #ax.dropout * #ax.tiles * #ax.stab
   if total > MAX_VARIANTS then
     U.fail(nil, nil, string.format("the axes make %d variants; at most %d", total, MAX_VARIANTS))
   end
@@ -157,13 +159,14 @@ function M.load(text, path)
             for _, window in ipairs(causal and { false } or ax.window) do
               for _, alibi in ipairs(ax.alibi) do
                 for _, softcap in ipairs(ax.softcap) do
+                  for _, dropout in ipairs(ax.dropout) do -- (the loops below keep softcap's indentation)
                   for _, tile in ipairs(ax.tiles) do
                     -- "auto" may pick other tiles on some arches (gen/defaults.lua
                     -- TILES_SM90): one variant per arch's pick, checked on that arch.
                     for _, for_arch in ipairs(tile.auto and ax.arch or { false }) do
                       for _, s in ipairs(ax.stab) do
                         local v = { pass = pass, dtype = dtype, head_dim = d, causal = causal, varlen = varlen,
-                          window = window, alibi = alibi, softcap = softcap, stab = s.stab,
+                          window = window, alibi = alibi, softcap = softcap, dropout = dropout, stab = s.stab,
                           beta = s.beta, eps = s.eps, block_m = 0 }
                         if not tile.auto then
                           v.block_m, v.block_n, v.warps, v.stages = tile.block_m, tile.block_n, tile.warps, tile.stages
@@ -207,6 +210,7 @@ function M.load(text, path)
                         end
                       end
                     end
+                  end
                   end
                 end
               end

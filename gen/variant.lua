@@ -173,6 +173,7 @@ M.check_varlen = M.check_causal -- a boolean too
 M.check_window = M.check_causal
 M.check_alibi = M.check_causal
 M.check_softcap = M.check_causal
+M.check_dropout = M.check_causal
 
 function M.check_arch(x, path)
   if not M.ARCH_SMEM[x] then U.fail(path, x, "not a supported arch", joined(M.ARCHES)) end
@@ -288,6 +289,7 @@ function M.name(v)
   if v.window then parts[#parts + 1] = "window" end
   if v.alibi then parts[#parts + 1] = "alibi" end
   if v.softcap then parts[#parts + 1] = "softcap" end
+  if v.dropout then parts[#parts + 1] = "dropout" end
   parts[#parts + 1] = string.format("m%dn%dw%ds%d%s", v.block_m, v.block_n, v.warps, v.stages,
     v.wgmma and "wg" or "")
   parts[#parts + 1] = v.stab
@@ -322,6 +324,7 @@ function M.complete(v, arch, tiles_arch)
   c.window = M.check_window(v.window or false, "window")
   c.alibi = M.check_alibi(v.alibi or false, "alibi")
   c.softcap = M.check_softcap(v.softcap or false, "softcap")
+  c.dropout = M.check_dropout(v.dropout or false, "dropout")
   if c.window and c.causal then
     U.fail("causal", c.causal, "a window variant takes causal as its right edge (window_right = 0 "
       .. "at run time)", "causal = false with window = true")
@@ -367,6 +370,9 @@ function M.complete(v, arch, tiles_arch)
   c.smem_bytes = M.smem(c)
   c.entries = {}
   for i, e in ipairs(M.PASSES[c.pass].entries) do c.entries[i] = e end
+  -- A dropout forward also carries the mask kernel (fa2_dropout_mask: the keep bits
+  -- of a call, one element per thread, from the same fa2_philox.h), for tests.
+  if c.dropout and c.pass == "fwd" then c.entries[#c.entries + 1] = "fa2_dropout_mask" end
   c.name = M.name(c)
   if arch ~= nil then
     M.check_arch(arch, "arch")
@@ -379,7 +385,7 @@ function M.complete(v, arch, tiles_arch)
   return c
 end
 
-local NAME_FORM = "{pass}_{dtype}_d{head_dim}[_causal][_varlen][_window][_alibi][_softcap]_m{block_m}n{block_n}w{warps}s{stages}[wg]_{mode}[_b{beta}_e{eps}]"
+local NAME_FORM = "{pass}_{dtype}_d{head_dim}[_causal][_varlen][_window][_alibi][_softcap][_dropout]_m{block_m}n{block_n}w{warps}s{stages}[wg]_{mode}[_b{beta}_e{eps}]"
 
 -- The base fields of a canonical name (not validated: complete does that).
 function M.parse(name)
@@ -402,6 +408,8 @@ function M.parse(name)
   if v.alibi then i = i + 1 end
   v.softcap = tok[i] == "softcap"
   if v.softcap then i = i + 1 end
+  v.dropout = tok[i] == "dropout"
+  if v.dropout then i = i + 1 end
   local m, n, w, s, wg = (tok[i] or ""):match("^m(%d+)n(%d+)w(%d+)s(%d+)(w?g?)$")
   if not m or (wg ~= "" and wg ~= "wg") then
     bad("expected the tiles as m<block_m>n<block_n>w<warps>s<stages>[wg]")

@@ -155,6 +155,20 @@ typedef struct fa2_fwd_args {
   /* Softcap (FlashAttention-2's softcap, Gemma 2's logit capping); 0: none. A scaled
    * score x becomes softcap * tanh(x / softcap) before the softmax. */
   float softcap;
+  /* Attention dropout (FlashAttention-2's dropout_p); dropout = 0: none. With
+   * dropout = 1 each softmax probability is kept with probability 1 - dropout_p (0 <=
+   * dropout_p < 1; 0 keeps all) and the kept ones are scaled by 1 / (1 - dropout_p); the
+   * softmax sum and LSE are those without dropout, and the backward (same seed, offset
+   * and p) regenerates the same mask. The mask is Philox4x32-10 keyed by element
+   * (templates/fa2_philox.h: seed, offset + batch * heads_q + head, row, key), the same
+   * for every tile shape. Seed and offset: dropout_rng when not NULL, a device pointer
+   * to two 8-byte words {seed, offset} read by the kernels (so a captured CUDA graph
+   * replays with whatever the words hold then: PyTorch's generator), else the values
+   * dropout_seed, dropout_offset. */
+  int dropout;
+  float dropout_p;
+  const unsigned long long *dropout_rng;
+  unsigned long long dropout_seed, dropout_offset;
 } fa2_fwd_args;
 
 /* Checks args as fa2_forward does, without a context or a GPU. */
@@ -201,6 +215,10 @@ typedef struct fa2_bwd_args {
   const float *alibi_slopes;              /* as in fa2_fwd_args */
   long long alibi_batch_stride;
   float softcap;                          /* as in fa2_fwd_args */
+  int dropout;                            /* as in fa2_fwd_args: the forward's p, seed */
+  float dropout_p;                        /* and offset give the forward's mask */
+  const unsigned long long *dropout_rng;
+  unsigned long long dropout_seed, dropout_offset;
 } fa2_bwd_args;
 
 FA2_API fa2_status fa2_backward(fa2_context *ctx, const fa2_bwd_args *args, void *stream);
@@ -228,7 +246,20 @@ typedef struct fa2_kernel_desc {
   int window; /* 1: the sliding-window kernel (then causal = 0) */
   int alibi;  /* 1: the ALiBi kernel */
   int softcap; /* 1: the softcap kernel */
+  int dropout; /* 1: the dropout kernel */
 } fa2_kernel_desc;
+
+/* Dropout's keep mask of a call: for args' batch, heads_q, seqlen_q, seqlen_k (varlen:
+ * the longest sequences), dropout_p and seed/offset (the rest of args is not read),
+ * mask[((b * heads_q + h) * seqlen_q + i) * seqlen_k + j] = 1 when element (i, j) of
+ * (batch b, query head h) is kept, 0 when dropped: the bits fa2_forward and
+ * fa2_backward draw (for tests, and to see a mask). fa2_dropout_mask writes a device
+ * buffer on stream (the mask kernel of the bf16 d64 dropout forward, loaded like any
+ * kernel); fa2_dropout_mask_host the same bytes into host memory (dropout_rng must
+ * then be NULL: the host cannot read it). */
+FA2_API fa2_status fa2_dropout_mask(fa2_context *ctx, const fa2_fwd_args *args,
+                                    unsigned char *mask, void *stream);
+FA2_API fa2_status fa2_dropout_mask_host(const fa2_fwd_args *args, unsigned char *mask);
 
 /* Loads or compiles each kernel now (options.jobs threads), so that the
  * first fa2_forward does not. Stops at the first failure. */

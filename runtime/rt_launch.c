@@ -8,6 +8,7 @@
 
 #include "fa2_params.h"
 #include "rt_context.h"
+#include "rt_dropout.h"
 #include "rt_error.h"
 #include "rt_kernel.h"
 #include "rt_validate.h"
@@ -44,6 +45,7 @@ static void fill_params(const fa2_fwd_args *a, fa2_fwd_params *p) {
   p->window_right = a->window ? a->window_right : -1;
   p->alibi_slopes = a->alibi_slopes, p->alibi_batch_stride = a->alibi_batch_stride;
   p->softcap = a->softcap;
+  RT_DROPOUT_PARAMS(p, a);
 }
 
 fa2_status fa2_forward(fa2_context *ctx, const fa2_fwd_args *a, void *stream) {
@@ -116,6 +118,7 @@ static void fill_bwd_params(const fa2_bwd_args *a, void *ws, fa2_bwd_params *p) 
   p->window_right = a->window ? a->window_right : -1;
   p->alibi_slopes = a->alibi_slopes, p->alibi_batch_stride = a->alibi_batch_stride;
   p->softcap = a->softcap;
+  RT_DROPOUT_PARAMS(p, a);
 }
 
 /* The caller's workspace, or the context's (grown under ws_lock; the old

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rt_dropout.h"
 #include "rt_error.h"
 
 static const int head_dims[] = {32, 64, 96, 128, 160, 192, 224, 256};
@@ -180,6 +181,7 @@ int rt_validate_fwd(const fa2_fwd_args *a) {
   if (!(a->softcap >= 0 && a->softcap <= FLT_MAX))
     return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
                         "softcap is %g: must be a finite number > 0, or 0 for none", a->softcap);
+  if ((rc = rt_validate_dropout(a->dropout, a->dropout_p, a->dropout_rng))) return rc;
   if (a->alibi_slopes && a->alibi_batch_stride < 0)
     return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
                         "alibi_batch_stride is %lld: must be >= 0 (0: one slope per head, "
@@ -234,6 +236,7 @@ int rt_validate_bwd(const fa2_bwd_args *a) {
   f.window = a->window, f.window_left = a->window_left, f.window_right = a->window_right;
   f.alibi_slopes = a->alibi_slopes, f.alibi_batch_stride = a->alibi_batch_stride;
   f.softcap = a->softcap;
+  f.dropout = a->dropout, f.dropout_p = a->dropout_p, f.dropout_rng = a->dropout_rng;
   if ((rc = rt_validate_fwd(&f))) return rc;
   if (a->head_dim > 128)
     return rt_set_error(FA2_ERR_UNSUPPORTED,

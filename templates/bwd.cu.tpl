@@ -6,6 +6,14 @@
 //
 // The forward's stabilization needs nothing here: P = exp(S - LSE) is exact
 // whatever reference the forward used, because LSE carries it.
+{% if dropout %}
+//
+// Dropout: the forward's mask again (fa2_philox.h), Z. With delta = rowsum(dO O)
+// of the dropped O, dV = (P Z)^T dO / (1 - p) and dS = P (dP Z / (1 - p) - delta)
+// = P (dP Z - (1 - p) delta) / (1 - p): the kernels use (1 - p) delta, zero the
+// dropped P^T and dP^T, and scale dK, dV and dQ by 1 / (1 - p) at the end
+// (FlashAttention-2's arrangement: two selects per score).
+{% end %}
 //
 // fa2_bwd_pre:  delta = rowsum(dO * O) in fp32 (O from o_f32 when given: the
 //               precise delta), and zeroes the fp32 dQ accumulator.
@@ -189,7 +197,12 @@ extern "C" __global__ void __launch_bounds__(kThreads) fa2_bwd_dq(const fa2_bwd_
   elem_t *dq = (elem_t *)p.dq + {{ BASE("dq") }} + row * p.dq_row_stride +
                head * p.dq_head_stride;
   const float *acc = p.dq_accum + (({{ QROW0 }} + row) * p.heads_q + head) * kHeadDim;
+{% if dropout %}
+  const float f = p.scale * p.dropout_scale; // dropout: 1 / (1 - p)
+  for (int x = lane; x < kHeadDim; x += 32) dq[x] = from_float(acc[x] * f);
+{% else %}
   for (int x = lane; x < kHeadDim; x += 32) dq[x] = from_float(acc[x] * p.scale);
+{% end %}
 }
 
 {% if wgmma %}
@@ -356,6 +369,19 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 #pragma unroll
         for (int e = 0; e < 4; ++e) st[kt][nt][e] = cap_out * tanh_approx(st[kt][nt][e] * cap_in);
 {% end %}
+{% if dropout %}
+    // dropout: the keep bits of the warp's scores, unit a of kept[kt] per 16 x 16 block
+    drop_bits<kQTiles / 2> kept[kKTiles];
+    unsigned long long drop_seed, drop_base; // (batch, h)'s Philox key and counter
+    dropout_key(p, (long long)batch * p.heads_q + h, drop_seed, drop_base);
+#pragma unroll
+    for (int kt = 0; kt < kKTiles; ++kt) {
+#pragma unroll 1
+      for (int a = 0; a < kQTiles / 2; ++a)
+        kept[kt].set(a, dropout_bits_st(drop_seed, drop_base, (m0 + q0) / 16 + a,
+                                              (n0 + kg * kKeyRows) / 16 + kt, g, qd, p.dropout_limit));
+    }
+{% end %}
     // P^T = exp2(S^T c - LSE log2 e), dS^T = P^T (dP^T - delta); masked entries are 0.
     const bool masked = m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
                         {{ window and "true; // the window's edges: mask every step" or "(kCausal && n0 + kBlockN - 1 > m0 + diag);" }}
@@ -365,7 +391,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
       for (int e = 0; e < 2; ++e) {
         const int col = q0 + nt * 8 + 2 * qd + e;
         const float l2 = sLf[slot * kBlockM + col] * 1.44269504f;
+{% if dropout %}
+        const float dl = sDf[slot * kBlockM + col] * p.dropout_keep; // (1 - p) delta
+{% else %}
         const float dl = sDf[slot * kBlockM + col];
+{% end %}
 #pragma unroll
         for (int kt = 0; kt < kKTiles; ++kt)
 #pragma unroll
@@ -382,6 +412,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
               if (q >= {{ SQ }} || key >= {{ SK }} || {{ HIDDEN("key", "q") }}) pe = 0.f;
             }
 {% end %}
+{% if dropout %}
+            const bool drop = !kept[kt].has(8 * (nt / 2) + 4 * e + 2 * (nt & 1) + hh);
+            if (drop) dpt[kt][nt][2 * hh + e] = 0.f;
+{% end %}
 {% if softcap %}
             const float t = st[kt][nt][2 * hh + e] * cap_in; // tanh of the uncapped score
             st[kt][nt][2 * hh + e] = pe;
@@ -389,6 +423,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 {% else %}
             st[kt][nt][2 * hh + e] = pe;
             dpt[kt][nt][2 * hh + e] = pe * (dpt[kt][nt][2 * hh + e] - dl);
+{% end %}
+{% if dropout %}
+            if (drop) st[kt][nt][2 * hh + e] = 0.f; // P^T Z for dV
 {% end %}
           }
       }
@@ -530,6 +567,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   cp_async_wait<0>();
   elem_t *dkp = (elem_t *)p.dk + {{ BASE("dk") }} + kv_head * p.dk_head_stride;
   elem_t *dvp = (elem_t *)p.dv + {{ BASE("dv") }} + kv_head * p.dv_head_stride;
+{% if dropout %}
+  const float dk_scale = p.scale * p.dropout_scale, dv_scale = p.dropout_scale; // dropout: 1 / (1 - p)
+{% end %}
 #pragma unroll
   for (int kt = 0; kt < kKTiles; ++kt)
 #pragma unroll
@@ -540,14 +580,26 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
       for (int dt = 0; dt < kDTiles; ++dt) {
         const int col = dt * 8 + 2 * qd;
         if constexpr (kPaired) { // half 0 holds dV, half 1 dK
+{% if dropout %}
+          const float f = half == 0 ? dv_scale : dk_scale;
+{% else %}
           const float f = half == 0 ? 1.f : p.scale;
+{% end %}
           *(unsigned *)((half == 0 ? dvp + key * p.dv_row_stride : dkp + key * p.dk_row_stride) + col) =
               pack2(acc[kt][dt][2 * hh] * f, acc[kt][dt][2 * hh + 1] * f);
         } else {
+{% if dropout %}
+          *(unsigned *)(dkp + key * p.dk_row_stride + col) =
+              pack2(acc_k[kPaired ? 0 : kt][kPaired ? 0 : dt][2 * hh] * dk_scale,
+                    acc_k[kPaired ? 0 : kt][kPaired ? 0 : dt][2 * hh + 1] * dk_scale);
+          *(unsigned *)(dvp + key * p.dv_row_stride + col) =
+              pack2(acc[kt][dt][2 * hh] * dv_scale, acc[kt][dt][2 * hh + 1] * dv_scale);
+{% else %}
           *(unsigned *)(dkp + key * p.dk_row_stride + col) =
               pack2(acc_k[kPaired ? 0 : kt][kPaired ? 0 : dt][2 * hh] * p.scale,
                     acc_k[kPaired ? 0 : kt][kPaired ? 0 : dt][2 * hh + 1] * p.scale);
           *(unsigned *)(dvp + key * p.dv_row_stride + col) = pack2(acc[kt][dt][2 * hh], acc[kt][dt][2 * hh + 1]);
+{% end %}
         }
       }
     }
@@ -598,7 +650,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
     const int row = m0 + warp * 16 + hh * 8 + g;
     const long long r = {{ LSE("head") }} + row;
     l2[hh] = row < {{ SQ }} ? p.lse[r] * 1.44269504f : pos_inf(); // P = 0 past the end
+{% if dropout %}
+    dl[hh] = row < {{ SQ }} ? p.delta[r] * p.dropout_keep : 0.f; // dropout: (1 - p) delta
+{% else %}
     dl[hh] = row < {{ SQ }} ? p.delta[r] : 0.f;
+{% end %}
   }
 {% if window %}
   const int n_end = p.window_right < 0 ? {{ SK }} : min({{ SK }}, m0 + kDetM + diag + p.window_right);
@@ -647,6 +703,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
 #pragma unroll
       for (int e = 0; e < 4; ++e) st[nt][e] = cap_out * tanh_approx(st[nt][e] * cap_in);
 {% end %}
+{% if dropout %}
+    // dropout: the keep bits of the warp's 16 rows, unit a per 16 keys
+    drop_bits<kNT / 2> kept;
+    unsigned long long drop_seed, drop_base; // this (batch, head)'s Philox key and counter
+    dropout_key(p, (long long)batch * p.heads_q + head, drop_seed, drop_base);
+#pragma unroll 1
+    for (int a = 0; a < kNT / 2; ++a)
+      kept.set(a, dropout_bits_s(drop_seed, drop_base, (m0 + warp * 16) / 16, j * kBlockN / 16 + a, lane,
+                                       p.dropout_limit));
+{% end %}
     // dS = P (dP - delta), masked entries 0, rounded into A fragments of dS K.
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt)
@@ -662,6 +728,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
           float pe = exp2_approx(fmaf(st[nt][2 * hh + e], c, -l2[hh]));
 {% end %}
           if (key >= {{ SK }} || {{ HIDDEN("key", "row") }}) pe = 0.f;
+{% if dropout %}
+          if (!kept.has(8 * (nt / 2) + 2 * (2 * hh + (nt & 1)) + e)) dp[nt][2 * hh + e] = 0.f;
+{% end %}
 {% if softcap %}
           const float t = st[nt][2 * hh + e] * cap_in;
           dp[nt][2 * hh + e] = pe * (dp[nt][2 * hh + e] - dl[hh]) * (1.f - t * t);
@@ -688,13 +757,21 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
 
   cp_async_wait<0>(); // Q and dO were in flight when no key tile was visited
   elem_t *dqp = (elem_t *)p.dq + {{ BASE("dq") }} + head * p.dq_head_stride;
+{% if dropout %}
+  const float dq_scale = p.scale * p.dropout_scale; // dropout: 1 / (1 - p)
+{% end %}
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
     const int row = m0 + warp * 16 + hh * 8 + g;
     if (row >= {{ SQ }}) continue;
 #pragma unroll
     for (int dt = 0; dt < kDTiles; ++dt)
+{% if dropout %}
+      *(unsigned *)(dqp + row * p.dq_row_stride + dt * 8 + 2 * qd) =
+          pack2(dq[dt][2 * hh] * dq_scale, dq[dt][2 * hh + 1] * dq_scale);
+{% else %}
       *(unsigned *)(dqp + row * p.dq_row_stride + dt * 8 + 2 * qd) =
           pack2(dq[dt][2 * hh] * p.scale, dq[dt][2 * hh + 1] * p.scale);
+{% end %}
   }
 }

@@ -155,6 +155,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 #pragma unroll
       for (int e = 0; e < 4; ++e) st[nt][e] = cap_out * tanh_approx(st[nt][e] * cap_in);
 {% end %}
+{% if dropout %}
+    // dropout: the keep bits of the warp's 16 keys, unit a per 16 queries (bwd.cu.tpl)
+    drop_bits<kBlockM / 16> kept;
+    unsigned long long drop_seed, drop_base; // (batch, h)'s Philox key and counter
+    dropout_key(p, (long long)batch * p.heads_q + h, drop_seed, drop_base);
+#pragma unroll 1
+    for (int a = 0; a < kBlockM / 16; ++a)
+      kept.set(a, dropout_bits_st(drop_seed, drop_base, m0 / 16 + a, (n0 + key_row) / 16, g, qd,
+                                        p.dropout_limit));
+{% end %}
     // P^T = exp2(S^T c - LSE log2 e), dS^T = P^T (dP^T - delta); masked entries are 0.
     const bool masked = m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
                         {{ window and "true; // the window's edges: mask every step" or "(kCausal && n0 + kBlockN - 1 > m0 + diag);" }}
@@ -164,7 +174,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
       for (int e = 0; e < 2; ++e) {
         const int col = nt * 8 + 2 * qd + e;
         const float l2 = sLf[slot * kBlockM + col] * 1.44269504f;
+{% if dropout %}
+        const float dl = sDf[slot * kBlockM + col] * p.dropout_keep; // (1 - p) delta
+{% else %}
         const float dl = sDf[slot * kBlockM + col];
+{% end %}
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
 {% if alibi %}
@@ -179,6 +193,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
             if (q >= {{ SQ }} || key >= {{ SK }} || {{ HIDDEN("key", "q") }}) pe = 0.f;
           }
 {% end %}
+{% if dropout %}
+          const bool drop = !kept.has(8 * (nt / 2) + 4 * e + 2 * (nt & 1) + hh);
+          if (drop) dpt[nt][2 * hh + e] = 0.f;
+{% end %}
 {% if softcap %}
           const float t = st[nt][2 * hh + e] * cap_in; // tanh of the uncapped score
           st[nt][2 * hh + e] = pe;
@@ -186,6 +204,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 {% else %}
           st[nt][2 * hh + e] = pe;
           dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dl);
+{% end %}
+{% if dropout %}
+          if (drop) st[nt][2 * hh + e] = 0.f; // P^T Z for dV
 {% end %}
         }
       }
@@ -268,9 +289,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 #pragma unroll
     for (int dt = 0; dt < kDTiles; ++dt) {
       const int col = dt * 8 + 2 * qd;
+{% if dropout %}
+      const float dk_scale = p.scale * p.dropout_scale, dv_scale = p.dropout_scale; // 1 / (1 - p)
+      *(unsigned *)(dkp + key * p.dk_row_stride + col) =
+          pack2(acc_k[dt][2 * hh] * dk_scale, acc_k[dt][2 * hh + 1] * dk_scale);
+      *(unsigned *)(dvp + key * p.dv_row_stride + col) =
+          pack2(acc_v[dt][2 * hh] * dv_scale, acc_v[dt][2 * hh + 1] * dv_scale);
+{% else %}
       *(unsigned *)(dkp + key * p.dk_row_stride + col) =
           pack2(acc_k[dt][2 * hh] * p.scale, acc_k[dt][2 * hh + 1] * p.scale);
       *(unsigned *)(dvp + key * p.dv_row_stride + col) = pack2(acc_v[dt][2 * hh], acc_v[dt][2 * hh + 1]);
+{% end %}
     }
   }
 }

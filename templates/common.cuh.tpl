@@ -114,6 +114,77 @@ __device__ __forceinline__ float tanh_approx(float x) {
 }
 {% end %}
 
+{% if dropout %}
+{% include "fa2_philox.h" %}
+
+template <bool kFirst, typename A, typename B> struct select_t { using type = A; };
+template <typename A, typename B> struct select_t<false, A, B> { using type = B; };
+
+// Dropout's Philox seed and counter base of attention matrix bh (fa2_philox.h):
+// from dropout_rng on the device when given (PyTorch's generator), else the values.
+template <typename Params>
+__device__ __forceinline__ void dropout_key(const Params &p, long long bh, unsigned long long &seed,
+                                            unsigned long long &base) {
+  seed = p.dropout_rng ? p.dropout_rng[0] : p.dropout_seed;
+  base = (p.dropout_rng ? p.dropout_rng[1] : p.dropout_offset) + (unsigned long long)bh;
+}
+
+// The keep bits of the 8 scores a thread holds of block (q16, k16) in the S
+// layout (rows: queries g, g + 8; columns: keys 2 qd + x, + 8), one unit:
+// bit 2 w + x, word w = 2 (query half) + key half.
+__device__ __forceinline__ unsigned dropout_bits_s(unsigned long long seed, unsigned long long base,
+                                                   int q16, int k16, int lane, unsigned limit) {
+  const fa2_philox4 r = fa2_dropout_unit(seed, 0, base, (unsigned)q16, (unsigned)k16, (unsigned)lane);
+  unsigned bits = 0;
+#pragma unroll
+  for (int w = 0; w < 4; ++w)
+    bits |= (fa2_kept_lo(r.x[w], limit) ? 1u << (2 * w) : 0u) | (fa2_kept_hi(r.x[w], limit) ? 2u << (2 * w) : 0u);
+  return bits;
+}
+
+// The keep bits of the 8 scores a thread holds of block (q16, k16) in the
+// backward's S^T layout (rows: keys g, g + 8; columns: queries 2 qd + e, + 8):
+// bit 4 e + 2 (query half) + key half. Such a lane holds half of two forward
+// units (those of queries 2 qd and 2 qd + 1), lane ^ 4 (keys g ^ 1) the other
+// halves: each lane draws the unit of its queries 2 qd + (g & 1), keeps the
+// bits of its keys and hands the rest to lane ^ 4 (one shuffle per unit).
+__device__ __forceinline__ unsigned dropout_bits_st(unsigned long long seed, unsigned long long base,
+                                                    int q16, int k16, int g, int qd, unsigned limit) {
+  const int odd = g & 1;
+  const fa2_philox4 r = fa2_dropout_unit(seed, 0, base, (unsigned)q16, (unsigned)k16,
+                                         (unsigned)((2 * qd + odd) * 4 + (g >> 1)));
+  unsigned own = 0, other = 0;
+#pragma unroll
+  for (int w = 0; w < 4; ++w) { // word 2 (query half) + key half; its halves: even, odd keys
+    const bool lo = fa2_kept_lo(r.x[w], limit), hi = fa2_kept_hi(r.x[w], limit);
+    own |= (odd ? hi : lo) ? 1u << w : 0u;
+    other |= (odd ? lo : hi) ? 1u << w : 0u;
+  }
+  const unsigned got = __shfl_xor_sync(0xffffffffu, other, 4);
+  return odd ? got | own << 4 : own | got << 4;
+}
+
+// The keep bits of kUnits units (at most 16), 8 each: unit u is bits 8 u ... The
+// kernels fill them in a rolled loop before they need them, so that the Philox
+// calls run one after the other: unrolled, the compiler interleaves them for
+// their latency and the forward (mma.sync) and the backward run out of registers.
+// A 32-bit word holds up to 4 units, the 64-bit pair up to 16.
+template <int kUnits> struct drop_bits {
+  static_assert(kUnits <= 16, "at most 16 units of 8 keep bits");
+  using word = typename select_t<kUnits <= 4, unsigned, unsigned long long>::type;
+  word lo = 0, hi = 0;
+  __device__ __forceinline__ void set(int u, unsigned bits) {
+    constexpr int kPer = sizeof(word); // units per word
+    const word b = (word)bits << (8 * (u % kPer));
+    if (kUnits <= kPer || u < kPer) lo |= b; else hi |= b;
+  }
+  __device__ __forceinline__ bool has(int bit) const { // 1: the score of this bit is kept
+    constexpr int kBits = 8 * sizeof(word);
+    return ((bit < kBits ? lo : hi) >> (bit % kBits)) & 1;
+  }
+};
+
+{% end %}
 __device__ __forceinline__ float quad_max(float x) {
   x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
   return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));

@@ -44,6 +44,16 @@ typedef struct fa2_fwd_params {
   long long alibi_batch_stride;
   float softcap;                 /* softcap variants: scores s * scale become
                                     softcap * tanh(s * scale / softcap) */
+  /* dropout variants (fa2_philox.h): an element is kept when its 16-bit number is
+     below keep16, given as dropout_limit = ((keep16 - 1) << 16) | 0xffff; the kept
+     P are scaled by dropout_scale = 1 / (1 - p) (dropout_keep = 1 - p). Philox seed
+     and counter offset: dropout_rng[0], [1] on the device when not NULL (read by the
+     kernels: PyTorch's generator, CUDA-graph safe), else dropout_seed/offset. The
+     fa2_dropout_mask entry writes its keep bytes to o. */
+  const unsigned long long *dropout_rng;
+  unsigned long long dropout_seed, dropout_offset;
+  unsigned dropout_limit;
+  float dropout_keep, dropout_scale;
 } fa2_fwd_params;
 
 /* The backward pass: three kernels, launched in this order with this block.
@@ -80,6 +90,10 @@ typedef struct fa2_bwd_params {
   const float *alibi_slopes;     /* alibi variants, as in the forward */
   long long alibi_batch_stride;
   float softcap;                 /* softcap variants, as in the forward */
+  const unsigned long long *dropout_rng; /* dropout variants, as in the forward */
+  unsigned long long dropout_seed, dropout_offset;
+  unsigned dropout_limit;
+  float dropout_keep, dropout_scale;
 } fa2_bwd_params;
 
 #endif

@@ -3,6 +3,9 @@
 //   {{ dtype }}, head_dim {{ head_dim }}, {{ causal and "causal (aligned bottom-right)" or "not causal" }}
 //   tile: {{ block_m }} queries x {{ block_n }} keys, {{ warps }} warps, {{ stages }} K/V stage(s)
 //   softmax: {{ stab == "none" and "none" or string.format("%s (beta %g, eps %g)", stab, beta, eps) }}
+{% if dropout %}
+//   dropout: P kept with probability 1 - p (run time), fa2_philox.h's mask
+{% end %}
 //
 {% if wgmma %}
 // One block computes block_m query rows of one (batch, head); each warpgroup
@@ -281,6 +284,22 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
       wgmma_ss_n{{ block_n }}(s[0], sw128_desc(sQw + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16),
                        sw128_desc(sKj + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16), ks > 0);
     wgmma_commit();
+{% if dropout %}
+    // Dropout's keep bits of this tile{{ wgmma and ", drawn while S = Q K^T is on the tensor cores" or "" }}:
+    // one Philox call per m16 x k16 block (fa2_philox.h), unit ps of kept[mt].
+    // (the key and counter of this (batch, head) read here, not kept: 4 registers less)
+    drop_bits<kPSteps> kept[kMTiles];
+    unsigned long long drop_seed, drop_base;
+    dropout_key(p, (long long)batch * p.heads_q + head, drop_seed, drop_base);
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll 1
+      for (int ps = 0; ps < kPSteps; ++ps)
+        kept[mt].set(ps, dropout_bits_s(drop_seed, drop_base, (m0 + warp * kWarpRows + mt * 16) / 16,
+                                              ({{ window and "key_first + " or "" }}j * kBlockN) / 16 + ps, lane,
+                                              p.dropout_limit));
+    }
+{% end %}
     wgmma_wait<0>();
     fence_regs(s[0]);
 
@@ -294,6 +313,22 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
                       qf[mt][ks][1], qf[mt][ks][2], qf[mt][ks][3]);
     }
 
+{% if dropout %}
+    // Dropout's keep bits of this tile{{ wgmma and ", drawn while S = Q K^T is on the tensor cores" or "" }}:
+    // one Philox call per m16 x k16 block (fa2_philox.h), unit ps of kept[mt].
+    // (the key and counter of this (batch, head) read here, not kept: 4 registers less)
+    drop_bits<kPSteps> kept[kMTiles];
+    unsigned long long drop_seed, drop_base;
+    dropout_key(p, (long long)batch * p.heads_q + head, drop_seed, drop_base);
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll 1
+      for (int ps = 0; ps < kPSteps; ++ps)
+        kept[mt].set(ps, dropout_bits_s(drop_seed, drop_base, (m0 + warp * kWarpRows + mt * 16) / 16,
+                                              ({{ window and "key_first + " or "" }}j * kBlockN) / 16 + ps, lane,
+                                              p.dropout_limit));
+    }
+{% end %}
     // S = Q K^T (raw scores, fp32 accumulation)
     float s[kMTiles][kNTiles][4];
 #pragma unroll
@@ -471,6 +506,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
       for (int ps = 0; ps < kPSteps; ++ps) {
+{% if dropout %}
+        // Dropout: l above summed every P; the dropped ones are zeroed here and O
+        // is scaled by 1 / (1 - p) at the end (FlashAttention-2's order).
+#pragma unroll
+        for (int w = 0; w < 4; ++w)
+#pragma unroll
+          for (int x = 0; x < 2; ++x)
+            if (!kept[mt].has(8 * ps + 2 * w + x)) s[mt][2 * ps + (w & 1)][2 * (w >> 1) + x] = 0.f;
+{% end %}
         pf[mt][ps][0] = pack2(s[mt][2 * ps][0], s[mt][2 * ps][1]);
         pf[mt][ps][1] = pack2(s[mt][2 * ps][2], s[mt][2 * ps][3]);
         pf[mt][ps][2] = pack2(s[mt][2 * ps + 1][0], s[mt][2 * ps + 1][1]);
@@ -540,7 +584,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const float l = quad_sum(row_l[mt][h]);
+{% if dropout %}
+      const float inv = (l > 0.f ? 1.f / l : 0.f) * p.dropout_scale; // the kept P's 1 / (1 - p)
+{% else %}
       const float inv = l > 0.f ? 1.f / l : 0.f;
+{% end %}
       const int r = warp * kWarpRows + mt * 16 + h * 8 + g;
 #pragma unroll
       for (int dt = 0; dt < kDTiles; ++dt)
@@ -567,3 +615,21 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
           *(const uint4 *)(smem + (r * kStride + ch * 8) * 2);
   }
 }
+{% if dropout %}
+
+// ---- fa2_dropout_mask: the keep bits of a call (tests) ---------------------------
+// o[((b * heads_q + h) * seqlen_q + i) * seqlen_k + j] = 1 (a byte) when element
+// (i, j) of (batch b, head h) is kept, 0 when dropped: fa2_philox.h's definition one
+// element per thread, the bits fa2_fwd and the backward draw for the same p.
+extern "C" __global__ void __launch_bounds__(kThreads) fa2_dropout_mask(const fa2_fwd_params p) {
+  const unsigned long long n = (unsigned long long)p.batch * p.heads_q * p.seqlen_q * p.seqlen_k;
+  for (unsigned long long x = (unsigned long long)blockIdx.x * kThreads + threadIdx.x; x < n;
+       x += (unsigned long long)gridDim.x * kThreads) {
+    const unsigned long long row = x / p.seqlen_k, bh = row / p.seqlen_q;
+    const unsigned long long seed = p.dropout_rng ? p.dropout_rng[0] : p.dropout_seed;
+    const unsigned long long offset = p.dropout_rng ? p.dropout_rng[1] : p.dropout_offset;
+    ((unsigned char *)p.o)[x] = (unsigned char)fa2_dropout_kept(seed, offset, bh, (unsigned)(row % p.seqlen_q),
+                                                                (unsigned)(x % p.seqlen_k), p.dropout_limit);
+  }
+}
+{% end %}

@@ -95,6 +95,7 @@ static const spec_case spec_cases[] = {
     {"return { dtype = {'bf16'}, head_dim = {64, nil, 128} }", {"head_dim[2] = nil", "a hole"}},
     {"return { dtype = {'bf16'}, head_dim = {64, x = 1} }", {"head_dim.x = 1", "not a list entry"}},
     {"return { " OK_AXES ", causal = {1} }", {"causal[1] = 1", "expected a boolean"}},
+    {"return { " OK_AXES ", dropout = {0.1} }", {"dropout[1] = 0.1", "expected a boolean", "true, false"}},
     {"return { " OK_AXES ", stab = {{ mode = 'none' }, 'paper'} }", {"stab[2] = \"paper\"", "expected a table"}},
     {"return { " OK_AXES ", stab = { mode = 'none' } }", {"stab = {mode=\"none\"}", "wrap it in { }"}},
     {"return { " OK_AXES ", allow_spills = 'yes' }", {"allow_spills = \"yes\"", "expected a boolean"}},

@@ -344,3 +344,46 @@ Test(variant, window_names_and_sources) {
   cr_expect(strstr(src, "if (m_old == neg_inf()) {"), "robust's shift waits for a visible key");
   free(src);
 }
+
+/* Dropout variants: "_dropout" after "_softcap"; a forward carries the mask
+ * kernel as its second entry, a backward its usual four; the Philox header is
+ * pasted into their sources only, and the kernels read the mask's bits. */
+Test(variant, dropout_names_entries_and_sources) {
+  gen_variant v = base(128, 0, GEN_STAB_NONE, 0, 0);
+  v.window = 1, v.softcap = 1, v.dropout = 1;
+  gen_err err;
+  cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_expect_str_eq(v.name, "fwd_bf16_d128_window_softcap_dropout_m64n96w4s2wg_none");
+  cr_expect_eq(v.n_entries, 2);
+  cr_expect_str_eq(v.entries[1], "fa2_dropout_mask");
+  gen_variant back;
+  cr_assert_eq(gen_variant_from_name(g, v.name, &back, &err), GEN_OK, "%s", err.msg);
+  cr_expect(!memcmp(&back, &v, sizeof v), "the dropout name does not round-trip");
+  cr_expect_eq(gen_variant_from_name(g, "fwd_bf16_d128_dropout_softcap_m64n96w4s2wg_none", &back, &err),
+               GEN_ESPEC);
+  char *src;
+  size_t len;
+  cr_assert_eq(gen_render(g, &v, &src, &len, &err), GEN_OK, "%s", err.msg);
+  cr_expect(strstr(src, "#ifndef FA2_PHILOX_H"));
+  cr_expect(strstr(src, "extern \"C\" __global__ void __launch_bounds__(kThreads) fa2_dropout_mask("));
+  cr_expect(strstr(src, "(key_first + j * kBlockN) / 16 + ps, lane,"), "a window's keys count from 0");
+  cr_expect(strstr(src, "* p.dropout_scale; // the kept P's 1 / (1 - p)"));
+  free(src);
+  gen_variant b = base(64, 1, GEN_STAB_NONE, 0, 0);
+  b.pass = GEN_PASS_BWD, b.dropout = 1;
+  cr_assert_eq(gen_variant_complete(g, &b, "sm_80", &err), GEN_OK, "%s", err.msg);
+  cr_expect_str_eq(b.name, "bwd_bf16_d64_causal_dropout_m32n128w4s2_none");
+  cr_expect_eq(b.n_entries, 4);
+  cr_assert_eq(gen_render(g, &b, &src, &len, &err), GEN_OK, "%s", err.msg);
+  cr_expect(strstr(src, "dropout_bits_st(drop_seed, drop_base"), "the main kernel's S^T bits");
+  cr_expect(strstr(src, "dropout_bits_s(drop_seed, drop_base"), "fa2_bwd_dq_det's S bits");
+  cr_expect(strstr(src, "* p.dropout_keep; // (1 - p) delta"));
+  free(src);
+  /* without the flag: no Philox in the source */
+  gen_variant plain = base(64, 1, GEN_STAB_NONE, 0, 0);
+  cr_assert_eq(gen_variant_complete(g, &plain, "sm_80", &err), GEN_OK, "%s", err.msg);
+  cr_expect_eq(plain.n_entries, 1);
+  cr_assert_eq(gen_render(g, &plain, &src, &len, &err), GEN_OK, "%s", err.msg);
+  cr_expect(!strstr(src, "FA2_PHILOX_H") && !strstr(src, "drop_"));
+  free(src);
+}

@@ -563,6 +563,72 @@ Test(rt_context, window_and_alibi_launch_and_checks) {
   fa2_destroy(ctx);
 }
 
+/* Dropout: its variant (with the mask entry), the derived fields in both argument
+ * blocks, the forward's p and seed reaching the backward, the mask kernel's launch
+ * and the checks. */
+Test(rt_context, dropout_launch_mask_and_checks) {
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
+  fa2_fwd_args a = fu_args(2, 500, 4, 4, 64);
+  a.dropout = 1, a.dropout_p = 0.1f, a.dropout_rng = (const unsigned long long *)0xf00000;
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_str_eq(fake->last_image_head, "CUBIN:// fwd_bf16_d64_dropout_m64n64w4s2_robust_b2_e0.001");
+  cr_expect_str_eq(fake->last.fn_name, "fa2_fwd");
+  cr_expect_eq(fake->last.params.dropout_rng, (const unsigned long long *)0xf00000);
+  cr_expect_eq(fake->last.params.dropout_limit, (58982u - 1) << 16 | 0xffff); /* 0.9 * 65536 = 58982.4 */
+  cr_expect_float_eq(fake->last.params.dropout_keep, 0.9f, 1e-7);
+  cr_expect_float_eq(fake->last.params.dropout_scale, 1 / 0.9f, 1e-6);
+  /* p = 0 with dropout = 1: the dropout kernel, keeping everything */
+  a.dropout_p = 0.f, a.dropout_rng = NULL, a.dropout_seed = 7, a.dropout_offset = 9;
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_str_eq(fake->last_image_head, "CUBIN:// fwd_bf16_d64_dropout_m64n64w4s2_robust_b2_e0.001");
+  cr_expect_eq(fake->last.params.dropout_limit, 0xffffffffu);
+  cr_expect_eq(fake->last.params.dropout_seed, 7);
+  cr_expect_eq(fake->last.params.dropout_offset, 9);
+  fa2_bwd_args b = fu_bwd_args(2, 500, 4, 4, 64, WORKSPACE);
+  b.dropout = 1, b.dropout_p = 0.25f, b.dropout_seed = 11, b.dropout_offset = 13;
+  fake->n_log = 0;
+  cr_assert_eq(fa2_backward(ctx, &b, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_str_eq(fake->last_image_head, "CUBIN:// bwd_bf16_d64_dropout_m64n64w4s2_none");
+  cr_expect_eq(fake->log[1].bwd.dropout_limit, (49152u - 1) << 16 | 0xffff);
+  cr_expect_float_eq(fake->log[1].bwd.dropout_keep, 0.75f, 0);
+  cr_expect_eq(fake->log[1].bwd.dropout_seed, 11);
+  cr_expect_eq(fake->log[1].bwd.dropout_offset, 13);
+  /* the mask kernel: the bf16 d64 dropout forward's second entry, a grid over the bytes */
+  a.dropout_p = 0.5f, a.batch = 3, a.heads_q = 2, a.seqlen_q = 100, a.seqlen_k = 70;
+  cr_assert_eq(fa2_dropout_mask(ctx, &a, (unsigned char *)0x900000, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_str_eq(fake->last.fn_name, "fa2_dropout_mask");
+  cr_expect_eq(fake->last.grid[0], (3 * 2 * 100 * 70 + 127) / 128);
+  cr_expect_eq(fake->last.params.o, (void *)0x900000);
+  cr_expect_eq(fake->last.params.seqlen_k, 70);
+  cr_expect_eq(fake->last.params.dropout_limit, (32768u - 1) << 16 | 0xffff);
+  cr_expect_eq(fa2_dropout_mask(NULL, &a, (unsigned char *)0x900000, NULL), FA2_ERR_INVALID_ARGUMENT);
+  /* checks */
+  a.batch = 2, a.heads_q = 4, a.seqlen_q = a.seqlen_k = 500;
+  a.dropout_p = 1.f;
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect_str_eq(fa2_last_error(), "dropout_p is 1: must be >= 0 and < 1 (the probability of "
+                                     "dropping an attention weight)");
+  a.dropout_p = -0.1f;
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  a.dropout_p = NAN;
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  a.dropout_p = 0.1f, a.dropout = 0;
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect_str_eq(fa2_last_error(), "dropout_p is 0.1 but dropout is 0: set dropout = 1 to drop "
+                                     "(with 0, dropout_p must be 0)");
+  a.dropout = 2;
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect_str_eq(fa2_last_error(), "dropout is 2: allowed 0 (none) or 1");
+  a.dropout = 1, a.dropout_rng = (const unsigned long long *)0xf00004;
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect(strstr(fa2_last_error(), "dropout_rng 0xf00004 is not 8-byte aligned"), "%s",
+            fa2_last_error());
+  b.dropout_p = 2.f;
+  cr_expect_eq(fa2_backward(ctx, &b, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect(strstr(fa2_last_error(), "dropout_p is 2"), "%s", fa2_last_error());
+  fa2_destroy(ctx);
+}
+
 Test(rt_context, prepare_reports_the_first_bad_kernel) {
   fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
   fa2_kernel_desc k[2] = {

@@ -19,11 +19,11 @@ __all__ = ["attention", "flash_attn_func", "flash_attn_kvpacked_func",
            "flash_attn_qkvpacked_func", "flash_attn_varlen_func",
            "flash_attn_varlen_kvpacked_func", "flash_attn_varlen_qkvpacked_func", "prepare",
            "context", "Context", "Fa2Error", "check_forward", "check_backward", "version",
-           "find_nvrtc_dirs", "device_index"]
+           "find_nvrtc_dirs", "device_index", "dropout_rng", "dropout_mask"]
 
 # The PyTorch API, imported on first access (module __getattr__), so that
 # `import fa2gen` needs no PyTorch and torch.compile traces plain functions.
-_TORCH_API = {"attention": "_torch"}
+_TORCH_API = {"attention": "_torch", "dropout_rng": "_torch", "dropout_mask": "_torch"}
 _TORCH_API.update((name, "flash_api") for name in __all__ if name.startswith("flash_attn_"))
 
 
@@ -118,6 +118,12 @@ class Context:
         """fa2_backward with a filled BwdArgs on a CUstream handle (int)."""
         import ctypes
         check(lib().fa2_backward(self._ptr, ctypes.byref(args), ctypes.c_void_p(stream or None)))
+
+    def dropout_mask(self, args, mask, stream):
+        """fa2_dropout_mask: the keep bytes of args' call into the device buffer mask (int)."""
+        import ctypes
+        check(lib().fa2_dropout_mask(self._ptr, ctypes.byref(args), ctypes.c_void_p(mask),
+                                     ctypes.c_void_p(stream or None)))
 
     def prepare(self, kernels):
         """kernels: variant names (str) or dicts with dtype ("bf16"/"fp16"), head_dim,

@@ -46,7 +46,10 @@ class FwdArgs(ctypes.Structure):
                 ("total_q", ctypes.c_int), ("total_k", ctypes.c_int),
                 ("window", ctypes.c_int), ("window_left", ctypes.c_int),
                 ("window_right", ctypes.c_int), ("alibi_slopes", ctypes.c_void_p),
-                ("alibi_batch_stride", ctypes.c_longlong), ("softcap", ctypes.c_float)]
+                ("alibi_batch_stride", ctypes.c_longlong), ("softcap", ctypes.c_float),
+                ("dropout", ctypes.c_int), ("dropout_p", ctypes.c_float),
+                ("dropout_rng", ctypes.c_void_p), ("dropout_seed", ctypes.c_ulonglong),
+                ("dropout_offset", ctypes.c_ulonglong)]
 
 
 DELTA = {"lowp": 0, "fp32": 1}
@@ -66,7 +69,10 @@ class BwdArgs(ctypes.Structure):
                 ("total_q", ctypes.c_int), ("total_k", ctypes.c_int),
                 ("window", ctypes.c_int), ("window_left", ctypes.c_int),
                 ("window_right", ctypes.c_int), ("alibi_slopes", ctypes.c_void_p),
-                ("alibi_batch_stride", ctypes.c_longlong), ("softcap", ctypes.c_float)]
+                ("alibi_batch_stride", ctypes.c_longlong), ("softcap", ctypes.c_float),
+                ("dropout", ctypes.c_int), ("dropout_p", ctypes.c_float),
+                ("dropout_rng", ctypes.c_void_p), ("dropout_seed", ctypes.c_ulonglong),
+                ("dropout_offset", ctypes.c_ulonglong)]
 
 
 LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
@@ -85,7 +91,7 @@ class KernelDesc(ctypes.Structure):
                 ("causal", ctypes.c_int), ("stab", ctypes.c_int),
                 ("beta", ctypes.c_double), ("eps", ctypes.c_double), ("seqlen", ctypes.c_int),
                 ("varlen", ctypes.c_int), ("window", ctypes.c_int), ("alibi", ctypes.c_int),
-                ("softcap", ctypes.c_int)]
+                ("softcap", ctypes.c_int), ("dropout", ctypes.c_int)]
 
 
 class CacheStats(ctypes.Structure):
@@ -154,6 +160,8 @@ def _declare(h):
     h.fa2_prepare.argtypes = [c.c_void_p, c.POINTER(KernelDesc), c.c_int]
     h.fa2_prepare_spec.argtypes = [c.c_void_p, c.c_char_p]
     h.fa2_stats.argtypes = [c.c_void_p, c.POINTER(CacheStats)]
+    h.fa2_dropout_mask.argtypes = [c.c_void_p, c.POINTER(FwdArgs), c.c_void_p, c.c_void_p]
+    h.fa2_dropout_mask_host.argtypes = [c.POINTER(FwdArgs), c.c_void_p]
 
 
 def check(status):

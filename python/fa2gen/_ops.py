@@ -12,7 +12,7 @@ too.
 
     o, lse, o32 = torch.ops.fa2gen.fwd(q, k, v, causal, stab, beta, eps, scale,
                                        want_o32, deterministic, window_left, window_right,
-                                       alibi_slopes, softcap)
+                                       alibi_slopes, softcap, dropout_p, rng)
     # variable-length batches: torch.ops.fa2gen.varlen_fwd / varlen_bwd (below)
 
 q (B, Sq, H, d), k/v (B, Sk, Hkv, d), bf16 or fp16, last dim contiguous;
@@ -23,6 +23,11 @@ window_left/right: a sliding window (query i sees keys i + diag - left .. i + di
 right, -1 unbounded; causal then False), both -1 for none. alibi_slopes: None, or fp32
 slopes (H,) or (B, H) on q's device: each score loses slope * |i + diag - j|.
 softcap: 0 for none, else each scaled score x becomes softcap * tanh(x / softcap).
+dropout_p, rng: attention dropout when rng is given (None: none, and dropout_p must be 0):
+each probability kept with probability 1 - dropout_p and scaled by 1 / (1 - dropout_p),
+the mask Philox's of seed rng[0] and offset rng[1] (an int64 tensor of 2 on q's device,
+read by the kernels: draw it with dropout_rng(), PyTorch's generator, so a CUDA graph
+replays with a fresh mask); the backward gets the same p and rng and the same mask.
 deterministic only matters to the backward, which the forward's autograd runs.
 """
 import ctypes
@@ -89,6 +94,23 @@ def _alibi(slopes):
                 alibi_batch_stride=slopes.stride(0) if slopes.dim() == 2 else 0)
 
 
+def _dropout(p, rng):
+    """The C fields of attention dropout: the dropout kernel when rng (the device's int64
+    {seed, offset}) is given, keeping 1 - p; none without it."""
+    return dict(dropout=int(rng is not None), dropout_p=p,
+                dropout_rng=rng.data_ptr() if rng is not None else None)
+
+
+def check_rng(fn, rng):
+    """rng as the kernels read it: int64, 2 elements, contiguous, on device."""
+    if rng is None:
+        return
+    if rng.dtype != torch.int64 or tuple(rng.shape) != (2,) or rng.stride(0) != 1:
+        raise ValueError(f"{fn}: rng is {rng.dtype} of shape {tuple(rng.shape)}: expected a "
+                         "contiguous torch.int64 tensor of 2 (seed, offset), e.g. "
+                         "fa2gen.dropout_rng(device)")
+
+
 def _window(left, right):
     """The C fields of a sliding window: none when both sides are unbounded (-1)."""
     return dict(window=int(left >= 0 or right >= 0), window_left=left, window_right=right)
@@ -107,8 +129,10 @@ def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: s
         beta: float, eps: float, scale: float, want_o32: bool, deterministic: bool,
         window_left: int, window_right: int,
         alibi_slopes: Optional[torch.Tensor],
-        softcap: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    check_one_device("fa2gen.fwd", q=q, k=k, v=v, alibi_slopes=alibi_slopes)
+        softcap: float, dropout_p: float = 0.0,
+        rng: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    check_one_device("fa2gen.fwd", q=q, k=k, v=v, alibi_slopes=alibi_slopes, rng=rng)
+    check_rng("fa2gen.fwd", rng)
     o, lse, o32 = _outputs_fwd(q, want_o32)
     q, k, v = _aligned(q), _aligned(k), _aligned(v)
     B, N, H, d = q.shape
@@ -116,7 +140,8 @@ def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: s
                 batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
                 head_dim=d, scale=scale, causal=int(causal), stab=STAB[stab], beta=beta,
                 eps=eps, o_fp32=o32.data_ptr() if want_o32 else None,
-                **_window(window_left, window_right), **_alibi(alibi_slopes), softcap=softcap)
+                **_window(window_left, window_right), **_alibi(alibi_slopes), softcap=softcap,
+                **_dropout(dropout_p, rng))
     with torch.cuda.device(q.device):
         _context(q.device).forward(a, _stream(q.device))
     return o, lse, o32
@@ -124,9 +149,10 @@ def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: s
 
 @fwd.register_fake
 def _(q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic, window_left, window_right,
-      alibi_slopes, softcap):
+      alibi_slopes, softcap, dropout_p=0.0, rng=None):
     # while tracing too: a mixed-device call fails at compile time
-    check_one_device("fa2gen.fwd", q=q, k=k, v=v, alibi_slopes=alibi_slopes)
+    check_one_device("fa2gen.fwd", q=q, k=k, v=v, alibi_slopes=alibi_slopes, rng=rng)
+    check_rng("fa2gen.fwd", rng)
     return _outputs_fwd(q, want_o32)
 
 
@@ -141,9 +167,10 @@ def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o
         lse: torch.Tensor, o32: torch.Tensor, causal: bool, stab: str, beta: float, eps: float,
         scale: float, deterministic: bool, window_left: int, window_right: int,
         alibi_slopes: Optional[torch.Tensor],
-        softcap: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        softcap: float, dropout_p: float = 0.0,
+        rng: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     check_one_device("fa2gen.bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
-                     alibi_slopes=alibi_slopes)
+                     alibi_slopes=alibi_slopes, rng=rng)
     dq, dk, dv = _outputs_bwd(q, k, v)
     q, k, v, o, dout = _aligned(q), _aligned(k), _aligned(v), _aligned(o), _aligned(dout)
     B, N, H, d = q.shape
@@ -155,7 +182,7 @@ def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o
                 batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
                 head_dim=d, scale=scale, causal=int(causal), stab=STAB[stab], beta=beta, eps=eps,
                 deterministic=int(deterministic), **_window(window_left, window_right),
-                **_alibi(alibi_slopes), softcap=softcap)
+                **_alibi(alibi_slopes), softcap=softcap, **_dropout(dropout_p, rng))
     _run_backward(a, q.device)
     return dq, dk, dv
 
@@ -173,25 +200,26 @@ def _run_backward(a, device):
 
 @bwd.register_fake
 def _(dout, q, k, v, o, lse, o32, causal, stab, beta, eps, scale, deterministic, window_left,
-      window_right, alibi_slopes, softcap):
+      window_right, alibi_slopes, softcap, dropout_p=0.0, rng=None):
     check_one_device("fa2gen.bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
-                     alibi_slopes=alibi_slopes)
+                     alibi_slopes=alibi_slopes, rng=rng)
     return _outputs_bwd(q, k, v)
 
 
 def _setup_context(ctx, inputs, output):
-    q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic, wl, wr, alibi, cap = inputs
+    (q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic, wl, wr, alibi, cap, drop_p,
+     rng) = inputs
     o, lse, o32 = output
-    ctx.save_for_backward(q, k, v, o, lse, o32, alibi)
+    ctx.save_for_backward(q, k, v, o, lse, o32, alibi, rng)  # rng: the forward's mask
     ctx.args = (causal, stab, beta, eps, scale, deterministic, wl, wr)
-    ctx.softcap = cap
+    ctx.softcap, ctx.dropout_p = cap, drop_p
     ctx.mark_non_differentiable(lse, o32)
 
 
 def _backward(ctx, dout, dlse, do32):
-    q, k, v, o, lse, o32, alibi = ctx.saved_tensors
-    dq, dk, dv = bwd(dout, q, k, v, o, lse, o32, *ctx.args, alibi, ctx.softcap)
-    return (dq, dk, dv) + (None,) * 11
+    q, k, v, o, lse, o32, alibi, rng = ctx.saved_tensors
+    dq, dk, dv = bwd(dout, q, k, v, o, lse, o32, *ctx.args, alibi, ctx.softcap, ctx.dropout_p, rng)
+    return (dq, dk, dv) + (None,) * 13
 
 
 fwd.register_autograd(_backward, setup_context=_setup_context)
@@ -203,7 +231,7 @@ fwd.register_autograd(_backward, setup_context=_setup_context)
 #                                               max_seqlen_q, max_seqlen_k, causal, stab,
 #                                               beta, eps, scale, want_o32, deterministic,
 #                                               window_left, window_right, alibi_slopes,
-#                                               softcap)
+#                                               softcap, dropout_p, rng)
 #
 # q (total_q, H, d), k/v (total_k, Hkv, d); cu_seqlens_* int32 (batch + 1) on the
 # device; o (total_q, H, d) contiguous, lse (H, total_q) fp32, o32 (total_q, H, d) or
@@ -243,15 +271,17 @@ def varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: 
                stab: str, beta: float, eps: float, scale: float, want_o32: bool,
                deterministic: bool, window_left: int, window_right: int,
                alibi_slopes: Optional[torch.Tensor],
-               softcap: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+               softcap: float, dropout_p: float = 0.0,
+               rng: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     check_one_device("fa2gen.varlen_fwd", q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q,
-                     cu_seqlens_k=cu_seqlens_k, alibi_slopes=alibi_slopes)
+                     cu_seqlens_k=cu_seqlens_k, alibi_slopes=alibi_slopes, rng=rng)
+    check_rng("fa2gen.varlen_fwd", rng)
     o, lse, o32 = _outputs_varlen_fwd(q, want_o32)
     q, k, v = _aligned3(q), _aligned3(k), _aligned3(v)
     a = FwdArgs(q=_tensor3(q), k=_tensor3(k), v=_tensor3(v), o=_tensor3(o), lse=lse.data_ptr(),
                 scale=scale, causal=int(causal), stab=STAB[stab], beta=beta, eps=eps,
                 o_fp32=o32.data_ptr() if want_o32 else None, **_window(window_left, window_right),
-                **_alibi(alibi_slopes), softcap=softcap,
+                **_alibi(alibi_slopes), softcap=softcap, **_dropout(dropout_p, rng),
                 **_varlen_sizes(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k))
     with torch.cuda.device(q.device):
         _context(q.device).forward(a, _stream(q.device))
@@ -260,9 +290,11 @@ def varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: 
 
 @varlen_fwd.register_fake
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, stab, beta, eps,
-      scale, want_o32, deterministic, window_left, window_right, alibi_slopes, softcap):
+      scale, want_o32, deterministic, window_left, window_right, alibi_slopes, softcap, dropout_p=0.0,
+      rng=None):
     check_one_device("fa2gen.varlen_fwd", q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q,
-                     cu_seqlens_k=cu_seqlens_k, alibi_slopes=alibi_slopes)
+                     cu_seqlens_k=cu_seqlens_k, alibi_slopes=alibi_slopes, rng=rng)
+    check_rng("fa2gen.varlen_fwd", rng)
     return _outputs_varlen_fwd(q, want_o32)
 
 
@@ -273,10 +305,11 @@ def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Te
                stab: str, beta: float, eps: float, scale: float, deterministic: bool,
                window_left: int, window_right: int,
         alibi_slopes: Optional[torch.Tensor],
-        softcap: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        softcap: float, dropout_p: float = 0.0,
+        rng: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     check_one_device("fa2gen.varlen_bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
                      cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
-                     alibi_slopes=alibi_slopes)
+                     alibi_slopes=alibi_slopes, rng=rng)
     dq, dk, dv = _outputs_bwd(q, k, v)
     q, k, v, o, dout = _aligned3(q), _aligned3(k), _aligned3(v), _aligned3(o), _aligned3(dout)
     precise = o32.numel() > 0
@@ -286,6 +319,7 @@ def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Te
                 o_fp32=o32.data_ptr() if precise else None, scale=scale, causal=int(causal),
                 stab=STAB[stab], beta=beta, eps=eps, deterministic=int(deterministic),
                 **_window(window_left, window_right), **_alibi(alibi_slopes), softcap=softcap,
+                **_dropout(dropout_p, rng),
                 **_varlen_sizes(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k))
     _run_backward(a, q.device)
     return dq, dk, dv
@@ -293,28 +327,55 @@ def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Te
 
 @varlen_bwd.register_fake
 def _(dout, q, k, v, o, lse, o32, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
-      stab, beta, eps, scale, deterministic, window_left, window_right, alibi_slopes, softcap):
+      stab, beta, eps, scale, deterministic, window_left, window_right, alibi_slopes, softcap,
+      dropout_p=0.0, rng=None):
     check_one_device("fa2gen.varlen_bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
                      cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
-                     alibi_slopes=alibi_slopes)
+                     alibi_slopes=alibi_slopes, rng=rng)
     return _outputs_bwd(q, k, v)
 
 
 def _varlen_setup_context(ctx, inputs, output):
     (q, k, v, cu_q, cu_k, max_q, max_k, causal, stab, beta, eps, scale, want_o32,
-     deterministic, wl, wr, alibi, cap) = inputs
+     deterministic, wl, wr, alibi, cap, drop_p, rng) = inputs
     o, lse, o32 = output
-    ctx.save_for_backward(q, k, v, o, lse, o32, cu_q, cu_k, alibi)
+    ctx.save_for_backward(q, k, v, o, lse, o32, cu_q, cu_k, alibi, rng)
     ctx.args = (max_q, max_k, causal, stab, beta, eps, scale, deterministic, wl, wr)
-    ctx.softcap = cap
+    ctx.softcap, ctx.dropout_p = cap, drop_p
     ctx.mark_non_differentiable(lse, o32)
 
 
 def _varlen_backward(ctx, dout, dlse, do32):
-    q, k, v, o, lse, o32, cu_q, cu_k, alibi = ctx.saved_tensors
+    q, k, v, o, lse, o32, cu_q, cu_k, alibi, rng = ctx.saved_tensors
     dq, dk, dv = varlen_bwd(dout, q, k, v, o, lse, o32, cu_q, cu_k, *ctx.args, alibi,
-                            ctx.softcap)
-    return (dq, dk, dv) + (None,) * 15
+                            ctx.softcap, ctx.dropout_p, rng)
+    return (dq, dk, dv) + (None,) * 17
 
 
 varlen_fwd.register_autograd(_varlen_backward, setup_context=_varlen_setup_context)
+
+
+# ---- attention dropout's mask (tests, return_attn_probs) ----------------------------
+#
+#     keep = torch.ops.fa2gen.dropout_mask(rng, dropout_p, batch, heads, seqlen_q, seqlen_k)
+#
+# keep (batch, heads, seqlen_q, seqlen_k) bool on rng's device: True where the kernels keep
+# the probability of query i and key j (varlen: batch is the sequence, seqlen_* the longest).
+
+
+@torch.library.custom_op("fa2gen::dropout_mask", mutates_args=(), device_types="cuda")
+def dropout_mask(rng: torch.Tensor, dropout_p: float, batch: int, heads: int, seqlen_q: int,
+                 seqlen_k: int) -> torch.Tensor:
+    check_rng("fa2gen.dropout_mask", rng)
+    keep = torch.empty((batch, heads, seqlen_q, seqlen_k), dtype=torch.uint8, device=rng.device)
+    a = FwdArgs(batch=batch, heads_q=heads, seqlen_q=seqlen_q, seqlen_k=seqlen_k,
+                **_dropout(dropout_p, rng))
+    with torch.cuda.device(rng.device):
+        _context(rng.device).dropout_mask(a, keep.data_ptr(), _stream(rng.device))
+    return keep.view(torch.bool)
+
+
+@dropout_mask.register_fake
+def _(rng, dropout_p, batch, heads, seqlen_q, seqlen_k):
+    check_rng("fa2gen.dropout_mask", rng)
+    return rng.new_empty((batch, heads, seqlen_q, seqlen_k), dtype=torch.bool)

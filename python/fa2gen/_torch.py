@@ -81,7 +81,8 @@ def causal_and_window(fn, causal, window_size, seqlen_q, seqlen_k):
 
 
 def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=None,
-              delta="lowp", deterministic=False, return_lse=False, window_size=(-1, -1)):
+              delta="lowp", deterministic=False, return_lse=False, window_size=(-1, -1),
+              dropout_p=0.0):
     """softmax(scale q k^T) v for CUDA tensors of shape (B, N, H, d), bf16 or fp16.
 
     k and v may have fewer heads than q (GQA/MQA). stab: "none" (classic FA2),
@@ -96,6 +97,9 @@ def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=N
     return_lse=True: returns (o, lse), lse (B, H, N) fp32, natural log.
     window_size=(left, right): a sliding window as in flash_attn_func (-1: unbounded;
     with causal the right edge is 0).
+    dropout_p: attention dropout as in flash_attn_func (each probability kept with
+    probability 1 - dropout_p, scaled by 1 / (1 - dropout_p); the mask's seed drawn
+    from PyTorch's CUDA generator: see dropout_rng).
     A torch.library custom operator (torch.ops.fa2gen.fwd/bwd): torch.compile
     traces it without graph breaks, and it can be captured in a CUDA graph
     once its kernels are loaded (one eager call, or fa2gen.prepare)."""
@@ -103,8 +107,9 @@ def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=N
     check_mode(fn, stab, delta)
     check_inputs(fn, q, k, v)
     causal, window = causal_and_window(fn, causal, window_size, q.shape[1], k.shape[1])
+    check_dropout(fn, dropout_p)
     return forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, return_lse,
-                   window)
+                   window, dropout_p=dropout_p)
 
 
 # Head dims the kernels are generated for; any other d up to 256 is zero-padded to the
@@ -138,18 +143,50 @@ def _want_o32(delta, q, k, v):
 
 
 def forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, return_lse,
-            window=(-1, -1), alibi_slopes=None, softcap=0.0):
+            window=(-1, -1), alibi_slopes=None, softcap=0.0, dropout_p=0.0, rng=None):
     """The checked call of torch.ops.fa2gen.fwd. window: (left, right) edges of a
     sliding window, -1 unbounded (then causal is False: its edge is right = 0).
-    alibi_slopes: None or checked fp32 slopes (check_alibi). softcap: 0 or > 0."""
+    alibi_slopes: None or checked fp32 slopes (check_alibi). softcap: 0 or > 0.
+    dropout_p: checked (check_dropout); > 0 draws the mask's seed (dropout_rng) unless
+    rng gives it."""
     want_o32 = _want_o32(delta, q, k, v)
     q, k, v, scale, d = _pad_head_dim(q, k, v, scale)
+    if dropout_p > 0 and rng is None:
+        rng = dropout_rng(q.device)
     o, lse, _ = torch.ops.fa2gen.fwd(q, k, v, bool(causal), stab, float(beta or 0.0),
                                      float(eps or 0.0), float(scale or 0.0), want_o32,
                                      bool(deterministic), int(window[0]), int(window[1]),
-                                     alibi_slopes, float(softcap))
+                                     alibi_slopes, float(softcap), float(dropout_p), rng)
     o = o[..., :d] if o.shape[-1] != d else o
     return (o, lse) if return_lse else o
+
+
+def dropout_rng(device=None):
+    """The seed and offset of one dropout call, drawn from PyTorch's CUDA generator of
+    device: an int64 tensor of 2 on the device, which the kernels read (never the host).
+    torch.manual_seed(s) before a call reproduces its mask (the call draws this first);
+    inside a captured CUDA graph torch.randint is replayed with the generator's new
+    state, so each replay drops other elements (as PyTorch's own fused attention)."""
+    return torch.randint(0, 2 ** 63 - 1, (2,), dtype=torch.int64,
+                         device=device if device is not None else "cuda")
+
+
+def dropout_mask(rng, dropout_p, batch, heads, seqlen_q, seqlen_k):
+    """The keep mask (batch, heads, seqlen_q, seqlen_k) bool of a dropout call with seed
+    and offset rng (dropout_rng's tensor) and dropout_p: True where the kernels keep the
+    probability of query i and key j (varlen: batch is the sequence, the lengths the
+    longest). torch.manual_seed(s); rng = dropout_rng(device) gives the rng of a call
+    made right after torch.manual_seed(s)."""
+    check_dropout("fa2gen.dropout_mask", dropout_p)
+    return torch.ops.fa2gen.dropout_mask(rng, float(dropout_p), int(batch), int(heads),
+                                         int(seqlen_q), int(seqlen_k))
+
+
+def check_dropout(fn, p):
+    """dropout_p as FlashAttention-2 takes it: 0 <= p < 1."""
+    if not (isinstance(p, (int, float)) and 0.0 <= p < 1.0):
+        raise ValueError(f"{fn}: dropout_p={p!r}: allowed 0.0 <= dropout_p < 1.0 (the "
+                         "probability of dropping an attention weight; 0.0: none)")
 
 
 def check_alibi(fn, slopes, q, batch):
@@ -199,15 +236,72 @@ def check_varlen_inputs(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, m
 
 def varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, stab,
                    beta, eps, scale, delta, deterministic, return_lse, window=(-1, -1),
-                   alibi_slopes=None, softcap=0.0):
+                   alibi_slopes=None, softcap=0.0, dropout_p=0.0, rng=None):
     """The checked call of torch.ops.fa2gen.varlen_fwd."""
     want_o32 = _want_o32(delta, q, k, v)
     q, k, v, scale, d = _pad_head_dim(q, k, v, scale)
+    if dropout_p > 0 and rng is None:
+        rng = dropout_rng(q.device)
     o, lse, _ = torch.ops.fa2gen.varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q),
                                             int(max_seqlen_k), bool(causal), stab,
                                             float(beta or 0.0), float(eps or 0.0),
                                             float(scale or 0.0), want_o32, bool(deterministic),
                                             int(window[0]), int(window[1]), alibi_slopes,
-                                            float(softcap))
+                                            float(softcap), float(dropout_p), rng)
     o = o[..., :d] if o.shape[-1] != d else o
     return (o, lse) if return_lse else o
+
+
+def attention_probs(q, k, lse, scale, causal, window, alibi_slopes, softcap, dropout_p, rng):
+    """FlashAttention-2's S_dmask of return_attn_probs (testing only, O(N^2) memory):
+    (B, H, Sq, Sk) fp32 softmax probabilities P = exp(s - LSE) of a fixed-length call,
+    s the modified scaled score (softcap, ALiBi, causal/window masks: 0 where masked),
+    negated where dropout drops them: the keep mask is ~torch.signbit(S_dmask) (a
+    probability of 0 keeps its sign: -0.0 when dropped)."""
+    B, Sq, H, d = q.shape
+    Sk = k.shape[1]
+    scale = scale or 1.0 / math.sqrt(d)
+    kk = k.float().repeat_interleave(H // k.shape[2], dim=2)
+    s = torch.einsum("bqhd,bkhd->bhqk", q.float(), kk) * scale
+    if softcap:
+        s = softcap * torch.tanh(s / softcap)
+    rel = (torch.arange(Sq, device=q.device)[:, None] + (Sk - Sq) -
+           torch.arange(Sk, device=q.device)[None, :])  # i + diag - j
+    if alibi_slopes is not None:
+        slopes = alibi_slopes if alibi_slopes.dim() == 2 else alibi_slopes.expand(B, H)
+        s = s - slopes[:, :, None, None] * rel.abs()
+    left, right = window
+    hidden = (rel < 0) if causal else torch.zeros_like(rel, dtype=torch.bool)
+    if left >= 0:
+        hidden |= rel > left
+    if right >= 0:
+        hidden |= rel < -right
+    p = torch.exp(s.masked_fill(hidden, -math.inf) - lse[..., None])
+    if rng is None:
+        return p
+    keep = torch.ops.fa2gen.dropout_mask(rng, float(dropout_p), B, H, Sq, Sk)
+    return torch.where(keep, p, -p)
+
+
+def varlen_attention_probs(q, k, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                           scale, causal, window, alibi_slopes, softcap, dropout_p, rng):
+    """attention_probs of a variable-length call: (batch, H, max_seqlen_q, max_seqlen_k),
+    sequence b in [b, :, :len_q, :len_k], 0 elsewhere (reads the offsets on the host)."""
+    cq, ck = cu_seqlens_q.tolist(), cu_seqlens_k.tolist()
+    B, H = len(cq) - 1, q.shape[1]
+    out = q.new_zeros((B, H, max_seqlen_q, max_seqlen_k), dtype=torch.float32)
+    keep = (torch.ops.fa2gen.dropout_mask(rng, float(dropout_p), B, H, max_seqlen_q, max_seqlen_k)
+            if rng is not None else None)
+    for b in range(B):
+        nq, nk = cq[b + 1] - cq[b], ck[b + 1] - ck[b]
+        if nq == 0 or nk == 0:
+            continue
+        slopes = alibi_slopes[b:b + 1] if alibi_slopes is not None and alibi_slopes.dim() == 2 \
+            else alibi_slopes
+        p = attention_probs(q[None, cq[b]:cq[b + 1]], k[None, ck[b]:ck[b + 1]],
+                            lse[None, :, cq[b]:cq[b + 1]], scale, causal, window, slopes,
+                            softcap, 0.0, None)[0]
+        if keep is not None:
+            p = torch.where(keep[b, :, :nq, :nk], p, -p)
+        out[b, :, :nq, :nk] = p
+    return out

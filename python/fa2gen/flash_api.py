@@ -6,9 +6,13 @@
 Same signatures, layouts and semantics as flash_attn 2.x: q (B, Sq, H, d), k/v
 (B, Sk, Hkv, d), causal aligned bottom-right, softmax_lse (B, H, Sq) fp32,
 packed QKV / KV read in place as strided views, sliding windows (window_size),
-ALiBi (alibi_slopes), softcap. One extra keyword, `stab` ("robust" by default; "none"
-is FlashAttention-2's own arithmetic). Dropout, which fa2gen cannot honour yet,
-raises NotImplementedError naming it: never ignored. The varlen functions take FA2's
+ALiBi (alibi_slopes), softcap, dropout (dropout_p; the mask's seed drawn from PyTorch's
+CUDA generator, so torch.manual_seed reproduces it and CUDA graphs replay fresh masks).
+One extra keyword, `stab` ("robust" by default; "none" is FlashAttention-2's own
+arithmetic). return_attn_probs=True returns (out, softmax_lse, S_dmask), S_dmask the
+softmax probabilities (B, H, Sq, Sk) fp32, negated where dropout dropped them
+(~torch.signbit(S_dmask) is the keep mask): for tests, O(N^2) memory, as in FA2. The
+varlen functions take FA2's
 packed-sequence layout: (total_tokens, heads, head_dim) tensors and int32
 cu_seqlens offsets on the device.
 """
@@ -23,10 +27,8 @@ def _unsupported(fn, what, value, allowed):
 
 
 def _check_modifiers(fn, dropout_p, softcap):
-    """Dropout has no kernel yet (an error naming it, never ignored); softcap must be
-    0 (none) or a finite positive cap."""
-    if dropout_p != 0.0:
-        _unsupported(fn, "dropout_p", dropout_p, "0.0")
+    """dropout_p in [0, 1); softcap 0 (none) or a finite positive cap."""
+    _torch.check_dropout(fn, dropout_p)
     if not (softcap == 0.0 or 0.0 < softcap < float("inf")):
         raise ValueError(f"{fn}: softcap={softcap!r}: allowed 0.0 (none) or a finite cap > 0")
 
@@ -38,17 +40,20 @@ def _attention(fn, q, k, v, dropout_p, softmax_scale, causal, window_size, softc
     _check_modifiers(fn, dropout_p, softcap)
     alibi_slopes = _torch.check_alibi(fn, alibi_slopes, q, q.shape[0])
     causal, window = _causal_and_window(fn, causal, window_size, q.shape[1], k.shape[1])
+    rng = _torch.dropout_rng(q.device) if dropout_p > 0 else None
     out, lse = _torch.forward(q, k, v, causal, stab, None, None, softmax_scale, "lowp",
-                              deterministic, True, window, alibi_slopes, softcap)
-    return (out, lse, None) if return_attn_probs else out
+                              deterministic, True, window, alibi_slopes, softcap, dropout_p, rng)
+    if not return_attn_probs:
+        return out
+    return out, lse, _torch.attention_probs(q, k, lse, softmax_scale, causal, window,
+                                            alibi_slopes, softcap, dropout_p, rng)
 
 
 def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
                     window_size=(-1, -1), softcap=0.0, alibi_slopes=None, deterministic=False,
                     return_attn_probs=False, *, stab="robust"):
     """flash_attn.flash_attn_func: q (B, Sq, H, d), k and v (B, Sk, Hkv, d).
-    Returns out (B, Sq, H, d), or (out, softmax_lse, None) with
-    return_attn_probs (fa2gen returns no probabilities)."""
+    Returns out (B, Sq, H, d), or (out, softmax_lse, S_dmask) with return_attn_probs."""
     return _attention("fa2gen.flash_attn_func", q, k, v, dropout_p, softmax_scale, causal,
                       window_size, softcap, alibi_slopes, deterministic, return_attn_probs, stab)
 
@@ -94,10 +99,16 @@ def _varlen(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
     if block_table is not None:
         _unsupported(fn, "block_table", "<tensor>", "None (no paged KV cache)")
     causal, window = _causal_and_window(fn, causal, window_size, max_seqlen_q, max_seqlen_k)
+    rng = _torch.dropout_rng(q.device) if dropout_p > 0 else None
     out, lse = _torch.varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                      max_seqlen_k, causal, stab, None, None, softmax_scale, "lowp",
-                                     deterministic, True, window, alibi_slopes, softcap)
-    return (out, lse, None) if return_attn_probs else out
+                                     deterministic, True, window, alibi_slopes, softcap,
+                                     dropout_p, rng)
+    if not return_attn_probs:
+        return out
+    return out, lse, _torch.varlen_attention_probs(
+        q, k, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, softmax_scale, causal,
+        window, alibi_slopes, softcap, dropout_p, rng)
 
 
 def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
@@ -106,7 +117,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
                            return_attn_probs=False, block_table=None, *, stab="robust"):
     """flash_attn.flash_attn_varlen_func: q (total_q, H, d), k and v (total_k, Hkv, d),
     cu_seqlens_q/k int32 (batch + 1). Returns out (total_q, H, d), or
-    (out, softmax_lse (H, total_q) fp32, None) with return_attn_probs."""
+    (out, softmax_lse (H, total_q) fp32, S_dmask (B, H, max_seqlen_q, max_seqlen_k)) with
+    return_attn_probs."""
     return _varlen("fa2gen.flash_attn_varlen_func", q, k, v, cu_seqlens_q, cu_seqlens_k,
                    max_seqlen_q, max_seqlen_k, dropout_p, softmax_scale, causal, window_size,
                    softcap, alibi_slopes, deterministic, return_attn_probs, block_table, stab)

@@ -68,6 +68,21 @@ def check_rule(name, got, ref64, lowp, factor, slack=0.0):
     e, e_pt = max_err(got, ref64), max_err(lowp, ref64)
     assert torch.isfinite(got).all(), f"{name}: NaN/Inf"
     assert e <= factor * e_pt + slack, f"{name}: max err {e:.3e} > {factor} x {e_pt:.3e}"
+    return e, e_pt
+
+
+def capture_graph(step):
+    """step() warmed up twice on a side stream, then captured: (graph, its outputs)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = step()
+    return g, out
 
 
 def grads(fn, q, k, v, do):
@@ -282,15 +297,7 @@ def test_cuda_graph_replay_matches_eager_bit_for_bit():
         o.backward(do)
         return o
 
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(2):
-            step()
-    torch.cuda.current_stream().wait_stream(side)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        o_static = step()
+    g, o_static = capture_graph(step)
     static = [o_static, q.grad, k.grad, v.grad]
     for seed in range(3):
         torch.manual_seed(100 + seed)

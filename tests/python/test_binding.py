@@ -128,6 +128,33 @@ class Structures(unittest.TestCase):
         a.window_right = 0
         fa2gen.check_forward(a)
 
+    def test_dropout_fields_reach_c(self):
+        self.expect("dropout", 2, "dropout is 2: allowed 0 (none) or 1")
+        self.expect("dropout_p", 0.25, "dropout_p is 0.25 but dropout is 0: set dropout = 1 to "
+                    "drop (with 0, dropout_p must be 0)")
+        a = good_args()
+        a.dropout, a.dropout_p = 1, 1.0
+        self.fails_naming(a, "dropout_p is 1: must be >= 0 and < 1")
+        a.dropout_p, a.dropout_rng = 0.25, 0xf0004
+        self.fails_naming(a, "dropout_rng 0xf0004 is not 8-byte aligned")
+        a.dropout_rng = 0xf0000
+        fa2gen.check_forward(a)
+
+    def test_dropout_mask_on_the_host(self):
+        # the fields after dropout_rng: seed and offset reach C (offset 1 is the next matrix)
+        a = _lib.FwdArgs(batch=1, heads_q=2, seqlen_q=20, seqlen_k=24, dropout=1, dropout_p=0.5,
+                         dropout_seed=2 ** 64 - 3, dropout_offset=0)
+        m = (ctypes.c_ubyte * (2 * 20 * 24))()
+        _lib.check(_lib.lib().fa2_dropout_mask_host(ctypes.byref(a), m))
+        a.dropout_offset, a.heads_q = 1, 1
+        m1 = (ctypes.c_ubyte * (20 * 24))()
+        _lib.check(_lib.lib().fa2_dropout_mask_host(ctypes.byref(a), m1))
+        self.assertEqual(bytes(m1), bytes(m)[20 * 24:])
+        self.assertTrue(400 < sum(m) < 560, sum(m))  # about half of 960 kept (sd 15.5)
+        a.dropout_seed = 2 ** 64 - 4
+        _lib.check(_lib.lib().fa2_dropout_mask_host(ctypes.byref(a), m1))
+        self.assertNotEqual(bytes(m1), bytes(m)[20 * 24:])
+
     def fails_naming(self, args, text):
         with self.assertRaises(fa2gen.Fa2Error) as cm:
             fa2gen.check_forward(args)
@@ -192,6 +219,10 @@ class BackwardStructure(unittest.TestCase):
         self.expect("heads_kv", 3, "heads_q 8 is not a multiple of heads_kv 3 (GQA/MQA share "
                     "each K/V head among heads_q / heads_kv query heads)")
         self.expect("eps", -1.0, "eps is -1: must be a finite number > 0 (0 picks 0.001)")
+        self.expect("dropout_p", 0.5, "dropout_p is 0.5 but dropout is 0: set dropout = 1 to "
+                    "drop (with 0, dropout_p must be 0)")
+        self.expect("dropout_rng", 0xf0002, "dropout_rng 0xf0002 is not 8-byte aligned: it "
+                    "points to two 8-byte words {seed, offset}")
 
 
 class FakeDriver(unittest.TestCase):

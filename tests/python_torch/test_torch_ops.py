@@ -31,13 +31,18 @@ class Schemas(unittest.TestCase):
             str(torch.ops.fa2gen.fwd.default._schema),
             "fa2gen::fwd(Tensor q, Tensor k, Tensor v, bool causal, str stab, float beta, "
             "float eps, float scale, bool want_o32, bool deterministic, SymInt window_left, "
-            "SymInt window_right, Tensor? alibi_slopes, float softcap) -> (Tensor, Tensor, Tensor)")
+            "SymInt window_right, Tensor? alibi_slopes, float softcap, float dropout_p=0., "
+            "Tensor? rng=None) -> (Tensor, Tensor, Tensor)")
         self.assertEqual(
             str(torch.ops.fa2gen.bwd.default._schema),
             "fa2gen::bwd(Tensor dout, Tensor q, Tensor k, Tensor v, Tensor o, Tensor lse, "
             "Tensor o32, bool causal, str stab, float beta, float eps, float scale, "
             "bool deterministic, SymInt window_left, SymInt window_right, Tensor? alibi_slopes, "
-            "float softcap) -> (Tensor, Tensor, Tensor)")
+            "float softcap, float dropout_p=0., Tensor? rng=None) -> (Tensor, Tensor, Tensor)")
+        self.assertEqual(
+            str(torch.ops.fa2gen.dropout_mask.default._schema),
+            "fa2gen::dropout_mask(Tensor rng, float dropout_p, SymInt batch, SymInt heads, "
+            "SymInt seqlen_q, SymInt seqlen_k) -> Tensor")
 
 
 class FakeImplementations(unittest.TestCase):
@@ -51,6 +56,31 @@ class FakeImplementations(unittest.TestCase):
                              ((2, 8, 100), (800, 100, 1), torch.float32))
             self.assertEqual((tuple(o32.shape), o32.dtype),
                              ((2, 100, 8, 64) if want_o32 else (0,), torch.float32))
+
+    def test_dropout_outputs_and_rng_checks(self):
+        q, k = meta(2, 100, 8, 64), meta(2, 50, 2, 64)
+        rng = torch.empty(2, dtype=torch.int64, device="meta")
+        o, lse, o32 = torch.ops.fa2gen.fwd(q, k, k, False, "none", 0.0, 0.0, 0.0, False, False,
+                                           -1, -1, None, 0.0, 0.1, rng)
+        self.assertEqual((o.shape, lse.shape), ((2, 100, 8, 64), (2, 8, 100)))
+        dq, dk, dv = torch.ops.fa2gen.bwd(o, q, k, k, o, lse, o32, False, "none", 0.0, 0.0, 0.0,
+                                          False, -1, -1, None, 0.0, 0.1, rng)
+        self.assertEqual((dq.shape, dk.shape), (q.shape, k.shape))
+        keep = torch.ops.fa2gen.dropout_mask(rng, 0.1, 2, 8, 100, 50)
+        self.assertEqual((keep.shape, keep.dtype), ((2, 8, 100, 50), torch.bool))
+        for bad, text in ((torch.empty(3, dtype=torch.int64, device="meta"), "shape (3,)"),
+                          (torch.empty(2, dtype=torch.int32, device="meta"), "torch.int32"),
+                          (torch.empty(4, dtype=torch.int64, device="meta")[::2], "contiguous")):
+            with self.assertRaises(ValueError) as cm:
+                torch.ops.fa2gen.fwd(q, k, k, False, "none", 0.0, 0.0, 0.0, False, False, -1, -1,
+                                     None, 0.0, 0.1, bad)
+            self.assertIn("fa2gen.fwd: rng is torch.", str(cm.exception))
+            self.assertIn("expected a contiguous torch.int64 tensor of 2 (seed, offset)",
+                          str(cm.exception))
+        with self.assertRaises(ValueError) as cm:  # another device than q's
+            torch.ops.fa2gen.fwd(q, k, k, False, "none", 0.0, 0.0, 0.0, False, False, -1, -1,
+                                 None, 0.0, 0.1, torch.zeros(2, dtype=torch.int64))
+        self.assertIn("rng on cpu", str(cm.exception))
 
     def test_backward_gradients_are_contiguous_even_for_packed_inputs(self):
         qkv = meta(2, 77, 3, 4, 128, dtype=torch.float16)
@@ -105,9 +135,13 @@ class ArgumentChecks(unittest.TestCase):
 
     def test_flash_attn_refuses_what_it_cannot_honour(self):
         q = meta(1, 10, 4, 64)
-        for kw, text in (({"dropout_p": 0.1}, "dropout_p=0.1 is not supported by fa2gen yet"),):
-            self.raises(NotImplementedError, "fa2gen.flash_attn_func: " + text,
-                        fa2gen.flash_attn_func, q, q, q, **kw)
+        for p in (1.0, -0.1, float("nan"), "0.1"):
+            self.raises(ValueError, f"fa2gen.flash_attn_func: dropout_p={p!r}: allowed 0.0 <= "
+                        "dropout_p < 1.0", fa2gen.flash_attn_func, q, q, q, dropout_p=p)
+        self.raises(ValueError, "fa2gen.attention: dropout_p=1.5: allowed", fa2gen.attention,
+                    q, q, q, dropout_p=1.5)
+        self.assertEqual(fa2gen.flash_attn_func(q, q, q, dropout_p=0.1).shape, q.shape)
+        self.assertEqual(fa2gen.attention(q, q, q, dropout_p=0.1).shape, q.shape)
         self.raises(ValueError, "qkv has shape (1, 10, 4, 64): expected (batch, seqlen, 3, heads",
                     fa2gen.flash_attn_qkvpacked_func, q)
         self.raises(ValueError, "softcap=-1.0: allowed 0.0 (none) or a finite cap > 0",
@@ -118,8 +152,10 @@ class ArgumentChecks(unittest.TestCase):
                     alibi_slopes=meta(3, dtype=torch.float32))
         self.assertEqual(fa2gen.flash_attn_func(q, q, q, alibi_slopes=meta(1, 4, dtype=torch.float32),
                                                 causal=True).shape, q.shape)
-        out, lse, probs = fa2gen.flash_attn_func(q, q, q, return_attn_probs=True)
-        self.assertEqual((out.shape, lse.shape, probs), ((1, 10, 4, 64), (1, 4, 10), None))
+        for p in (0.0, 0.1):
+            out, lse, probs = fa2gen.flash_attn_func(q, q, q, dropout_p=p, return_attn_probs=True)
+            self.assertEqual((out.shape, lse.shape, probs.shape, probs.dtype),
+                             ((1, 10, 4, 64), (1, 4, 10), (1, 4, 10, 10), torch.float32))
 
     def test_window_size_as_flash_attention_reads_it(self):
         f = flash_api._causal_and_window
@@ -151,7 +187,6 @@ class TransformersHook(unittest.TestCase):
         self.assertEqual((tuple(out.shape), weights), ((2, 30, 4, 64), None))
         for kw, text in (({"attention_mask": meta(2, 1, 30, 30)}, "an attention mask of shape "
                           "(2, 1, 30, 30) with 30 queries and 30 keys"),
-                         ({"dropout": 0.1}, "attention dropout (0.1)"),
                          ({"s_aux": meta(4)}, "attention sinks")):
             args = {"attention_mask": None, **kw}
             with self.assertRaises(NotImplementedError) as cm:
@@ -159,6 +194,7 @@ class TransformersHook(unittest.TestCase):
             self.assertIn(text, str(cm.exception))
         fn(self.Module(), q, k, k, None, sliding_window=30)  # a window wider than the keys: none
         fn(self.Module(), q, k, k, None, sliding_window=16)  # a real one
+        fn(self.Module(), q, k, k, None, dropout=0.1)  # attention dropout, passed along
         with self.assertRaises(TypeError):
             fn(self.Module(), q.float(), k.float(), k.float(), None)
         with self.assertRaises(ValueError):
@@ -166,25 +202,27 @@ class TransformersHook(unittest.TestCase):
 
 
 class Block(torch.nn.Module):
-    def __init__(self, api):
+    def __init__(self, api, dropout_p=0.0):
         super().__init__()
-        self.api = api
+        self.api, self.p = api, dropout_p
         self.qkv = torch.nn.Linear(256, 768, bias=False)
 
     def forward(self, x):
         B, N, D = x.shape
         qkv = self.qkv(x).view(B, N, 3, 4, 64)
         if self.api == "attention":
-            o = fa2gen.attention(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], causal=True)
+            o = fa2gen.attention(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], causal=True,
+                                 dropout_p=self.p)
         elif self.api == "flash_attn_func":
-            o = fa2gen.flash_attn_func(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], causal=True)
+            o = fa2gen.flash_attn_func(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], causal=True,
+                                       dropout_p=self.p)
         else:
-            o = fa2gen.flash_attn_qkvpacked_func(qkv, causal=True)
+            o = fa2gen.flash_attn_qkvpacked_func(qkv, causal=True, dropout_p=self.p)
         return x + o.reshape(B, N, D)
 
 
-def model(api):
-    return torch.nn.Sequential(Block(api), Block(api)).to("meta", BF16)
+def model(api, dropout_p=0.0):
+    return torch.nn.Sequential(Block(api, dropout_p), Block(api, dropout_p)).to("meta", BF16)
 
 
 class Tracing(unittest.TestCase):
@@ -192,9 +230,37 @@ class Tracing(unittest.TestCase):
 
     def test_dynamo_one_graph_no_breaks(self):
         for api in self.APIS:
-            torch._dynamo.reset()
-            ex = torch._dynamo.explain(model(api))(meta(2, 128, 256))
-            self.assertEqual((ex.graph_count, ex.graph_break_count), (1, 0), (api, ex.break_reasons))
+            for p in (0.0, 0.1):  # dropout: the seed's torch.randint is in the graph
+                torch._dynamo.reset()
+                ex = torch._dynamo.explain(model(api, p))(meta(2, 128, 256))
+                self.assertEqual((ex.graph_count, ex.graph_break_count), (1, 0),
+                                 (api, p, ex.break_reasons))
+
+    def test_dropout_rng_drawn_in_the_forward_graph_and_saved_for_the_backward(self):
+        from functorch.compile import make_boxed_func
+        from torch._dynamo.backends.common import aot_autograd
+        graphs = {}
+
+        def keep(kind):
+            def compiler(gm, example_inputs):
+                graphs[kind] = gm
+                return make_boxed_func(gm.forward)
+            return compiler
+
+        torch._dynamo.reset()
+        m = torch.compile(model("attention", 0.1), fullgraph=True,
+                          backend=aot_autograd(fw_compiler=keep("fw"), bw_compiler=keep("bw")))
+        m(meta(2, 128, 256).requires_grad_()).sum().backward()
+        fw = [n for n in graphs["fw"].graph.nodes if n.op == "call_function"]
+        bw = [n for n in graphs["bw"].graph.nodes if n.op == "call_function"]
+        rngs = [n for n in fw if "randint" in str(n.target)]
+        fwds = [n for n in fw if n.target == torch.ops.fa2gen.fwd.default]
+        bwds = [n for n in bw if n.target == torch.ops.fa2gen.bwd.default]
+        self.assertEqual((len(rngs), len(fwds), len(bwds)), (2, 2, 2))
+        # each forward reads its own draw; each backward gets a saved draw and p
+        self.assertEqual({n.args[15] for n in fwds}, set(rngs))
+        self.assertEqual({n.args[14] for n in fwds}, {0.1})
+        self.assertTrue(all(n.args[17] == 0.1 and n.args[18] is not None for n in bwds))
 
     def test_fullgraph_forward_and_backward_graphs(self):
         from functorch.compile import make_boxed_func

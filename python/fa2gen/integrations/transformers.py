@@ -33,8 +33,6 @@ def make_attention_forward(stab="robust"):
             _refuse(f"an attention mask of shape {tuple(attention_mask.shape)} with "
                     f"{query.shape[2]} queries and {key.shape[2]} keys (a 2-D padding mask "
                     "over the same tokens is)")
-        if dropout:
-            _refuse(f"attention dropout ({dropout})")
         if s_aux is not None:
             _refuse("attention sinks (s_aux)")
         if kwargs.get("position_bias") is not None:
@@ -58,15 +56,15 @@ def make_attention_forward(stab="robust"):
         _torch.check_inputs("fa2gen attention", q, k, v)
         if attention_mask is not None:
             return _padded(q, k, v, attention_mask, bool(causal), stab, scaling, window,
-                           softcap or 0.0), None
+                           softcap or 0.0, dropout or 0.0), None
         out = _torch.forward(q, k, v, bool(causal), stab, None, None, scaling, "lowp", False,
-                             False, window, None, softcap or 0.0)
+                             False, window, None, softcap or 0.0, dropout or 0.0)
         return out, None
 
     return fa2gen_attention_forward
 
 
-def _padded(q, k, v, mask, causal, stab, scaling, window, softcap):
+def _padded(q, k, v, mask, causal, stab, scaling, window, softcap, dropout_p):
     """A padded batch (B, S, H, d) with its (B, S) mask (True: a real token) as a
     variable-length batch of the real tokens; zeros where the padding was."""
     B, S, H, d = q.shape
@@ -77,7 +75,8 @@ def _padded(q, k, v, mask, causal, stab, scaling, window, softcap):
     rows = lambda t: t.reshape(B * S, t.shape[2], d).index_select(0, index)
     longest = int(seqlens.max())  # the grid's length: one host sync, as in FA2's unpadding
     out = _torch.varlen_forward(rows(q), rows(k), rows(v), cu, cu, longest, longest, causal, stab,
-                                None, None, scaling, "lowp", False, False, window, None, softcap)
+                                None, None, scaling, "lowp", False, False, window, None, softcap,
+                                dropout_p)
     return out.new_zeros(B * S, H, d).index_copy(0, index, out).view(B, S, H, d)
 
 
