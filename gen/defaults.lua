@@ -61,6 +61,7 @@ M.AXES = {
   window       = function() return { false } end,
   alibi        = function() return { false } end,
   softcap      = function() return { false } end,
+  sinks        = function() return { false } end,
   tiles        = function() return "auto" end,
   stab         = function()
     return {

@@ -169,6 +169,7 @@ M.check_varlen = M.check_causal -- a boolean too
 M.check_window = M.check_causal
 M.check_alibi = M.check_causal
 M.check_softcap = M.check_causal
+M.check_sinks = M.check_causal
 
 function M.check_arch(x, path)
   if not M.ARCH_SMEM[x] then U.fail(path, x, "not a supported arch", joined(M.ARCHES)) end
@@ -284,6 +285,7 @@ function M.name(v)
   if v.window then parts[#parts + 1] = "window" end
   if v.alibi then parts[#parts + 1] = "alibi" end
   if v.softcap then parts[#parts + 1] = "softcap" end
+  if v.sinks then parts[#parts + 1] = "sinks" end
   parts[#parts + 1] = string.format("m%dn%dw%ds%d%s", v.block_m, v.block_n, v.warps, v.stages,
     v.wgmma and "wg" or "")
   parts[#parts + 1] = v.stab
@@ -316,6 +318,7 @@ function M.complete(v, arch, tiles_arch)
   c.window = M.check_window(v.window or false, "window")
   c.alibi = M.check_alibi(v.alibi or false, "alibi")
   c.softcap = M.check_softcap(v.softcap or false, "softcap")
+  c.sinks = M.check_sinks(v.sinks or false, "sinks")
   if c.window and c.causal then
     U.fail("causal", c.causal, "a window variant takes causal as its right edge (window_right = 0 "
       .. "at run time)", "causal = false with window = true")
@@ -360,6 +363,8 @@ function M.complete(v, arch, tiles_arch)
   c.smem_bytes = M.smem(c)
   c.entries = {}
   for i, e in ipairs(M.PASSES[c.pass].entries) do c.entries[i] = e end
+  -- The sinks' gradient: one more backward kernel, launched after fa2_bwd_pre.
+  if c.sinks and c.pass == "bwd" then c.entries[#c.entries + 1] = "fa2_bwd_sink" end
   c.name = M.name(c)
   if arch ~= nil then
     M.check_arch(arch, "arch")
@@ -372,7 +377,7 @@ function M.complete(v, arch, tiles_arch)
   return c
 end
 
-local NAME_FORM = "{pass}_{dtype}_d{head_dim}[_causal][_varlen][_window][_alibi][_softcap]_m{block_m}n{block_n}w{warps}s{stages}[wg]_{mode}[_b{beta}_e{eps}]"
+local NAME_FORM = "{pass}_{dtype}_d{head_dim}[_causal][_varlen][_window][_alibi][_softcap][_sinks]_m{block_m}n{block_n}w{warps}s{stages}[wg]_{mode}[_b{beta}_e{eps}]"
 
 -- The base fields of a canonical name (not validated: complete does that).
 function M.parse(name)
@@ -395,6 +400,8 @@ function M.parse(name)
   if v.alibi then i = i + 1 end
   v.softcap = tok[i] == "softcap"
   if v.softcap then i = i + 1 end
+  v.sinks = tok[i] == "sinks"
+  if v.sinks then i = i + 1 end
   local m, n, w, s, wg = (tok[i] or ""):match("^m(%d+)n(%d+)w(%d+)s(%d+)(w?g?)$")
   if not m or (wg ~= "" and wg ~= "wg") then
     bad("expected the tiles as m<block_m>n<block_n>w<warps>s<stages>[wg]")

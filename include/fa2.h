@@ -155,6 +155,12 @@ typedef struct fa2_fwd_args {
   /* Softcap (FlashAttention-2's softcap, Gemma 2's logit capping); 0: none. A scaled
    * score x becomes softcap * tanh(x / softcap) before the softmax. */
   float softcap;
+  /* Attention sinks (gpt-oss); NULL: none. heads_q fp32 logits on the device, in the
+   * units of the scaled scores: exp(sinks[h]) joins the softmax sum of every row of
+   * query head h (and its LSE), not O: O = sum_j exp(s_j - LSE) v_j with LSE =
+   * log(sum_j exp(s_j) + exp(sinks[h])). A row that sees no key: O = 0, LSE = sinks[h]
+   * (the softmax over the sink alone). */
+  const float *sinks;
 } fa2_fwd_args;
 
 /* Checks args as fa2_forward does, without a context or a GPU. */
@@ -201,6 +207,12 @@ typedef struct fa2_bwd_args {
   const float *alibi_slopes;              /* as in fa2_fwd_args */
   long long alibi_batch_stride;
   float softcap;                          /* as in fa2_fwd_args */
+  const float *sinks;                     /* as in fa2_fwd_args; then ... */
+  float *dsinks;                          /* ... written: their gradient, heads_q fp32 on the
+                                             device, -sum over batch and rows of
+                                             exp(sinks[h] - LSE) delta (delta = rowsum(dO O)),
+                                             the same bits on every run (no atomics); NULL
+                                             without sinks */
 } fa2_bwd_args;
 
 FA2_API fa2_status fa2_backward(fa2_context *ctx, const fa2_bwd_args *args, void *stream);
@@ -228,6 +240,7 @@ typedef struct fa2_kernel_desc {
   int window; /* 1: the sliding-window kernel (then causal = 0) */
   int alibi;  /* 1: the ALiBi kernel */
   int softcap; /* 1: the softcap kernel */
+  int sinks;   /* 1: the attention-sinks kernel */
 } fa2_kernel_desc;
 
 /* Loads or compiles each kernel now (options.jobs threads), so that the

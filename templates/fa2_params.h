@@ -44,6 +44,9 @@ typedef struct fa2_fwd_params {
   long long alibi_batch_stride;
   float softcap;                 /* softcap variants: scores s * scale become
                                     softcap * tanh(s * scale / softcap) */
+  const float *sinks;            /* sinks variants: (heads_q) fp32 logits, in the units
+                                    of the scaled scores; exp(sinks[h]) joins the softmax
+                                    sum of every row of head h (LSE too), not O */
 } fa2_fwd_params;
 
 /* The backward pass: three kernels, launched in this order with this block.
@@ -53,7 +56,8 @@ typedef struct fa2_fwd_params {
  * In deterministic mode (deterministic = 1) fa2_bwd leaves dQ alone and
  * fa2_bwd_dq_det replaces fa2_bwd_dq: grid (ceil(seqlen_q / (16 * warps)),
  * heads_q, batch), the variant's block and dynamic shared memory; it writes
- * dQ without atomics (same inputs, same bits). */
+ * dQ without atomics (same inputs, same bits). A sinks variant adds fa2_bwd_sink
+ * (dsinks from LSE and delta, in one fixed order: same bits in either mode). */
 typedef struct fa2_bwd_params {
   const void *q, *k, *v, *o, *dout; /* as in the forward; dout like o */
   void *dq, *dk, *dv;               /* written: like q, k, v (dk, dv reduced over GQA groups) */
@@ -80,6 +84,13 @@ typedef struct fa2_bwd_params {
   const float *alibi_slopes;     /* alibi variants, as in the forward */
   long long alibi_batch_stride;
   float softcap;                 /* softcap variants, as in the forward */
+  const float *sinks;            /* sinks variants, as in the forward ... */
+  float *dsinks;                 /* ... and their gradient (heads_q) fp32, written by
+                                    fa2_bwd_sink (grid heads_q, FA2_BWD_SINK_THREADS
+                                    threads, launched after fa2_bwd_pre) */
 } fa2_bwd_params;
+
+/* Block size of fa2_bwd_sink (sinks variants' fifth backward entry). */
+enum { FA2_BWD_SINK_THREADS = 1024 };
 
 #endif

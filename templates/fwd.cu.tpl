@@ -535,12 +535,29 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
 {% end %}
   elem_t *o = (elem_t *)p.o + {{ BASE("o") }} + head * p.o_head_stride;
   float *lse = p.lse + {{ LSE("head") }};
+{% if sinks %}
+  // Attention sink: exp(sink) joins each row's softmax sum, not O (sink in the units
+  // of the scaled scores, as LSE). sink2 is it in log2 units.
+  const float sink2 = p.sinks[head] * 1.44269504f;
+{% end %}
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const float l = quad_sum(row_l[mt][h]);
+{% if sinks %}
+      // l and acc are relative to the row's reference m (log2 units mc; -inf when the
+      // row saw no key): the sum is l 2^(mc - top) + 2^(sink2 - top) relative to top =
+      // max(mc, sink2), so neither term overflows, and O = acc 2^(mc - top) / sum. Exact
+      // whatever reference the mode chose. A row that sees no key: O = 0, LSE = sink.
+      const float mc = row_m[mt][h] * c, big = fmaxf(mc, sink2);
+      const float top = big == neg_inf() ? 0.f : big;
+      const float keep = exp2_approx(mc - top);
+      const float lt = l * keep + exp2_approx(sink2 - top);
+      const float inv = lt != 0.f ? keep / lt : 0.f; // (a NaN sink stays NaN)
+{% else %}
       const float inv = l > 0.f ? 1.f / l : 0.f;
+{% end %}
       const int r = warp * kWarpRows + mt * 16 + h * 8 + g;
 #pragma unroll
       for (int dt = 0; dt < kDTiles; ++dt)
@@ -552,9 +569,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
         for (int dt = 0; dt < kDTiles; ++dt)
           *(float2 *)(of + dt * 8 + 2 * qd) = make_float2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv);
       }
+{% if sinks %}
+      if (qd == 0 && m0 + r < {{ SQ }})
+        lse[m0 + r] = lt != 0.f ? (top + log2f(lt)) * 0.69314718f : pos_inf();
+{% else %}
       const float m = row_m[mt][h] == neg_inf() ? 0.f : row_m[mt][h];
       if (qd == 0 && m0 + r < {{ SQ }})
         lse[m0 + r] = l > 0.f ? (m * c + log2f(l)) * 0.69314718f : pos_inf();
+{% end %}
     }
   __syncwarp();
   constexpr int kWarpChunks = kWarpRows * kChunks;
