@@ -46,7 +46,8 @@ class FwdArgs(ctypes.Structure):
                 ("total_q", ctypes.c_int), ("total_k", ctypes.c_int),
                 ("window", ctypes.c_int), ("window_left", ctypes.c_int),
                 ("window_right", ctypes.c_int), ("alibi_slopes", ctypes.c_void_p),
-                ("alibi_batch_stride", ctypes.c_longlong), ("softcap", ctypes.c_float)]
+                ("alibi_batch_stride", ctypes.c_longlong), ("softcap", ctypes.c_float),
+                ("sinks", ctypes.c_void_p)]
 
 
 DELTA = {"lowp": 0, "fp32": 1}
@@ -66,7 +67,8 @@ class BwdArgs(ctypes.Structure):
                 ("total_q", ctypes.c_int), ("total_k", ctypes.c_int),
                 ("window", ctypes.c_int), ("window_left", ctypes.c_int),
                 ("window_right", ctypes.c_int), ("alibi_slopes", ctypes.c_void_p),
-                ("alibi_batch_stride", ctypes.c_longlong), ("softcap", ctypes.c_float)]
+                ("alibi_batch_stride", ctypes.c_longlong), ("softcap", ctypes.c_float),
+                ("sinks", ctypes.c_void_p), ("dsinks", ctypes.c_void_p)]
 
 
 LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
@@ -85,7 +87,7 @@ class KernelDesc(ctypes.Structure):
                 ("causal", ctypes.c_int), ("stab", ctypes.c_int),
                 ("beta", ctypes.c_double), ("eps", ctypes.c_double), ("seqlen", ctypes.c_int),
                 ("varlen", ctypes.c_int), ("window", ctypes.c_int), ("alibi", ctypes.c_int),
-                ("softcap", ctypes.c_int)]
+                ("softcap", ctypes.c_int), ("sinks", ctypes.c_int)]
 
 
 class CacheStats(ctypes.Structure):

@@ -12,7 +12,10 @@ too.
 
     o, lse, o32 = torch.ops.fa2gen.fwd(q, k, v, causal, stab, beta, eps, scale,
                                        want_o32, deterministic, window_left, window_right,
-                                       alibi_slopes, softcap)
+                                       alibi_slopes, softcap, sinks)
+    dq, dk, dv, dsinks = torch.ops.fa2gen.bwd(dout, q, k, v, o, lse, o32, causal, stab, beta,
+                                              eps, scale, deterministic, window_left,
+                                              window_right, alibi_slopes, softcap, sinks)
     # variable-length batches: torch.ops.fa2gen.varlen_fwd / varlen_bwd (below)
 
 q (B, Sq, H, d), k/v (B, Sk, Hkv, d), bf16 or fp16, last dim contiguous;
@@ -23,6 +26,10 @@ window_left/right: a sliding window (query i sees keys i + diag - left .. i + di
 right, -1 unbounded; causal then False), both -1 for none. alibi_slopes: None, or fp32
 slopes (H,) or (B, H) on q's device: each score loses slope * |i + diag - j|.
 softcap: 0 for none, else each scaled score x becomes softcap * tanh(x / softcap).
+sinks: None, or fp32 logits (H,) on q's device (gpt-oss's attention sinks): exp(sinks[h])
+joins every row's softmax sum and LSE, not O; a row that sees no key then has O = 0 and
+LSE = sinks[h]. The backward returns their gradient dsinks (H,) fp32 (an empty tensor
+without sinks), the same bits on every run.
 deterministic only matters to the backward, which the forward's autograd runs.
 """
 import ctypes
@@ -89,6 +96,22 @@ def _alibi(slopes):
                 alibi_batch_stride=slopes.stride(0) if slopes.dim() == 2 else 0)
 
 
+def check_sinks(fn, sinks, heads):
+    """The operators' sinks: None or a contiguous fp32 (heads,) tensor."""
+    if sinks is not None and (sinks.dtype != torch.float32 or tuple(sinks.shape) != (heads,) or
+                              sinks.stride(0) != 1):
+        raise ValueError(f"{fn}: sinks is {sinks.dtype} of shape {tuple(sinks.shape)}: expected "
+                         f"a contiguous torch.float32 tensor of shape ({heads},)")
+
+
+def _sinks(sinks, dsinks=None):
+    """The C fields of attention sinks; the backward's also their gradient."""
+    fields = dict(sinks=sinks.data_ptr() if sinks is not None else None)
+    if dsinks is not None:
+        fields["dsinks"] = dsinks.data_ptr() if sinks is not None else None
+    return fields
+
+
 def _window(left, right):
     """The C fields of a sliding window: none when both sides are unbounded (-1)."""
     return dict(window=int(left >= 0 or right >= 0), window_left=left, window_right=right)
@@ -106,9 +129,10 @@ def _outputs_fwd(q, want_o32):
 def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: str,
         beta: float, eps: float, scale: float, want_o32: bool, deterministic: bool,
         window_left: int, window_right: int,
-        alibi_slopes: Optional[torch.Tensor],
-        softcap: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    check_one_device("fa2gen.fwd", q=q, k=k, v=v, alibi_slopes=alibi_slopes)
+        alibi_slopes: Optional[torch.Tensor], softcap: float,
+        sinks: Optional[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    check_one_device("fa2gen.fwd", q=q, k=k, v=v, alibi_slopes=alibi_slopes, sinks=sinks)
+    check_sinks("fa2gen.fwd", sinks, q.shape[2])
     o, lse, o32 = _outputs_fwd(q, want_o32)
     q, k, v = _aligned(q), _aligned(k), _aligned(v)
     B, N, H, d = q.shape
@@ -116,7 +140,8 @@ def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: s
                 batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
                 head_dim=d, scale=scale, causal=int(causal), stab=STAB[stab], beta=beta,
                 eps=eps, o_fp32=o32.data_ptr() if want_o32 else None,
-                **_window(window_left, window_right), **_alibi(alibi_slopes), softcap=softcap)
+                **_window(window_left, window_right), **_alibi(alibi_slopes), softcap=softcap,
+                **_sinks(sinks))
     with torch.cuda.device(q.device):
         _context(q.device).forward(a, _stream(q.device))
     return o, lse, o32
@@ -124,27 +149,30 @@ def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: s
 
 @fwd.register_fake
 def _(q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic, window_left, window_right,
-      alibi_slopes, softcap):
+      alibi_slopes, softcap, sinks):
     # while tracing too: a mixed-device call fails at compile time
-    check_one_device("fa2gen.fwd", q=q, k=k, v=v, alibi_slopes=alibi_slopes)
+    check_one_device("fa2gen.fwd", q=q, k=k, v=v, alibi_slopes=alibi_slopes, sinks=sinks)
+    check_sinks("fa2gen.fwd", sinks, q.shape[2])
     return _outputs_fwd(q, want_o32)
 
 
-def _outputs_bwd(q, k, v):
+def _outputs_bwd(q, k, v, sinks):
     # Contiguous whatever the inputs' strides (a packed QKV view's gradient
-    # included): the kernels write whole 16-byte rows.
-    return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape))
+    # included): the kernels write whole 16-byte rows. dsinks: (H,) fp32, or empty.
+    dsinks = q.new_empty(sinks.shape if sinks is not None else (0,), dtype=torch.float32)
+    return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape), dsinks)
 
 
 @torch.library.custom_op("fa2gen::bwd", mutates_args=(), device_types="cuda")
 def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
         lse: torch.Tensor, o32: torch.Tensor, causal: bool, stab: str, beta: float, eps: float,
         scale: float, deterministic: bool, window_left: int, window_right: int,
-        alibi_slopes: Optional[torch.Tensor],
-        softcap: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        alibi_slopes: Optional[torch.Tensor], softcap: float, sinks: Optional[torch.Tensor]
+        ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     check_one_device("fa2gen.bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
-                     alibi_slopes=alibi_slopes)
-    dq, dk, dv = _outputs_bwd(q, k, v)
+                     alibi_slopes=alibi_slopes, sinks=sinks)
+    check_sinks("fa2gen.bwd", sinks, q.shape[2])
+    dq, dk, dv, dsinks = _outputs_bwd(q, k, v, sinks)
     q, k, v, o, dout = _aligned(q), _aligned(k), _aligned(v), _aligned(o), _aligned(dout)
     B, N, H, d = q.shape
     precise = o32.numel() > 0
@@ -155,9 +183,9 @@ def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o
                 batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
                 head_dim=d, scale=scale, causal=int(causal), stab=STAB[stab], beta=beta, eps=eps,
                 deterministic=int(deterministic), **_window(window_left, window_right),
-                **_alibi(alibi_slopes), softcap=softcap)
+                **_alibi(alibi_slopes), softcap=softcap, **_sinks(sinks, dsinks))
     _run_backward(a, q.device)
-    return dq, dk, dv
+    return dq, dk, dv, dsinks
 
 
 def _run_backward(a, device):
@@ -173,25 +201,27 @@ def _run_backward(a, device):
 
 @bwd.register_fake
 def _(dout, q, k, v, o, lse, o32, causal, stab, beta, eps, scale, deterministic, window_left,
-      window_right, alibi_slopes, softcap):
+      window_right, alibi_slopes, softcap, sinks):
     check_one_device("fa2gen.bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
-                     alibi_slopes=alibi_slopes)
-    return _outputs_bwd(q, k, v)
+                     alibi_slopes=alibi_slopes, sinks=sinks)
+    check_sinks("fa2gen.bwd", sinks, q.shape[2])
+    return _outputs_bwd(q, k, v, sinks)
 
 
 def _setup_context(ctx, inputs, output):
-    q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic, wl, wr, alibi, cap = inputs
+    (q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic, wl, wr, alibi, cap,
+     sinks) = inputs
     o, lse, o32 = output
-    ctx.save_for_backward(q, k, v, o, lse, o32, alibi)
+    ctx.save_for_backward(q, k, v, o, lse, o32, alibi, sinks)
     ctx.args = (causal, stab, beta, eps, scale, deterministic, wl, wr)
     ctx.softcap = cap
     ctx.mark_non_differentiable(lse, o32)
 
 
 def _backward(ctx, dout, dlse, do32):
-    q, k, v, o, lse, o32, alibi = ctx.saved_tensors
-    dq, dk, dv = bwd(dout, q, k, v, o, lse, o32, *ctx.args, alibi, ctx.softcap)
-    return (dq, dk, dv) + (None,) * 11
+    q, k, v, o, lse, o32, alibi, sinks = ctx.saved_tensors
+    dq, dk, dv, dsinks = bwd(dout, q, k, v, o, lse, o32, *ctx.args, alibi, ctx.softcap, sinks)
+    return (dq, dk, dv) + (None,) * 11 + (dsinks if sinks is not None else None,)
 
 
 fwd.register_autograd(_backward, setup_context=_setup_context)
@@ -203,7 +233,7 @@ fwd.register_autograd(_backward, setup_context=_setup_context)
 #                                               max_seqlen_q, max_seqlen_k, causal, stab,
 #                                               beta, eps, scale, want_o32, deterministic,
 #                                               window_left, window_right, alibi_slopes,
-#                                               softcap)
+#                                               softcap, sinks)
 #
 # q (total_q, H, d), k/v (total_k, Hkv, d); cu_seqlens_* int32 (batch + 1) on the
 # device; o (total_q, H, d) contiguous, lse (H, total_q) fp32, o32 (total_q, H, d) or
@@ -242,16 +272,17 @@ def varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: 
                cu_seqlens_k: torch.Tensor, max_seqlen_q: int, max_seqlen_k: int, causal: bool,
                stab: str, beta: float, eps: float, scale: float, want_o32: bool,
                deterministic: bool, window_left: int, window_right: int,
-               alibi_slopes: Optional[torch.Tensor],
-               softcap: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+               alibi_slopes: Optional[torch.Tensor], softcap: float,
+               sinks: Optional[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     check_one_device("fa2gen.varlen_fwd", q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q,
-                     cu_seqlens_k=cu_seqlens_k, alibi_slopes=alibi_slopes)
+                     cu_seqlens_k=cu_seqlens_k, alibi_slopes=alibi_slopes, sinks=sinks)
+    check_sinks("fa2gen.varlen_fwd", sinks, q.shape[1])
     o, lse, o32 = _outputs_varlen_fwd(q, want_o32)
     q, k, v = _aligned3(q), _aligned3(k), _aligned3(v)
     a = FwdArgs(q=_tensor3(q), k=_tensor3(k), v=_tensor3(v), o=_tensor3(o), lse=lse.data_ptr(),
                 scale=scale, causal=int(causal), stab=STAB[stab], beta=beta, eps=eps,
                 o_fp32=o32.data_ptr() if want_o32 else None, **_window(window_left, window_right),
-                **_alibi(alibi_slopes), softcap=softcap,
+                **_alibi(alibi_slopes), softcap=softcap, **_sinks(sinks),
                 **_varlen_sizes(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k))
     with torch.cuda.device(q.device):
         _context(q.device).forward(a, _stream(q.device))
@@ -260,9 +291,10 @@ def varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: 
 
 @varlen_fwd.register_fake
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, stab, beta, eps,
-      scale, want_o32, deterministic, window_left, window_right, alibi_slopes, softcap):
+      scale, want_o32, deterministic, window_left, window_right, alibi_slopes, softcap, sinks):
     check_one_device("fa2gen.varlen_fwd", q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q,
-                     cu_seqlens_k=cu_seqlens_k, alibi_slopes=alibi_slopes)
+                     cu_seqlens_k=cu_seqlens_k, alibi_slopes=alibi_slopes, sinks=sinks)
+    check_sinks("fa2gen.varlen_fwd", sinks, q.shape[1])
     return _outputs_varlen_fwd(q, want_o32)
 
 
@@ -271,13 +303,14 @@ def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Te
                o: torch.Tensor, lse: torch.Tensor, o32: torch.Tensor, cu_seqlens_q: torch.Tensor,
                cu_seqlens_k: torch.Tensor, max_seqlen_q: int, max_seqlen_k: int, causal: bool,
                stab: str, beta: float, eps: float, scale: float, deterministic: bool,
-               window_left: int, window_right: int,
-        alibi_slopes: Optional[torch.Tensor],
-        softcap: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+               window_left: int, window_right: int, alibi_slopes: Optional[torch.Tensor],
+               softcap: float, sinks: Optional[torch.Tensor]
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     check_one_device("fa2gen.varlen_bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
                      cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
-                     alibi_slopes=alibi_slopes)
-    dq, dk, dv = _outputs_bwd(q, k, v)
+                     alibi_slopes=alibi_slopes, sinks=sinks)
+    check_sinks("fa2gen.varlen_bwd", sinks, q.shape[1])
+    dq, dk, dv, dsinks = _outputs_bwd(q, k, v, sinks)
     q, k, v, o, dout = _aligned3(q), _aligned3(k), _aligned3(v), _aligned3(o), _aligned3(dout)
     precise = o32.numel() > 0
     a = BwdArgs(q=_tensor3(q), k=_tensor3(k), v=_tensor3(v), o=_tensor3(o), dout=_tensor3(dout),
@@ -286,35 +319,38 @@ def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Te
                 o_fp32=o32.data_ptr() if precise else None, scale=scale, causal=int(causal),
                 stab=STAB[stab], beta=beta, eps=eps, deterministic=int(deterministic),
                 **_window(window_left, window_right), **_alibi(alibi_slopes), softcap=softcap,
+                **_sinks(sinks, dsinks),
                 **_varlen_sizes(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k))
     _run_backward(a, q.device)
-    return dq, dk, dv
+    return dq, dk, dv, dsinks
 
 
 @varlen_bwd.register_fake
 def _(dout, q, k, v, o, lse, o32, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
-      stab, beta, eps, scale, deterministic, window_left, window_right, alibi_slopes, softcap):
+      stab, beta, eps, scale, deterministic, window_left, window_right, alibi_slopes, softcap,
+      sinks):
     check_one_device("fa2gen.varlen_bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
                      cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
-                     alibi_slopes=alibi_slopes)
-    return _outputs_bwd(q, k, v)
+                     alibi_slopes=alibi_slopes, sinks=sinks)
+    check_sinks("fa2gen.varlen_bwd", sinks, q.shape[1])
+    return _outputs_bwd(q, k, v, sinks)
 
 
 def _varlen_setup_context(ctx, inputs, output):
     (q, k, v, cu_q, cu_k, max_q, max_k, causal, stab, beta, eps, scale, want_o32,
-     deterministic, wl, wr, alibi, cap) = inputs
+     deterministic, wl, wr, alibi, cap, sinks) = inputs
     o, lse, o32 = output
-    ctx.save_for_backward(q, k, v, o, lse, o32, cu_q, cu_k, alibi)
+    ctx.save_for_backward(q, k, v, o, lse, o32, cu_q, cu_k, alibi, sinks)
     ctx.args = (max_q, max_k, causal, stab, beta, eps, scale, deterministic, wl, wr)
     ctx.softcap = cap
     ctx.mark_non_differentiable(lse, o32)
 
 
 def _varlen_backward(ctx, dout, dlse, do32):
-    q, k, v, o, lse, o32, cu_q, cu_k, alibi = ctx.saved_tensors
-    dq, dk, dv = varlen_bwd(dout, q, k, v, o, lse, o32, cu_q, cu_k, *ctx.args, alibi,
-                            ctx.softcap)
-    return (dq, dk, dv) + (None,) * 15
+    q, k, v, o, lse, o32, cu_q, cu_k, alibi, sinks = ctx.saved_tensors
+    dq, dk, dv, dsinks = varlen_bwd(dout, q, k, v, o, lse, o32, cu_q, cu_k, *ctx.args, alibi,
+                                    ctx.softcap, sinks)
+    return (dq, dk, dv) + (None,) * 15 + (dsinks if sinks is not None else None,)
 
 
 varlen_fwd.register_autograd(_varlen_backward, setup_context=_varlen_setup_context)

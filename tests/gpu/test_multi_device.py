@@ -150,7 +150,7 @@ def test_devices_mixed_is_a_clear_error():
                                          r"one device \(it runs on q's, cuda:0"):
         fa2gen.attention(q0, q1, q0)
     with pytest.raises(ValueError, match=r"fa2gen.fwd: q on cuda:1, k on cuda:1, v on cuda:0"):
-        torch.ops.fa2gen.fwd(q1, q1, q0, True, "robust", 0.0, 0.0, 0.0, False, False, -1, -1, None, 0.0)
+        torch.ops.fa2gen.fwd(q1, q1, q0, True, "robust", 0.0, 0.0, 0.0, False, False, -1, -1, None, 0.0, None)
 
 
 @TWO

@@ -160,13 +160,13 @@ def test_opcheck_varlen_ops():
     cq, ck = offsets([100, 0, 200]), offsets([50, 100, 100])
     args = (cq, ck, 200, 100, True, "robust", 0.0, 0.0, 0.0)
     res = torch.library.opcheck(torch.ops.fa2gen.varlen_fwd.default,
-                                (q.requires_grad_(), k.requires_grad_(), k) + args + (True, True, -1, -1, None, 0.0))
+                                (q.requires_grad_(), k.requires_grad_(), k) + args + (True, True, -1, -1, None, 0.0, None))
     print("opcheck fa2gen::varlen_fwd", res)
     assert all(r == "SUCCESS" for r in res.values()), res
     with torch.no_grad():  # the backward op's inputs: no autograd history of their own
-        o, lse, o32 = torch.ops.fa2gen.varlen_fwd(q, k, k, *args, True, True, -1, -1, None, 0.0)
+        o, lse, o32 = torch.ops.fa2gen.varlen_fwd(q, k, k, *args, True, True, -1, -1, None, 0.0, None)
     res = torch.library.opcheck(torch.ops.fa2gen.varlen_bwd.default,
                                 (rand(*o.shape), q.detach(), k.detach(), k.detach(), o, lse, o32) +
-                                args + (True, -1, -1, None, 0.0))
+                                args + (True, -1, -1, None, 0.0, None))
     print("opcheck fa2gen::varlen_bwd", res)
     assert all(r == "SUCCESS" for r in res.values()), res

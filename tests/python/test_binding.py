@@ -128,6 +128,14 @@ class Structures(unittest.TestCase):
         a.window_right = 0
         fa2gen.check_forward(a)
 
+    def test_sinks_field_reaches_c(self):
+        # the last field: a misplaced ctypes field would leave it unread
+        self.expect("sinks", 0xe0002, "sinks 0xe0002 is not 4-byte aligned: sinks must start on "
+                    "a 4-byte boundary")
+        a = good_args()
+        a.sinks = 0xe0000
+        fa2gen.check_forward(a)
+
     def fails_naming(self, args, text):
         with self.assertRaises(fa2gen.Fa2Error) as cm:
             fa2gen.check_forward(args)
@@ -192,6 +200,19 @@ class BackwardStructure(unittest.TestCase):
         self.expect("heads_kv", 3, "heads_q 8 is not a multiple of heads_kv 3 (GQA/MQA share "
                     "each K/V head among heads_q / heads_kv query heads)")
         self.expect("eps", -1.0, "eps is -1: must be a finite number > 0 (0 picks 0.001)")
+
+    def test_sinks_and_their_gradient_reach_c(self):
+        self.expect("sinks", 0xe0000, "dsinks is NULL with sinks set: the backward of a sinks "
+                    "call writes their gradient there (heads_q fp32 on the device)")
+        self.expect("dsinks", 0xe1000, "dsinks is set but sinks is NULL: dsinks is the gradient "
+                    "of the sinks; give both or neither")
+        a = good_bwd()
+        a.sinks, a.dsinks = 0xe0000, 0xe1002
+        with self.assertRaises(fa2gen.Fa2Error) as cm:
+            fa2gen.check_backward(a)
+        self.assertIn("dsinks 0xe1002 is not 4-byte aligned", str(cm.exception))
+        a.dsinks = 0xe1000
+        fa2gen.check_backward(a)
 
 
 class FakeDriver(unittest.TestCase):

@@ -118,13 +118,13 @@ class MixedDevices(unittest.TestCase):
     def test_operators_check_every_tensor(self):
         q1, q0 = on("cuda:1", 2, 64, 4, 64), on("cuda:0", 2, 64, 4, 64)
         with self.assertRaises(ValueError) as cm:
-            torch.ops.fa2gen.fwd(q1, q1, q0, True, "robust", 0.0, 0.0, 0.0, False, False, -1, -1, None, 0.0)
+            torch.ops.fa2gen.fwd(q1, q1, q0, True, "robust", 0.0, 0.0, 0.0, False, False, -1, -1, None, 0.0, None)
         self.assertIn("fa2gen.fwd: q on cuda:1, k on cuda:1, v on cuda:0", str(cm.exception))
-        o, lse, o32 = torch.ops.fa2gen.fwd(q1, q1, q1, True, "robust", 0.0, 0.0, 0.0, False, False, -1, -1, None, 0.0)
+        o, lse, o32 = torch.ops.fa2gen.fwd(q1, q1, q1, True, "robust", 0.0, 0.0, 0.0, False, False, -1, -1, None, 0.0, None)
         lse0 = on("cuda:0", *lse.shape, dtype=torch.float32)
         with self.assertRaises(ValueError) as cm:
             torch.ops.fa2gen.bwd(o, q1, q1, q1, o, lse0, o32, True, "robust", 0.0, 0.0, 0.0, False,
-                                 -1, -1, None, 0.0)
+                                 -1, -1, None, 0.0, None)
         self.assertIn("fa2gen.bwd: dout on cuda:1, q on cuda:1, k on cuda:1, v on cuda:1, "
                       "o on cuda:1, lse on cuda:0, o32 on cuda:1", str(cm.exception))
 
@@ -132,11 +132,11 @@ class MixedDevices(unittest.TestCase):
         # (autograd's engine needs a real device, so the backward operator is called as
         # the registered autograd calls it)
         q, k = on("cuda:1", 2, 64, 4, 64), on("cuda:1", 2, 32, 2, 64)
-        o, lse, o32 = torch.ops.fa2gen.fwd(q, k, k, True, "robust", 0.0, 0.0, 0.0, True, False, -1, -1, None, 0.0)
+        o, lse, o32 = torch.ops.fa2gen.fwd(q, k, k, True, "robust", 0.0, 0.0, 0.0, True, False, -1, -1, None, 0.0, None)
         for t in (fa2gen.attention(q, k, k, causal=True), o, lse, o32):
             self.assertEqual(t.device, torch.device("cuda", 1))
         for g in torch.ops.fa2gen.bwd(o, q, k, k, o, lse, o32, True, "robust", 0.0, 0.0, 0.0,
-                                      False, -1, -1, None, 0.0):
+                                      False, -1, -1, None, 0.0, None):
             self.assertEqual(g.device, torch.device("cuda", 1))
 
 

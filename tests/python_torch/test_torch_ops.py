@@ -31,13 +31,16 @@ class Schemas(unittest.TestCase):
             str(torch.ops.fa2gen.fwd.default._schema),
             "fa2gen::fwd(Tensor q, Tensor k, Tensor v, bool causal, str stab, float beta, "
             "float eps, float scale, bool want_o32, bool deterministic, SymInt window_left, "
-            "SymInt window_right, Tensor? alibi_slopes, float softcap) -> (Tensor, Tensor, Tensor)")
+            "SymInt window_right, Tensor? alibi_slopes, float softcap, Tensor? sinks) -> "
+            "(Tensor, Tensor, Tensor)")
         self.assertEqual(
             str(torch.ops.fa2gen.bwd.default._schema),
             "fa2gen::bwd(Tensor dout, Tensor q, Tensor k, Tensor v, Tensor o, Tensor lse, "
             "Tensor o32, bool causal, str stab, float beta, float eps, float scale, "
             "bool deterministic, SymInt window_left, SymInt window_right, Tensor? alibi_slopes, "
-            "float softcap) -> (Tensor, Tensor, Tensor)")
+            "float softcap, Tensor? sinks) -> (Tensor, Tensor, Tensor, Tensor)")
+        self.assertIn("Tensor? sinks) -> (Tensor, Tensor, Tensor, Tensor)",
+                      str(torch.ops.fa2gen.varlen_bwd.default._schema))
 
 
 class FakeImplementations(unittest.TestCase):
@@ -45,7 +48,7 @@ class FakeImplementations(unittest.TestCase):
         q, k = meta(2, 100, 8, 64), meta(2, 50, 2, 64)
         for want_o32 in (False, True):
             o, lse, o32 = torch.ops.fa2gen.fwd(q, k, k, True, "robust", 0.0, 0.0, 0.0, want_o32,
-                                               False, -1, -1, None, 0.0)
+                                               False, -1, -1, None, 0.0, None)
             self.assertEqual((o.shape, o.stride(), o.dtype), ((2, 100, 8, 64), (51200, 512, 64, 1), BF16))
             self.assertEqual((lse.shape, lse.stride(), lse.dtype),
                              ((2, 8, 100), (800, 100, 1), torch.float32))
@@ -57,12 +60,37 @@ class FakeImplementations(unittest.TestCase):
         q, k, v = qkv.unbind(2)
         slopes = meta(4, dtype=torch.float32)
         o, lse, o32 = torch.ops.fa2gen.fwd(q, k, v, False, "none", 0.0, 0.0, 0.0, False, False,
-                                           64, 0, slopes, 30.0)
-        dq, dk, dv = torch.ops.fa2gen.bwd(o, q, k, v, o, lse, o32, False, "none", 0.0, 0.0, 0.0, True,
-                                          64, 0, slopes, 30.0)
+                                           64, 0, slopes, 30.0, None)
+        dq, dk, dv, dsinks = torch.ops.fa2gen.bwd(o, q, k, v, o, lse, o32, False, "none", 0.0, 0.0,
+                                                  0.0, True, 64, 0, slopes, 30.0, None)
         for g in (dq, dk, dv):
             self.assertEqual((g.shape, g.dtype), ((2, 77, 4, 128), torch.float16))
             self.assertTrue(g.is_contiguous())
+        self.assertEqual((dsinks.shape, dsinks.dtype), ((0,), torch.float32))  # no sinks
+
+    def test_sinks_gradient_output(self):
+        q, k = meta(2, 100, 8, 64), meta(2, 50, 2, 64)
+        sinks = meta(8, dtype=torch.float32)
+        o, lse, o32 = torch.ops.fa2gen.fwd(q, k, k, True, "robust", 0.0, 0.0, 0.0, False, False,
+                                           -1, -1, None, 0.0, sinks)
+        self.assertEqual((o.shape, lse.shape), ((2, 100, 8, 64), (2, 8, 100)))
+        *_, dsinks = torch.ops.fa2gen.bwd(o, q, k, k, o, lse, o32, True, "none", 0.0, 0.0, 0.0,
+                                          False, -1, -1, None, 0.0, sinks)
+        self.assertEqual((dsinks.shape, dsinks.dtype), ((8,), torch.float32))
+        qv, kv = meta(300, 8, 64), meta(200, 2, 64)
+        cu = meta(4, dtype=torch.int32)
+        o, lse, o32 = torch.ops.fa2gen.varlen_fwd(qv, kv, kv, cu, cu, 100, 100, False, "none", 0.0,
+                                                  0.0, 0.0, False, False, -1, -1, None, 0.0, sinks)
+        *_, dsinks = torch.ops.fa2gen.varlen_bwd(o, qv, kv, kv, o, lse, o32, cu, cu, 100, 100, False,
+                                                 "none", 0.0, 0.0, 0.0, False, -1, -1, None, 0.0, sinks)
+        self.assertEqual((dsinks.shape, dsinks.dtype), ((8,), torch.float32))
+        # the operators take fp32 (heads,) only: fa2gen.attention converts others
+        for bad in (meta(8, dtype=BF16), meta(4, dtype=torch.float32), meta(1, 8, dtype=torch.float32)):
+            with self.assertRaises(ValueError) as cm:
+                torch.ops.fa2gen.fwd(q, k, k, True, "none", 0.0, 0.0, 0.0, False, False, -1, -1, None,
+                                     0.0, bad)
+            self.assertIn("fa2gen.fwd: sinks is", str(cm.exception))
+            self.assertIn("expected a contiguous torch.float32 tensor of shape (8,)", str(cm.exception))
 
 
 class ArgumentChecks(unittest.TestCase):
@@ -121,6 +149,45 @@ class ArgumentChecks(unittest.TestCase):
         out, lse, probs = fa2gen.flash_attn_func(q, q, q, return_attn_probs=True)
         self.assertEqual((out.shape, lse.shape, probs), ((1, 10, 4, 64), (1, 4, 10), None))
 
+    def test_sinks(self):
+        q, k = meta(2, 10, 4, 64), meta(2, 12, 2, 64)
+        for fn in (fa2gen.attention, fa2gen.flash_attn_func):
+            self.raises(ValueError, "sinks is torch.float32 of shape (2,): expected a float tensor "
+                        "of shape (4,), one logit per query head", fn, q, k, k,
+                        sinks=meta(2, dtype=torch.float32))
+            self.raises(ValueError, "sinks is torch.int64 of shape (4,)", fn, q, k, k,
+                        sinks=meta(4, dtype=torch.int64))
+            self.raises(ValueError, "sinks is list: expected a float tensor", fn, q, k, k,
+                        sinks=[0.0] * 4)
+            self.raises(ValueError, "sinks is on cpu and q on meta", fn, q, k, k,
+                        sinks=torch.zeros(4))
+        # differentiable in the model's dtype: gpt-oss keeps its sinks in bf16
+        for dtype in (BF16, torch.float32):
+            sinks = meta(4, dtype=dtype).requires_grad_()
+            qq = q.clone().requires_grad_()
+            o, lse = fa2gen.attention(qq, k, k, causal=True, sinks=sinks, return_lse=True)
+            self.assertEqual((o.shape, lse.shape), ((2, 10, 4, 64), (2, 4, 10)))
+            o.sum().backward()
+            self.assertEqual((sinks.grad.shape, sinks.grad.dtype, qq.grad.shape), ((4,), dtype, q.shape))
+        # every flash_attn function takes the keyword, varlen included
+        sinks = meta(4, dtype=BF16).requires_grad_()
+        qkv = meta(2, 10, 3, 4, 64)
+        fa2gen.flash_attn_qkvpacked_func(qkv, causal=True, sinks=sinks).sum().backward()
+        self.assertEqual(sinks.grad.shape, (4,))
+        self.assertEqual(fa2gen.flash_attn_kvpacked_func(q, meta(2, 12, 2, 2, 64), sinks=sinks).shape,
+                         q.shape)
+        cu = meta(3, dtype=torch.int32)
+        qv = meta(20, 4, 64).requires_grad_()
+        sinks.grad = None
+        out = fa2gen.flash_attn_varlen_func(qv, meta(24, 2, 64), meta(24, 2, 64), cu, cu, 10, 12,
+                                            sinks=sinks)
+        out.sum().backward()
+        self.assertEqual((out.shape, sinks.grad.shape), ((20, 4, 64), (4,)))
+        self.assertEqual(fa2gen.flash_attn_varlen_qkvpacked_func(meta(20, 3, 4, 64), cu, 10,
+                                                                 sinks=sinks).shape, (20, 4, 64))
+        self.assertEqual(fa2gen.flash_attn_varlen_kvpacked_func(qv, meta(24, 2, 2, 64), cu, cu, 10, 12,
+                                                                sinks=sinks).shape, (20, 4, 64))
+
     def test_window_size_as_flash_attention_reads_it(self):
         f = flash_api._causal_and_window
         sk = 100
@@ -151,12 +218,19 @@ class TransformersHook(unittest.TestCase):
         self.assertEqual((tuple(out.shape), weights), ((2, 30, 4, 64), None))
         for kw, text in (({"attention_mask": meta(2, 1, 30, 30)}, "an attention mask of shape "
                           "(2, 1, 30, 30) with 30 queries and 30 keys"),
-                         ({"dropout": 0.1}, "attention dropout (0.1)"),
-                         ({"s_aux": meta(4)}, "attention sinks")):
+                         ({"dropout": 0.1}, "attention dropout (0.1)")):
             args = {"attention_mask": None, **kw}
             with self.assertRaises(NotImplementedError) as cm:
                 fn(self.Module(), q, k, k, **args)
             self.assertIn(text, str(cm.exception))
+        # gpt-oss's sinks (s_aux, the model's dtype) pass through, differentiable
+        s_aux = meta(4).requires_grad_()
+        out, _ = fn(self.Module(), q, k, k, None, scaling=0.125, sliding_window=16, s_aux=s_aux)
+        out.sum().backward()
+        self.assertEqual((tuple(out.shape), s_aux.grad.shape, s_aux.grad.dtype), ((2, 30, 4, 64), (4,), BF16))
+        with self.assertRaises(ValueError) as cm:
+            fn(self.Module(), q, k, k, None, s_aux=meta(2))
+        self.assertIn("fa2gen attention: sinks is torch.bfloat16 of shape (2,)", str(cm.exception))
         fn(self.Module(), q, k, k, None, sliding_window=30)  # a window wider than the keys: none
         fn(self.Module(), q, k, k, None, sliding_window=16)  # a real one
         with self.assertRaises(TypeError):
@@ -170,12 +244,16 @@ class Block(torch.nn.Module):
         super().__init__()
         self.api = api
         self.qkv = torch.nn.Linear(256, 768, bias=False)
+        self.sinks = torch.nn.Parameter(torch.zeros(4)) if api == "sinks" else None
 
     def forward(self, x):
         B, N, D = x.shape
         qkv = self.qkv(x).view(B, N, 3, 4, 64)
         if self.api == "attention":
             o = fa2gen.attention(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], causal=True)
+        elif self.api == "sinks":
+            o = fa2gen.flash_attn_func(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], causal=True,
+                                       window_size=(63, 0), sinks=self.sinks)
         elif self.api == "flash_attn_func":
             o = fa2gen.flash_attn_func(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], causal=True)
         else:
@@ -188,7 +266,7 @@ def model(api):
 
 
 class Tracing(unittest.TestCase):
-    APIS = ("attention", "flash_attn_func", "flash_attn_qkvpacked_func")
+    APIS = ("attention", "flash_attn_func", "flash_attn_qkvpacked_func", "sinks")
 
     def test_dynamo_one_graph_no_breaks(self):
         for api in self.APIS:
@@ -207,13 +285,17 @@ class Tracing(unittest.TestCase):
                 return make_boxed_func(gm.forward)
             return compiler
 
-        torch._dynamo.reset()
-        m = torch.compile(model("attention"), fullgraph=True,
-                          backend=aot_autograd(fw_compiler=keep("fw"), bw_compiler=keep("bw")))
-        y = m(meta(2, 128, 256).requires_grad_())
-        y.sum().backward()
-        self.assertEqual(graphs["fw"].count("torch.ops.fa2gen.fwd.default"), 2)
-        self.assertEqual(graphs["bw"].count("torch.ops.fa2gen.bwd.default"), 2)
+        for api in ("attention", "sinks"):
+            torch._dynamo.reset()
+            net = model(api)
+            m = torch.compile(net, fullgraph=True,
+                              backend=aot_autograd(fw_compiler=keep("fw"), bw_compiler=keep("bw")))
+            y = m(meta(2, 128, 256).requires_grad_())
+            y.sum().backward()
+            self.assertEqual(graphs["fw"].count("torch.ops.fa2gen.fwd.default"), 2)
+            self.assertEqual(graphs["bw"].count("torch.ops.fa2gen.bwd.default"), 2)
+        # the sinks' gradient comes out of the compiled backward
+        self.assertEqual([tuple(b.sinks.grad.shape) for b in net], [(4,), (4,)])
 
     def test_export(self):
         ep = torch.export.export(model("flash_attn_func"), (meta(2, 128, 256),))
