@@ -40,11 +40,14 @@ static float score(const float *q, const float *k, int d, lab_tc tc) {
 
 /* The robust shift of one row in raw-score units (fwd.cu.tpl robust_shift):
  * tau = 0.5 + (beta-1) u in softmax units, u in [0, 1) from the row's
- * first-tile max and its index, so it varies from row to row and never
- * reaches beta - 0.5: P stays in [e^-(beta-0.5), e^-0.5], never 1, never 0. */
-static float robust_shift(float rm, int row, int visible, float scale, float beta) {
+ * first-tile max, its index and its (batch, head), so it varies from row to
+ * row and never reaches beta - 0.5: P stays in [e^-(beta-0.5), e^-0.5], never
+ * 1, never 0. The (batch, head) term: a max that is the same in every row (the
+ * cap, on softcap-saturated rows) leaves the indexes alone to vary the shift. */
+static float robust_shift(float rm, int row, int batch, int head, int visible, float scale, float beta) {
   if (visible < 2 || rm == -INFINITY) return 0.f;
-  const float x = fabsf(rm) * scale * 7.38905610f + (float)row * 0.618033989f;
+  const float bh = (float)head * 0.414213562f + (float)batch * 0.324717957f;
+  const float x = fabsf(rm) * scale * 7.38905610f + (float)row * 0.618033989f + bh;
   return (0.5f + (beta - 1.f) * (x - floorf(x))) / scale;
 }
 
@@ -70,8 +73,8 @@ static float new_reference(const lab_fa2_config *c, float m_old, const float *s,
 }
 
 static void forward_row(const lab_shape *sh, const lab_fa2_config *c, const float *qrow,
-                        const float *kh, const float *vh, long long kv_row_stride, int h, int row,
-                        float *s, float *acc, float *o, float *o32, float *lse) {
+                        const float *kh, const float *vh, long long kv_row_stride, int b, int h,
+                        int row, float *s, float *acc, float *o, float *o32, float *lse) {
   const int d = sh->head_dim, bn = c->block_n;
   int lo, hi;
   lab_key_range(sh, row, &lo, &hi);
@@ -97,7 +100,7 @@ static void forward_row(const lab_shape *sh, const lab_fa2_config *c, const floa
       rm = fmaxf(rm, s[j]);
     }
     if (c->mode == LAB_ROBUST && j0 == lo / bn * bn)
-      tau = robust_shift(rm, row, hi - lo, scale, (float)c->beta);
+      tau = robust_shift(rm, row, b, h, hi - lo, scale, (float)c->beta);
     const float m_new = new_reference(c, m, s, n, rm, eps_raw, tau);
     const float mc = (m_new == -INFINITY ? 0.f : m_new) * cl2;
     const float r = exp2f(m * cl2 - mc);
@@ -150,7 +153,7 @@ int lab_fa2_forward(const lab_shape *sh, const lab_fa2_config *c, const float *q
       const float *vh = v + (long long)b * sh->seqlen_k * kv_row + (long long)(h / group) * d;
       for (int i = 0; i < sh->seqlen_q; i++) {
         const long long off = ((long long)b * sh->seqlen_q + i) * q_row + (long long)h * d;
-        forward_row(sh, c, q + off, kh, vh, kv_row, h, i, s, acc, o + off, o32 ? o32 + off : NULL,
+        forward_row(sh, c, q + off, kh, vh, kv_row, b, h, i, s, acc, o + off, o32 ? o32 + off : NULL,
                     lse + ((long long)b * sh->heads_q + h) * sh->seqlen_q + i);
       }
     }

@@ -211,6 +211,26 @@ Test(suite, robust_is_unbiased_with_every_modifier, .timeout = 600) {
     }
 }
 
+/* Softcap-saturated rows have one maximum, the cap, in every row of every head, so
+ * robust's shift used to depend on the row index alone: row i of every head took the
+ * same shift and rounded its P_max the same way, a bias the heads could not average
+ * out (cap 30: -0.045, 128 heads; cap 8 -0.023). The shift now mixes in (batch,
+ * head). The cap-30 case keeps it unbiased within 0.015; none is unbiased there (the
+ * crowd of keys just under the cap is no exact tie) and paper is not. */
+Test(suite, robust_shift_varies_with_batch_and_head, .timeout = 300) {
+  if (quick()) cr_skip_test("FA2_TEST_QUICK=1: the whole suite runs in the plain `make test`");
+  const lab_case c = {LAB_CASE_SOFTCAP, 8, 64, SEQLEN, 128, block_n(64), 0, LAB_TC_FP32, 30};
+  lab_inputs in;
+  cr_assert_eq(lab_inputs_make(&c, LAB_BF16, 1, &in), 0);
+  cr_assert_eq(in.shape.softcap, 30.0);
+  lab_result res[3];
+  cr_assert_eq(lab_run_cpu(&c, &in, modes, 3, 2.0, 1e-3, res), 0);
+  lab_inputs_free(&in);
+  cr_expect_leq(fabs(res[2].err.bias_ratio), 0.015, "robust, cap 30: %.4f", res[2].err.bias_ratio);
+  cr_expect_leq(fabs(res[0].err.bias_ratio), 0.015, "none, cap 30: %.4f", res[0].err.bias_ratio);
+  cr_expect_leq(res[1].err.bias_ratio, -0.3, "paper, cap 30: %.4f", res[1].err.bias_ratio);
+}
+
 /* Hopper's tensor cores cut every small term toward zero (lab_tc.c): on the
  * tie cases that adds to none's bias (the H100 read 0.32-0.36 where IEEE sums
  * predict 0.27-0.31, lab/README.md), while robust stays unbiased and the
