@@ -54,9 +54,9 @@ def ref_attention(q, k, v, causal, scale=None, dtype=torch.float64, window=(-1, 
     s = s.float() if dtype != torch.float64 else s  # PyTorch's softmax of low-precision scores
     if sinks is not None:  # (fp32 sinks for the low-precision computation, as the kernels)
         s = torch.cat([s, sinks.to(s.dtype).reshape(1, H, 1, 1).expand(B, H, Sq, 1)], -1)
-        lse = torch.logsumexp(s.double(), -1)
-    else:
-        lse = torch.logsumexp(s.double(), -1).masked_fill(empty[..., 0], float("inf"))
+    lse = torch.logsumexp(s.double(), -1)  # -inf on a row without keys (nor sink): +inf below
+    lse = lse.masked_fill(lse == float("-inf"), float("inf"))
+    if sinks is None:
         s = s.masked_fill(empty, 0.0)  # no NaN from an all -inf row, in the output or its gradient
     p = torch.softmax(s, dim=-1).to(dtype)[..., :Sk]
     p = p.masked_fill(empty, 0.0)

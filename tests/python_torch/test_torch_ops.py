@@ -5,6 +5,7 @@ tensors (one graph, no break, the backward operator in the backward graph).
 
 Run by `make test` with a Python that has PyTorch (tools/torch_python.sh finds
 or installs one); the GPU side is tests/gpu/test_torch_dropin.py."""
+import copy
 import os
 import sys
 import unittest
@@ -237,6 +238,77 @@ class TransformersHook(unittest.TestCase):
             fn(self.Module(), q.float(), k.float(), k.float(), None)
         with self.assertRaises(ValueError):
             fa2gen_hf.make_attention_forward("fast")
+
+
+def reference_forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, return_lse,
+                      window=(-1, -1), alibi_slopes=None, softcap=0.0, sinks=None):
+    """_torch.forward's arguments, computed on the CPU (float64 models): what the hook
+    hands the kernels, checked against transformers' own eager attention."""
+    B, Sq, H, d = q.shape
+    Sk = k.shape[1]
+    kk, vv = (t.repeat_interleave(H // t.shape[2], 2) for t in (k, v))
+    s = torch.einsum("bqhd,bkhd->bhqk", q, kk) * scale
+    i, j = torch.arange(Sq)[:, None] + Sk - Sq, torch.arange(Sk)[None, :]
+    hidden = (j > i) if causal else torch.zeros(Sq, Sk, dtype=torch.bool)
+    if window[0] >= 0:
+        hidden |= j < i - window[0]
+    if window[1] >= 0:
+        hidden |= j > i + window[1]
+    s = s.masked_fill(hidden, float("-inf"))
+    if sinks is not None:
+        s = torch.cat([s, sinks.to(s.dtype).view(1, H, 1, 1).expand(B, H, Sq, 1)], -1)
+    p = torch.softmax(s, -1)[..., :Sk]
+    return torch.einsum("bhqk,bkhd->bqhd", p, vv)
+
+
+class TransformersGptOss(unittest.TestCase):
+    """gpt-oss (transformers >= 4.55, when installed) through the hook, on the CPU: the
+    kernels' call replaced by a float64 reference, so that what is checked is what
+    transformers hands over (the sinks s_aux, sliding and full layers) against its own
+    eager attention: same logits, same sinks' gradients."""
+
+    def test_sinks_and_windows_reach_the_kernels(self):
+        try:
+            import transformers as tr
+            tr.GptOssConfig
+        except (ImportError, AttributeError):
+            self.skipTest("no transformers with gpt-oss here (pip install transformers)")
+        from unittest import mock
+        calls = []
+
+        def forward(*args):  # as the hook calls it: positional
+            calls.append((args[3], args[14] is not None, args[11]))  # causal, sinks, window
+            return reference_forward(*args)
+
+        cfg = tr.GptOssConfig(vocab_size=100, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                              num_key_value_heads=2, head_dim=16, intermediate_size=64, num_local_experts=4,
+                              num_experts_per_tok=2, sliding_window=16, max_position_embeddings=128,
+                              layer_types=["sliding_attention", "full_attention"])
+        fa2gen_hf.register()
+        torch.manual_seed(0)
+        models = {impl: tr.AutoModelForCausalLM.from_config(copy.deepcopy(cfg), attn_implementation=impl,
+                                                            experts_implementation="eager")
+                  for impl in ("eager", "fa2gen")}
+        sd = models["eager"].state_dict()
+        with torch.no_grad():
+            for n in sd:
+                if n.endswith("sinks"):
+                    sd[n].normal_(0, 1.0)
+        ids = torch.randint(0, 100, (2, 40))
+        out = {}
+        with mock.patch.object(fa2gen._torch, "forward", forward), \
+                mock.patch.object(fa2gen._torch, "check_inputs", lambda *a: None):
+            for impl, m in models.items():
+                m.load_state_dict(sd)
+                m.to(torch.float64)
+                logits = m(ids).logits
+                logits.square().mean().backward()
+                out[impl] = (logits.detach(), [p.grad for n, p in m.named_parameters() if n.endswith("sinks")])
+        # the sliding layer (a window: keys i - 15 .. i), then the full one (causal), sinks in both
+        self.assertEqual(calls, [(False, True, (15, 0)), (True, True, (-1, -1))])
+        self.assertLess((out["fa2gen"][0] - out["eager"][0]).abs().max().item(), 1e-9)
+        for a, b in zip(out["fa2gen"][1], out["eager"][1]):  # (through fp32 sinks, as the kernels)
+            self.assertLess((a - b).abs().max().item(), 1e-6 * b.abs().max().item())
 
 
 class Block(torch.nn.Module):
