@@ -23,7 +23,8 @@
 typedef struct fa2_fwd_params {
   const void *q, *k, *v; /* bf16 or fp16, 16-byte aligned */
   void *o;               /* same dtype as q */
-  float *lse;            /* natural-log LSE of the scaled scores; +inf on empty rows */
+  float *lse;            /* natural-log LSE of the scaled scores; +inf on empty rows (with
+                            sinks: the sink's log-weight joins it, an empty row's is the sink) */
   long long q_batch_stride, q_row_stride, q_head_stride; /* in elements */
   long long k_batch_stride, k_row_stride, k_head_stride;
   long long v_batch_stride, v_row_stride, v_head_stride;

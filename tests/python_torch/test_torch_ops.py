@@ -286,24 +286,21 @@ class TransformersGptOss(unittest.TestCase):
                               layer_types=["sliding_attention", "full_attention"])
         fa2gen_hf.register()
         torch.manual_seed(0)
-        models = {impl: tr.AutoModelForCausalLM.from_config(copy.deepcopy(cfg), attn_implementation=impl,
-                                                            experts_implementation="eager")
-                  for impl in ("eager", "fa2gen")}
-        sd = models["eager"].state_dict()
-        with torch.no_grad():
-            for n in sd:
-                if n.endswith("sinks"):
-                    sd[n].normal_(0, 1.0)
+        eager, ours = (tr.AutoModelForCausalLM.from_config(copy.deepcopy(cfg), attn_implementation=impl,
+                                                           experts_implementation="eager").double()
+                       for impl in ("eager", "fa2gen"))
+        with torch.no_grad():  # sinks of unit size (their init is tiny), fp32 values as the kernels'
+            [p.copy_(p.normal_().float()) for n, p in eager.named_parameters() if n.endswith("sinks")]
+        ours.load_state_dict(eager.state_dict())
         ids = torch.randint(0, 100, (2, 40))
         out = {}
         with mock.patch.object(fa2gen._torch, "forward", forward), \
                 mock.patch.object(fa2gen._torch, "check_inputs", lambda *a: None):
-            for impl, m in models.items():
-                m.load_state_dict(sd)
-                m.to(torch.float64)
+            for impl, m in (("eager", eager), ("fa2gen", ours)):
                 logits = m(ids).logits
                 logits.square().mean().backward()
-                out[impl] = (logits.detach(), [p.grad for n, p in m.named_parameters() if n.endswith("sinks")])
+                out[impl] = (logits.detach(),
+                             [p.grad for n, p in m.named_parameters() if n.endswith("sinks")])
         # the sliding layer (a window: keys i - 15 .. i), then the full one (causal), sinks in both
         self.assertEqual(calls, [(False, True, (15, 0)), (True, True, (-1, -1))])
         self.assertLess((out["fa2gen"][0] - out["eager"][0]).abs().max().item(), 1e-9)
