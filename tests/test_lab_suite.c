@@ -209,7 +209,7 @@ static void modifier_case(const lab_result res[3], suite_case c, const char *nam
     cr_expect_leq(res[1].err.bias_ratio, -0.1, "paper, saturated d%d: %.4f", d, res[1].err.bias_ratio);
 }
 
-Test(suite, robust_is_unbiased_with_every_modifier, .timeout = 600) {
+Test(suite, robust_is_unbiased_with_every_modifier) {
   if (quick()) cr_skip_test("FA2_TEST_QUICK=1: the whole suite runs in the plain `make test`");
   static const suite_case cases[] = {
       {LAB_CASE_SOFTCAP, 8}, {LAB_CASE_ALIBI, 2}, {LAB_CASE_WINDOW, 2}, {LAB_CASE_SINK_LOGIT, 2}};
@@ -222,7 +222,7 @@ Test(suite, robust_is_unbiased_with_every_modifier, .timeout = 600) {
  * out (cap 30: -0.045, 128 heads; cap 8 -0.023). The shift now mixes in (batch,
  * head). The cap-30 case keeps it unbiased within 0.015; none is unbiased there (the
  * crowd of keys just under the cap is no exact tie) and paper is not. */
-Test(suite, robust_shift_varies_with_batch_and_head, .timeout = 300) {
+Test(suite, robust_shift_varies_with_batch_and_head) {
   if (quick()) cr_skip_test("FA2_TEST_QUICK=1: the whole suite runs in the plain `make test`");
   const lab_case c = {LAB_CASE_SOFTCAP, 8, 64, SEQLEN, 128, block_n(64), 0, LAB_TC_FP32, 30};
   lab_inputs in;
@@ -332,7 +332,7 @@ Test(bias_cli, bad_values_exit_2_naming_them) {
 /* Ties sit against the key tiles of --arch's default variants: sm_90's wgmma
  * tiles are wider, and the default suite holds two of the widest. sm_90 also
  * brings Hopper's tensor-core sums, unless --tc says otherwise. */
-Test(bias_cli, arch_picks_the_key_tiles, .timeout = 240) {
+Test(bias_cli, arch_picks_the_key_tiles, .timeout = 120) {
   tu_run r = tu_fa2(NULL, ARGS("bias", "--heads", "1", "-j", "2"));
   cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
   cr_expect(strstr(r.out, "N = 256, 1 heads") && strstr(r.out, "key tiles: 64 (d=64), 48 (d=128)"), "%s", r.out);
