@@ -45,6 +45,12 @@
 #             the kernels built ahead with 16 threads (bench/specs/dropout_gpu.lua)
 #   train     bench/train_gpt.py compiled: SDPA flash, SDPA cuDNN, fa2gen none and
 #             robust in turn ($TRAIN_SECONDS each, default 60), tokens/s table
+#   sinks     attention sinks through PyTorch (tests/gpu/test_sinks.py): float64 per mode
+#             and tile family with windows/ALiBi/softcap, empty rows, deterministic
+#             bits, varlen, opcheck, compiled training, gpt-oss through transformers
+#   modifiers the cost of softcap, ALiBi and sinks: fa2gen with and without each, and
+#             FlexAttention (compiled) doing the same (bench/modifiers_bench.py; a
+#             --warm-only pass first fills the kernel caches)
 #   multi_device the operators off the default device and stream
 #             (tests/gpu/test_multi_device.py; the cuda:1 parts skip on one GPU)
 #   cold_start 4 processes on one empty kernel cache (bench/cold_start.py): each
@@ -178,6 +184,13 @@ for s in $steps; do
     ;;
   train) step train 570 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 bench/train_gpt.py \
       --modes sdpa-flash,sdpa-cudnn,none,robust --seconds "${TRAIN_SECONDS:-60}" --out "$OUT/train" ;;
+  sinks) step sinks 420 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
+      python3 -m pytest -q -rA -s tests/gpu/test_sinks.py ;;
+  modifiers)
+    step modifiers_warm 420 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 bench/modifiers_bench.py --warm-only
+    step modifiers_bench 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 bench/modifiers_bench.py \
+      --json "$OUT/modifiers_bench.json"
+    ;;
   multi_device) step multi_device 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
       python3 -m pytest -q -rA tests/gpu/test_multi_device.py ;;
   cold_start) step cold_start 300 env FA2_LIB=lib/libfa2rt.so python3 bench/cold_start.py \
@@ -223,12 +236,12 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, empty_rows, dropin, dropout, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, empty_rows, dropin, dropout, sinks, modifiers, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 
 cat "$OUT/device.txt"
-for f in dropout_bench tune tune_effect tune_check compare_wgmma compare_sync compare_wgmma_bwd compare_sync_bwd compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
+for f in dropout_bench modifiers_bench tune tune_effect tune_check compare_wgmma compare_sync compare_wgmma_bwd compare_sync_bwd compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
 [ -s "$OUT/bias_gpu.txt" ] && cat "$OUT/bias_gpu.txt"
 [ -s "$OUT/bias_vs_sdpa.txt" ] && cat "$OUT/bias_vs_sdpa.txt"
 printf '%s\n' "${summary[@]}"

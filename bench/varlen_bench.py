@@ -31,26 +31,33 @@ from sdpa_bench import time_one  # median ms of CUDA-event-timed calls, after a 
 DEV = "cuda"
 
 
-def timed_pair(fa, fb, reps=15, inner=5, warmup=2):
-    """Median ms per call of fa and of fb, interleaved: each rep times `inner`
-    back-to-back calls of fa, then of fb, with one synchronize per rep, so the host
-    queues ahead of the GPU and its per-call Python work stays out of the times."""
+def timed_group(*fns, reps=15, inner=5, warmup=2):
+    """Median ms per call of each of fns, interleaved: each rep times `inner`
+    back-to-back calls of each in turn, with one synchronize per rep, so the host
+    queues ahead of the GPU and its per-call Python work stays out of the times; the
+    order rotates from rep to rep, so none always goes first."""
     for _ in range(warmup):
-        fa(), fb()
+        for f in fns:
+            f()
     torch.cuda.synchronize()
-    times = {fa: [], fb: []}
+    times = [[] for _ in fns]
     for rep in range(reps):
-        order = (fa, fb) if rep % 2 == 0 else (fb, fa)  # neither always goes first
-        ev = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
-        for i, f in enumerate(order):
-            ev[2 * i].record()
+        order = [(rep + i) % len(fns) for i in range(len(fns))]
+        ev = [torch.cuda.Event(enable_timing=True) for _ in range(2 * len(fns))]
+        for slot, i in enumerate(order):
+            ev[2 * slot].record()
             for _ in range(inner):
-                f()
-            ev[2 * i + 1].record()
-        ev[3].synchronize()
-        for i, f in enumerate(order):
-            times[f].append(ev[2 * i].elapsed_time(ev[2 * i + 1]) / inner)
-    return statistics.median(times[fa]), statistics.median(times[fb])
+                fns[i]()
+            ev[2 * slot + 1].record()
+        ev[-1].synchronize()
+        for slot, i in enumerate(order):
+            times[i].append(ev[2 * slot].elapsed_time(ev[2 * slot + 1]) / inner)
+    return tuple(statistics.median(t) for t in times)
+
+
+def timed_pair(fa, fb, reps=15, inner=5, warmup=2):
+    """timed_group of two: each goes first in every other rep."""
+    return timed_group(fa, fb, reps=reps, inner=inner, warmup=warmup)
 
 
 def rand(*shape, grad=False):

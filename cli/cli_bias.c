@@ -23,7 +23,8 @@ static void usage(FILE *f) {
           "\n"
           "Measures the rounding bias of the forward pass on the tie-heavy suite: per\n"
           "case (maximal key repeated r times at random positions, inside one key tile,\n"
-          "across tiles, on the first key, V mostly positive, a random control) for\n"
+          "across tiles, on the first key, V mostly positive, a random control; ties\n"
+          "made or moved by softcap, ALiBi, a sliding window, with attention sinks) for\n"
           "head dims 64 and 128, and per mode (none, paper, robust): bias ratio, the\n"
           "bias ratio of the correctly rounded output (RN), mean/relative/max error\n"
           "against float64, NaN/Inf count, delta bias sum_T(delta_lp - delta_hp) and\n"
@@ -54,7 +55,8 @@ static void usage(FILE *f) {
           "                exponent (1 = linear drift, 0.5 = random walk)\n"
           "  --steps N     drift steps (default 300; 10 to 100000)\n"
           "  --dump DIR    write the suite's inputs (DIR/cases.json, one .bin per case: Q, K,\n"
-          "                V, dO as 16-bit bits) for other implementations\n"
+          "                V, dO as 16-bit bits; the cases without modifiers) for other\n"
+          "                implementations\n"
           "                (bench/bias_vs_sdpa.py) instead of measuring\n"
           "  -h, --help    this help\n"
           "\n"
@@ -83,8 +85,14 @@ static const struct {
     {LAB_CASE_REPEAT, 4},     {LAB_CASE_REPEAT, 16},   {LAB_CASE_SAME_TILE, 2},
     {LAB_CASE_CROSS_TILE, 2}, {LAB_CASE_SINK, 2},      {LAB_CASE_POS_V, 2},
 };
+static const struct {
+  lab_case_kind kind;
+  int repeats;
+} MODIFIERS[CLI_BIAS_N_MODIFIERS] = {
+    {LAB_CASE_SOFTCAP, 8}, {LAB_CASE_ALIBI, 2}, {LAB_CASE_WINDOW, 2}, {LAB_CASE_SINK_LOGIT, 2},
+};
 static const int HEAD_DIMS[2] = {64, 128};
-enum { N_SUITE = CLI_BIAS_N_SUITE, N_CASES = 2 * N_SUITE };
+enum { N_SUITE = CLI_BIAS_N_SUITE, N_PER_D = N_SUITE + CLI_BIAS_N_MODIFIERS, N_CASES = 2 * N_PER_D };
 
 int cli_bias_seqlen(const int *block_n, int n) {
   int widest = 0;
@@ -95,6 +103,11 @@ int cli_bias_seqlen(const int *block_n, int n) {
 void cli_bias_suite(int head_dim, int block_n, int seqlen, int heads, lab_case *out) {
   for (int i = 0; i < N_SUITE; i++)
     out[i] = (lab_case){SUITE[i].kind, SUITE[i].repeats, head_dim, seqlen, heads, block_n, 0};
+}
+
+void cli_bias_modifier_suite(int head_dim, int block_n, int seqlen, int heads, lab_case *out) {
+  for (int i = 0; i < CLI_BIAS_N_MODIFIERS; i++)
+    out[i] = (lab_case){MODIFIERS[i].kind, MODIFIERS[i].repeats, head_dim, seqlen, heads, block_n, 0};
 }
 
 /* The key tile of the default forward variant of a head dim on arch: the
@@ -187,7 +200,7 @@ static void print_table(const work *w) {
   else snprintf(what, sizeof what, "CPU emulation of the kernels (%s sums)", lab_tc_name(w->cases[0].tc));
   printf("fa2 bias: %s, %s, seed %llu, N = %d, %d heads, beta %g, eps %g; key tiles: %d (d=64), %d (d=128)\n\n",
          what, lab_dtype_name(o->dtype),
-         o->seed, o->seqlen, o->heads, o->beta, o->eps, w->cases[0].block_n, w->cases[N_SUITE].block_n);
+         o->seed, o->seqlen, o->heads, o->beta, o->eps, w->cases[0].block_n, w->cases[N_PER_D].block_n);
   printf("%-10s %3s %4s  %-6s %8s %8s  %9s %9s %9s %4s %11s %11s %5s\n", "CASE", "R", "D", "MODE",
          "BIAS", "RN-BIAS", "MEAN|ERR|", "REL_ERR", "MAX_ERR", "NAN", "DELTA_BIAS", "DB_FP32_O", "TIED");
   for (int i = 0; i < N_CASES; i++)
@@ -201,7 +214,9 @@ static void print_table(const work *w) {
   printf("\nBIAS = mean(O - O_ref) / mean|O - O_ref| (0 = unbiased); RN-BIAS: the same for O_ref\n"
          "correctly rounded to %s. DELTA_BIAS = sum_T (delta_lp - delta_hp)[T]; DB_FP32_O: the\n"
          "same with delta from the fp32 O (the backward's precise-delta option). TIED: share\n"
-         "of rows whose maximum is attained more than once.\n",
+         "of rows whose maximum is attained more than once. Modifier cases: softcap (cap 8,\n"
+         "R distinct keys saturated), alibi (slopes 0.25-1, tied pair at equal distances),\n"
+         "window (causal, 64 keys), sink_logit (a sink per head near the maxima).\n",
          lab_dtype_name(o->dtype));
 }
 
@@ -380,16 +395,22 @@ int cli_bias(int argc, char **argv) {
     if ((bn[di] = default_block_n(HEAD_DIMS[di], o.dtype, o.arch ? o.arch : "sm_80")) < 0)
       return free(w), cli_bias_gpu_close(g), 2;
   if (!o.seqlen) o.seqlen = cli_bias_seqlen(bn, 2);
-  for (int di = 0; di < 2; di++)
-    cli_bias_suite(HEAD_DIMS[di], bn[di], o.seqlen, o.heads, &w->cases[di * N_SUITE]);
+  for (int di = 0; di < 2; di++) {
+    cli_bias_suite(HEAD_DIMS[di], bn[di], o.seqlen, o.heads, &w->cases[di * N_PER_D]);
+    cli_bias_modifier_suite(HEAD_DIMS[di], bn[di], o.seqlen, o.heads,
+                            &w->cases[di * N_PER_D + N_SUITE]);
+  }
   /* Hopper's tensor cores sum differently from IEEE fp32, enough to move
    * none's bias by 0.04 on the tie cases (lab/README.md). */
   const lab_tc tc = o.tc >= 0                                ? (lab_tc)o.tc
                     : o.arch && strcmp(o.arch, "sm_90") == 0 ? LAB_TC_H100
                                                              : LAB_TC_FP32;
   for (int i = 0; i < N_CASES; i++) w->cases[i].tc = tc;
-  if (o.dump) {
-    const int rc = cli_bias_dump(w->cases, N_CASES, o.dtype, o.seed, o.dump);
+  if (o.dump) { /* the plain cases: other implementations take no modifiers from the files */
+    lab_case plain[2 * N_SUITE];
+    for (int di = 0; di < 2; di++)
+      memcpy(plain + di * N_SUITE, w->cases + di * N_PER_D, sizeof(lab_case) * N_SUITE);
+    const int rc = cli_bias_dump(plain, 2 * N_SUITE, o.dtype, o.seed, o.dump);
     free(w);
     cli_bias_gpu_close(g);
     return rc;

@@ -30,6 +30,10 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
  * wide as the 0.03 the issue allows; 256 halve that. */
 enum { CLI_BIAS_N_SUITE = 9, CLI_BIAS_HEADS = 256 };
 void cli_bias_suite(int head_dim, int block_n, int seqlen, int heads, lab_case *out);
+/* The modifier cases of `fa2 bias` (softcap, ALiBi, window, sinks: lab_suite.c),
+ * CLI_BIAS_N_MODIFIERS per head dim, after the suite's; fa2 tune leaves them out. */
+enum { CLI_BIAS_N_MODIFIERS = 4 };
+void cli_bias_modifier_suite(int head_dim, int block_n, int seqlen, int heads, lab_case *out);
 /* The suite's default length for key tiles block_n[0..n): 256 keys, or two
  * whole tiles of the widest (the cross-tile case needs two) in multiples of
  * 128. */

@@ -81,7 +81,7 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
   const lab_shape *s = &in->shape;
   const long long n = lab_q_elems(s), bytes = n * 2, rows = lab_rows(s);
   const rt_cuda_api *cu = g->cu;
-  CUdeviceptr dq = 0, dk = 0, dv = 0, dout = 0, dlse = 0, do32 = 0;
+  CUdeviceptr dq = 0, dk = 0, dv = 0, dout = 0, dlse = 0, do32 = 0, dalibi = 0, dsinks = 0;
   unsigned short *h = malloc(sizeof(unsigned short) * n);
   float *o = malloc(sizeof(float) * n), *o32 = malloc(sizeof(float) * n);
   double *o_ref = malloc(sizeof(double) * n), *lse_ref = malloc(sizeof(double) * rows);
@@ -102,6 +102,15 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
   for (int i = 0; i < 3; i++) {
     to_half(src[i], h, n, in->dtype);
     CU_TRY(g, cu->cuMemcpyHtoD(dst[i], h, bytes));
+  }
+  /* the case's modifiers: ALiBi slopes and sinks, heads_q fp32 each */
+  if (s->alibi) {
+    CU_TRY(g, cu->cuMemAlloc(&dalibi, s->heads_q * 4));
+    CU_TRY(g, cu->cuMemcpyHtoD(dalibi, s->alibi, s->heads_q * 4));
+  }
+  if (s->sinks) {
+    CU_TRY(g, cu->cuMemAlloc(&dsinks, s->heads_q * 4));
+    CU_TRY(g, cu->cuMemcpyHtoD(dsinks, s->sinks, s->heads_q * 4));
   }
   lab_ref_forward(s, in->q, in->k, in->v, o_ref, lse_ref);
   const double tied = lab_tied_rate(s, in->q, in->k);
@@ -127,6 +136,10 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
       a.beta = beta;
       a.eps = eps;
       a.o_fp32 = (float *)do32;
+      a.window = s->window, a.window_left = s->window_left, a.window_right = s->window_right;
+      a.softcap = (float)s->softcap;
+      a.alibi_slopes = (const float *)dalibi;
+      a.sinks = (const float *)dsinks;
       CU_TRY(g, cu->cuMemsetD16(dout, 0x7fc1, n)); /* poison: NaN where nothing is written */
       if (fa2_forward(g->ctx, &a, NULL) != FA2_OK) {
         snprintf(err, errlen, "fa2_forward: %s", fa2_last_error());
@@ -149,6 +162,8 @@ fail:
   if (dout) cu->cuMemFree(dout);
   if (dlse) cu->cuMemFree(dlse);
   if (do32) cu->cuMemFree(do32);
+  if (dalibi) cu->cuMemFree(dalibi);
+  if (dsinks) cu->cuMemFree(dsinks);
   free(h);
   free(o);
   free(o32);

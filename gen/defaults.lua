@@ -62,6 +62,7 @@ M.AXES = {
   alibi        = function() return { false } end,
   softcap      = function() return { false } end,
   dropout      = function() return { false } end,
+  sinks        = function() return { false } end,
   tiles        = function() return "auto" end,
   stab         = function()
     return {

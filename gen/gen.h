@@ -30,7 +30,7 @@ enum { GEN_STAB_NONE = 0, GEN_STAB_PAPER = 1, GEN_STAB_ROBUST = 2 };
 enum { GEN_PASS_FWD = 0, GEN_PASS_BWD = 1 };
 enum { GEN_DTYPE_BF16 = 0, GEN_DTYPE_FP16 = 1 };
 
-#define GEN_MAX_ENTRIES 4
+#define GEN_MAX_ENTRIES 5
 
 /* One kernel variant: every parameter that changes the generated source.
  * block_m == 0 means tiles "auto" (gen_variant_complete picks defaults). */
@@ -44,6 +44,7 @@ typedef struct gen_variant {
   int alibi;  /* ALiBi: score -= slope * |i + diag - j|, slopes per (batch,) head at run time */
   int softcap; /* score <- cap tanh(score / cap) after the scale; cap at run time */
   int dropout; /* attention dropout: P kept with probability 1 - p (p, seed at run time) */
+  int sinks;   /* a learnable logit per query head joins each row's softmax sum (gpt-oss) */
   int block_m, block_n, warps, stages;
   int wgmma; /* a tile on Hopper's warpgroup MMA (compiled for sm_90a) */
   int stab; /* GEN_STAB_* */

@@ -40,6 +40,8 @@ void gen_push_variant(lua_State *L, const gen_variant *v) {
   lua_setfield(L, -2, "softcap");
   lua_pushboolean(L, v->dropout);
   lua_setfield(L, -2, "dropout");
+  lua_pushboolean(L, v->sinks);
+  lua_setfield(L, -2, "sinks");
   lua_pushinteger(L, v->block_m);
   lua_setfield(L, -2, "block_m");
   lua_pushinteger(L, v->block_n);
@@ -111,6 +113,9 @@ int gen_read_variant(lua_State *L, int idx, gen_variant *v, gen_err *err) {
   lua_pop(L, 1);
   lua_getfield(L, idx, "dropout");
   c.dropout = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  lua_getfield(L, idx, "sinks");
+  c.sinks = lua_toboolean(L, -1);
   lua_pop(L, 1);
   c.block_m = get_int(L, idx, "block_m");
   c.block_n = get_int(L, idx, "block_n");

@@ -7,14 +7,14 @@ local U, V, D = mods.util, mods.variant, mods.defaults
 local M = {}
 
 M.KEYS = { "allow_spills", "arch", "causal", "dtype", "exclude", "head_dim", "pass", "stab", "tiles",
-  "varlen", "window", "alibi", "softcap", "dropout" }
+  "varlen", "window", "alibi", "softcap", "dropout", "sinks" }
 local KNOWN = {}
 for _, k in ipairs(M.KEYS) do KNOWN[k] = true end
 
 local EXAMPLES = {
   dtype = '{ "bf16" }', head_dim = "{ 64, 128 }", causal = "{ false, true }", varlen = "{ false, true }",
   window = "{ false, true }", alibi = "{ false, true }", softcap = "{ false, true }",
-  dropout = "{ false, true }",
+  dropout = "{ false, true }", sinks = "{ false, true }",
   arch = '{ "sm_80", "sm_90" }', pass = '{ "fwd" }',
   stab = '{ { mode = "none" }, { mode = "robust", beta = 2, eps = 1e-3 } }',
   tiles = '"auto" or { { block_m = 128, block_n = 64, warps = 4, stages = 2 } }',
@@ -96,6 +96,7 @@ local function validate(spec)
   ax.alibi = each(spec, "alibi", V.check_alibi)
   ax.softcap = each(spec, "softcap", V.check_softcap)
   ax.dropout = each(spec, "dropout", V.check_dropout)
+  ax.sinks = each(spec, "sinks", V.check_sinks)
   ax.tiles = tiles(spec)
   ax.stab = each(spec, "stab", V.check_stab)
   ax.arch = each(spec, "arch", V.check_arch)
@@ -107,7 +108,7 @@ local function validate(spec)
       "exclude = function(v) return v.head_dim == 256 and v.causal end")
   end
   local total = #ax.pass * #ax.dtype * #ax.head_dim * #ax.causal * #ax.varlen * #ax.window * #ax.alibi * #ax.softcap *
-    #ax.dropout * #ax.tiles * #ax.stab
+    #ax.dropout * #ax.sinks * #ax.tiles * #ax.stab
   if total > MAX_VARIANTS then
     U.fail(nil, nil, string.format("the axes make %d variants; at most %d", total, MAX_VARIANTS))
   end
@@ -159,53 +160,56 @@ function M.load(text, path)
             for _, window in ipairs(causal and { false } or ax.window) do
               for _, alibi in ipairs(ax.alibi) do
                 for _, softcap in ipairs(ax.softcap) do
-                  for _, dropout in ipairs(ax.dropout) do -- (the loops below keep softcap's indentation)
-                  for _, tile in ipairs(ax.tiles) do
-                    -- "auto" may pick other tiles on some arches (gen/defaults.lua
-                    -- TILES_SM90): one variant per arch's pick, checked on that arch.
-                    for _, for_arch in ipairs(tile.auto and ax.arch or { false }) do
-                      for _, s in ipairs(ax.stab) do
-                        local v = { pass = pass, dtype = dtype, head_dim = d, causal = causal, varlen = varlen,
-                          window = window, alibi = alibi, softcap = softcap, dropout = dropout, stab = s.stab,
-                          beta = s.beta, eps = s.eps, block_m = 0 }
-                        if not tile.auto then
-                          v.block_m, v.block_n, v.warps, v.stages = tile.block_m, tile.block_n, tile.warps, tile.stages
-                          v.wgmma = tile.wgmma
-                        end
-                        -- A combination that cannot be a variant (say the backward at a head
-                        -- dim it does not support) is an error unless exclude drops it.
-                        local okc, c = pcall(V.complete, v, nil, for_arch or nil)
-                        if not okc then
-                          if not (spec.exclude and excluded(spec.exclude, v, path)) then
-                            if type(c) ~= "table" or c.code ~= 2 then error(c, 0) end
-                            -- name the spec file, and the tiles entry rather than "tiles"
-                            local msg = c.msg
-                            if not tile.auto and msg:sub(1, 6) == "tiles." then msg = tile.path .. msg:sub(6) end
-                            spec_error(path .. ": " .. msg)
+                  for _, dropout in ipairs(ax.dropout) do -- (the loops below keep sinks' indentation)
+                  for _, sinks in ipairs(ax.sinks) do
+                    for _, tile in ipairs(ax.tiles) do
+                      -- "auto" may pick other tiles on some arches (gen/defaults.lua
+                      -- TILES_SM90): one variant per arch's pick, checked on that arch.
+                      for _, for_arch in ipairs(tile.auto and ax.arch or { false }) do
+                        for _, s in ipairs(ax.stab) do
+                          local v = { pass = pass, dtype = dtype, head_dim = d, causal = causal, varlen = varlen,
+                            window = window, alibi = alibi, softcap = softcap, dropout = dropout, sinks = sinks,
+                            stab = s.stab, beta = s.beta, eps = s.eps, block_m = 0 }
+                          if not tile.auto then
+                            v.block_m, v.block_n = tile.block_m, tile.block_n
+                            v.warps, v.stages = tile.warps, tile.stages
+                            v.wgmma = tile.wgmma
                           end
-                          c = nil
-                        end
-                        if c and not (spec.exclude and excluded(spec.exclude, c, path)) then
-                          for _, arch in ipairs(for_arch and { for_arch } or ax.arch) do
-                            local problem = V.arch_problem(c, arch)
-                            if problem then
-                              if tile.auto then
-                                problem = string.format("picks {block_m=%d, block_n=%d, warps=%d, stages=%d%s} "
-                                  .. "(gen/defaults.lua); %s", c.block_m, c.block_n, c.warps, c.stages,
-                                  c.wgmma and ", wgmma=true" or "", problem)
-                              end
-                              local allowed = c.wgmma and not V.runs_wgmma(arch)
-                                and string.format("wgmma tiles with arch = { \"%s\" } only, or wgmma = false",
-                                  V.WGMMA_ARCH)
-                                or string.format("tiles within %d bytes on %s", V.ARCH_SMEM[arch], arch)
-                              spec_error(string.format("%s: %s = %s: %s; allowed: %s "
-                                .. "(or exclude this head_dim, or drop %s from arch)", path, tile.path,
-                                U.show(tile.value), problem, allowed, arch))
+                          -- A combination that cannot be a variant (say the backward at a head
+                          -- dim it does not support) is an error unless exclude drops it.
+                          local okc, c = pcall(V.complete, v, nil, for_arch or nil)
+                          if not okc then
+                            if not (spec.exclude and excluded(spec.exclude, v, path)) then
+                              if type(c) ~= "table" or c.code ~= 2 then error(c, 0) end
+                              -- name the spec file, and the tiles entry rather than "tiles"
+                              local msg = c.msg
+                              if not tile.auto and msg:sub(1, 6) == "tiles." then msg = tile.path .. msg:sub(6) end
+                              spec_error(path .. ": " .. msg)
                             end
+                            c = nil
                           end
-                          if not seen[c.name] then
-                            seen[c.name] = true
-                            variants[#variants + 1] = c
+                          if c and not (spec.exclude and excluded(spec.exclude, c, path)) then
+                            for _, arch in ipairs(for_arch and { for_arch } or ax.arch) do
+                              local problem = V.arch_problem(c, arch)
+                              if problem then
+                                if tile.auto then
+                                  problem = string.format("picks {block_m=%d, block_n=%d, warps=%d, stages=%d%s} "
+                                    .. "(gen/defaults.lua); %s", c.block_m, c.block_n, c.warps, c.stages,
+                                    c.wgmma and ", wgmma=true" or "", problem)
+                                end
+                                local allowed = c.wgmma and not V.runs_wgmma(arch)
+                                  and string.format("wgmma tiles with arch = { \"%s\" } only, or wgmma = false",
+                                    V.WGMMA_ARCH)
+                                  or string.format("tiles within %d bytes on %s", V.ARCH_SMEM[arch], arch)
+                                spec_error(string.format("%s: %s = %s: %s; allowed: %s "
+                                  .. "(or exclude this head_dim, or drop %s from arch)", path, tile.path,
+                                  U.show(tile.value), problem, allowed, arch))
+                              end
+                            end
+                            if not seen[c.name] then
+                              seen[c.name] = true
+                              variants[#variants + 1] = c
+                            end
                           end
                         end
                       end

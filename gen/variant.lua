@@ -174,6 +174,7 @@ M.check_window = M.check_causal
 M.check_alibi = M.check_causal
 M.check_softcap = M.check_causal
 M.check_dropout = M.check_causal
+M.check_sinks = M.check_causal
 
 function M.check_arch(x, path)
   if not M.ARCH_SMEM[x] then U.fail(path, x, "not a supported arch", joined(M.ARCHES)) end
@@ -290,6 +291,7 @@ function M.name(v)
   if v.alibi then parts[#parts + 1] = "alibi" end
   if v.softcap then parts[#parts + 1] = "softcap" end
   if v.dropout then parts[#parts + 1] = "dropout" end
+  if v.sinks then parts[#parts + 1] = "sinks" end
   parts[#parts + 1] = string.format("m%dn%dw%ds%d%s", v.block_m, v.block_n, v.warps, v.stages,
     v.wgmma and "wg" or "")
   parts[#parts + 1] = v.stab
@@ -325,6 +327,7 @@ function M.complete(v, arch, tiles_arch)
   c.alibi = M.check_alibi(v.alibi or false, "alibi")
   c.softcap = M.check_softcap(v.softcap or false, "softcap")
   c.dropout = M.check_dropout(v.dropout or false, "dropout")
+  c.sinks = M.check_sinks(v.sinks or false, "sinks")
   if c.window and c.causal then
     U.fail("causal", c.causal, "a window variant takes causal as its right edge (window_right = 0 "
       .. "at run time)", "causal = false with window = true")
@@ -373,6 +376,8 @@ function M.complete(v, arch, tiles_arch)
   -- A dropout forward also carries the mask kernel (fa2_dropout_mask: the keep bits
   -- of a call, one element per thread, from the same fa2_philox.h), for tests.
   if c.dropout and c.pass == "fwd" then c.entries[#c.entries + 1] = "fa2_dropout_mask" end
+  -- The sinks' gradient: one more backward kernel, launched after fa2_bwd_pre.
+  if c.sinks and c.pass == "bwd" then c.entries[#c.entries + 1] = "fa2_bwd_sink" end
   c.name = M.name(c)
   if arch ~= nil then
     M.check_arch(arch, "arch")
@@ -385,7 +390,7 @@ function M.complete(v, arch, tiles_arch)
   return c
 end
 
-local NAME_FORM = "{pass}_{dtype}_d{head_dim}[_causal][_varlen][_window][_alibi][_softcap][_dropout]_m{block_m}n{block_n}w{warps}s{stages}[wg]_{mode}[_b{beta}_e{eps}]"
+local NAME_FORM = "{pass}_{dtype}_d{head_dim}[_causal][_varlen][_window][_alibi][_softcap][_dropout][_sinks]_m{block_m}n{block_n}w{warps}s{stages}[wg]_{mode}[_b{beta}_e{eps}]"
 
 -- The base fields of a canonical name (not validated: complete does that).
 function M.parse(name)
@@ -410,6 +415,8 @@ function M.parse(name)
   if v.softcap then i = i + 1 end
   v.dropout = tok[i] == "dropout"
   if v.dropout then i = i + 1 end
+  v.sinks = tok[i] == "sinks"
+  if v.sinks then i = i + 1 end
   local m, n, w, s, wg = (tok[i] or ""):match("^m(%d+)n(%d+)w(%d+)s(%d+)(w?g?)$")
   if not m or (wg ~= "" and wg ~= "wg") then
     bad("expected the tiles as m<block_m>n<block_n>w<warps>s<stages>[wg]")

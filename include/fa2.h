@@ -169,6 +169,12 @@ typedef struct fa2_fwd_args {
   float dropout_p;
   const unsigned long long *dropout_rng;
   unsigned long long dropout_seed, dropout_offset;
+  /* Attention sinks (gpt-oss); NULL: none. heads_q fp32 logits on the device, in the
+   * units of the scaled scores: exp(sinks[h]) joins the softmax sum of every row of
+   * query head h (and its LSE), not O: O = sum_j exp(s_j - LSE) v_j with LSE =
+   * log(sum_j exp(s_j) + exp(sinks[h])). A row that sees no key: O = 0, LSE = sinks[h]
+   * (the softmax over the sink alone). */
+  const float *sinks;
 } fa2_fwd_args;
 
 /* Checks args as fa2_forward does, without a context or a GPU. */
@@ -219,6 +225,12 @@ typedef struct fa2_bwd_args {
   float dropout_p;                        /* and offset give the forward's mask */
   const unsigned long long *dropout_rng;
   unsigned long long dropout_seed, dropout_offset;
+  const float *sinks;                     /* as in fa2_fwd_args; then ... */
+  float *dsinks;                          /* ... written: their gradient, heads_q fp32 on the
+                                             device, -sum over batch and rows of
+                                             exp(sinks[h] - LSE) delta (delta = rowsum(dO O)),
+                                             the same bits on every run (no atomics); NULL
+                                             without sinks */
 } fa2_bwd_args;
 
 FA2_API fa2_status fa2_backward(fa2_context *ctx, const fa2_bwd_args *args, void *stream);
@@ -247,6 +259,7 @@ typedef struct fa2_kernel_desc {
   int alibi;  /* 1: the ALiBi kernel */
   int softcap; /* 1: the softcap kernel */
   int dropout; /* 1: the dropout kernel */
+  int sinks;   /* 1: the attention-sinks kernel */
 } fa2_kernel_desc;
 
 /* Dropout's keep mask of a call: for args' batch, heads_q, seqlen_q, seqlen_k (varlen:

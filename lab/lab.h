@@ -41,23 +41,43 @@ typedef struct lab_shape {
   int batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim;
   int causal;
   double scale; /* softmax scale; 0 means 1/sqrt(head_dim) */
+  /* Score modifiers, as the kernels take them (zero / NULL: none). With diag =
+   * seqlen_k - seqlen_q and x = scale q . k the scaled score of query i, key j:
+   * softcap first, x <- softcap tanh(x / softcap); then ALiBi, x -= slope_h |i + diag - j|;
+   * a window keeps keys i + diag - window_left .. i + diag + window_right (-1: that
+   * side unbounded; not with causal); sinks: exp(sinks[h]) joins each row's softmax
+   * sum and LSE, not O (a row that sees no key: O = 0, LSE = sinks[h]). */
+  int window, window_left, window_right;
+  double softcap;
+  const float *alibi; /* heads_q slopes */
+  const float *sinks; /* heads_q logits */
 } lab_shape;
 
 double lab_scale(const lab_shape *s);
 long long lab_q_elems(const lab_shape *s);  /* B * Nq * Hq * d (Q, O, dO, dQ) */
 long long lab_kv_elems(const lab_shape *s); /* B * Nk * Hkv * d (K, V, dK, dV) */
 long long lab_rows(const lab_shape *s);     /* B * Hq * Nq (LSE, delta) */
-/* Keys query row i sees (0 when causal hides every key). */
+/* Keys query row i sees: [*lo, *hi), empty when *lo == *hi (causal and window edges,
+ * bottom-right aligned). lab_visible: how many. */
+void lab_key_range(const lab_shape *s, int i, int *lo, int *hi);
 int lab_visible(const lab_shape *s, int i);
+/* x, the scaled score of query i and key j in head h, after softcap and ALiBi (float64). */
+double lab_modified(const lab_shape *s, int h, int i, int j, double x);
+/* The same as the kernels compute it, in fp32 and raw units (raw = x / scale):
+ * cap_out tanh(raw cap_in) with cap_in = scale / softcap, cap_out = softcap / scale,
+ * then raw -= (slope / scale) |i + diag - j|. (tanhf here; the kernels' tanh.approx
+ * differs by up to 2^-11 relative, and both give 1 exactly on saturated scores.) */
+float lab_modified_raw(const lab_shape *s, int h, int i, int j, float raw);
 
 /* ---- lab_ref.c: float64 reference ------------------------------------------------
  * o (q_elems), lse (rows; +inf for a row that sees no key, whose O is 0). */
 void lab_ref_forward(const lab_shape *s, const float *q, const float *k, const float *v,
                      double *o, double *lse);
 /* Gradients of sum(dO * O) in float64: dq (q_elems), dk, dv (kv_elems; GQA
- * heads summed over their query group). */
+ * heads summed over their query group), dsinks (heads_q; may be NULL; zeros
+ * without sinks). */
 void lab_ref_backward(const lab_shape *s, const float *q, const float *k, const float *v,
-                      const float *dout, double *dq, double *dk, double *dv);
+                      const float *dout, double *dq, double *dk, double *dv, double *dsinks);
 
 /* ---- lab_tc.c: the tensor cores' inner product -------------------------------- */
 typedef enum lab_tc {
@@ -103,6 +123,9 @@ void lab_fa2_delta(const lab_shape *s, const float *o, const float *dout, float 
 int lab_fa2_backward(const lab_shape *s, lab_dtype t, const float *q, const float *k,
                      const float *v, const float *dout, const float *lse, const float *delta,
                      float *dq, float *dk, float *dv); /* 0, or -1: out of memory */
+/* The sinks' gradient (heads_q) as fa2_bwd_sink computes it: -sum over batch and rows
+ * of exp(sink - LSE) delta, float64 sums; s->sinks must be set. */
+void lab_fa2_dsinks(const lab_shape *s, const float *lse, const float *delta, float *dsinks);
 
 /* ---- lab_metrics.c ------------------------------------------------------------ */
 typedef struct lab_err {
@@ -131,6 +154,11 @@ typedef enum lab_case_kind {
   LAB_CASE_CROSS_TILE, /* ... at r positions, each in its own key tile */
   LAB_CASE_SINK,       /* ... at key 0 and r - 1 random positions */
   LAB_CASE_POS_V,      /* LAB_CASE_REPEAT with V mostly positive (the others: negative) */
+  /* Ties made or moved by the score modifiers (lab_suite.c says how): */
+  LAB_CASE_SOFTCAP,    /* r keys of distinct, large scores that softcap saturates to one value */
+  LAB_CASE_ALIBI,      /* ALiBi: each row's two maximal keys at equal distances either side */
+  LAB_CASE_WINDOW,     /* a causal sliding window over periodic copies: which keys tie moves */
+  LAB_CASE_SINK_LOGIT, /* LAB_CASE_REPEAT with attention sinks near the rows' maxima */
 } lab_case_kind;
 
 typedef struct lab_case {
@@ -142,6 +170,7 @@ typedef struct lab_case {
   int block_n;  /* the kernel tile the ties are placed against */
   int causal;
   lab_tc tc;    /* the tensor cores the CPU emulation models */
+  double cap;   /* LAB_CASE_SOFTCAP: the cap (0: 8); its copies' scaled scores 15 to 28 caps */
 } lab_case;
 
 const char *lab_case_name(lab_case_kind k);
@@ -149,11 +178,14 @@ const char *lab_case_name(lab_case_kind k);
 int lab_case_parse(const char *name, lab_case_kind *k);
 
 /* The inputs of one case, deterministic in (case, seed): q, k, v, dout
- * (bf16 or fp16 values) and the shape. lab_inputs_free releases them. */
+ * (bf16 or fp16 values) and the shape, with the case's modifiers (its ALiBi
+ * slopes and sinks point into alibi and sinks, heads_q each, or are NULL).
+ * lab_inputs_free releases them. */
 typedef struct lab_inputs {
   lab_shape shape;
   lab_dtype dtype;
   float *q, *k, *v, *dout;
+  float *alibi, *sinks;
 } lab_inputs;
 int lab_inputs_make(const lab_case *c, lab_dtype t, uint64_t seed, lab_inputs *in);
 void lab_inputs_free(lab_inputs *in);

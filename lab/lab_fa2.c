@@ -8,7 +8,13 @@
  * The tensor cores' sums follow c->tc (lab_tc.c): IEEE fp32 adds, or Hopper's
  * truncated blocks of 16, which the GPU's bias measures need (lab/README.md,
  * "The lab against the GPU"). What the emulation does not copy: ex2.approx's
- * last bit.
+ * last bit, and tanh.approx's error (softcap: tanhf here, 2^-11 relative apart;
+ * both 1 on saturated scores).
+ *
+ * Modifiers as the kernels apply them: softcap then ALiBi on the raw scores
+ * (lab_modified_raw), masked keys out of the tile; a window's row starts at the
+ * tile of its first key (a window kernel's tiles before it leave the row as it
+ * is) and robust fixes its shift at that tile; a sink joins the sum at the end.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -34,11 +40,14 @@ static float score(const float *q, const float *k, int d, lab_tc tc) {
 
 /* The robust shift of one row in raw-score units (fwd.cu.tpl robust_shift):
  * tau = 0.5 + (beta-1) u in softmax units, u in [0, 1) from the row's
- * first-tile max and its index, so it varies from row to row and never
- * reaches beta - 0.5: P stays in [e^-(beta-0.5), e^-0.5], never 1, never 0. */
-static float robust_shift(float rm, int row, int visible, float scale, float beta) {
+ * first-tile max, its index and its (batch, head), so it varies from row to
+ * row and never reaches beta - 0.5: P stays in [e^-(beta-0.5), e^-0.5], never
+ * 1, never 0. The (batch, head) term: a max that is the same in every row (the
+ * cap, on softcap-saturated rows) leaves the indexes alone to vary the shift. */
+static float robust_shift(float rm, int row, int batch, int head, int visible, float scale, float beta) {
   if (visible < 2 || rm == -INFINITY) return 0.f;
-  const float x = fabsf(rm) * scale * 7.38905610f + (float)row * 0.618033989f;
+  const float bh = (float)head * 0.414213562f + (float)batch * 0.324717957f;
+  const float x = fabsf(rm) * scale * 7.38905610f + (float)row * 0.618033989f + bh;
   return (0.5f + (beta - 1.f) * (x - floorf(x))) / scale;
 }
 
@@ -64,22 +73,34 @@ static float new_reference(const lab_fa2_config *c, float m_old, const float *s,
 }
 
 static void forward_row(const lab_shape *sh, const lab_fa2_config *c, const float *qrow,
-                        const float *kh, const float *vh, long long kv_row_stride, int row,
-                        float *s, float *acc, float *o, float *o32, float *lse) {
-  const int d = sh->head_dim, bn = c->block_n, visible = lab_visible(sh, row);
+                        const float *kh, const float *vh, long long kv_row_stride, int b, int h,
+                        int row, float *s, float *acc, float *o, float *o32, float *lse) {
+  const int d = sh->head_dim, bn = c->block_n;
+  int lo, hi;
+  lab_key_range(sh, row, &lo, &hi);
+  const int modified = sh->softcap > 0 || sh->alibi;
   const float scale = (float)lab_scale(sh);
   const float cl2 = scale * 1.44269504f; /* scores -> log2 units */
   const float eps_raw = (float)c->eps / scale;
   float m = -INFINITY, l = 0.f, tau = 0.f;
   memset(acc, 0, sizeof(float) * d);
-  for (int j0 = 0; j0 < visible; j0 += bn) {
-    const int n = visible - j0 < bn ? visible - j0 : bn; /* keys past `visible` are masked */
+  /* Key tiles [j0, j0 + bn) from the one that holds key lo; keys before lo are
+   * masked (-inf, P = 0: Hopper's k16 blocks still start at j0), keys from hi on
+   * are left out (P = 0 at the end of a block adds nothing). */
+  for (int j0 = lo / bn * bn; j0 < hi; j0 += bn) {
+    const int n = hi - j0 < bn ? hi - j0 : bn;
     float rm = -INFINITY;
     for (int j = 0; j < n; j++) {
+      if (j0 + j < lo) {
+        s[j] = -INFINITY;
+        continue;
+      }
       s[j] = score(qrow, kh + (j0 + j) * kv_row_stride, d, c->tc);
+      if (modified) s[j] = lab_modified_raw(sh, h, row, j0 + j, s[j]);
       rm = fmaxf(rm, s[j]);
     }
-    if (c->mode == LAB_ROBUST && j0 == 0) tau = robust_shift(rm, row, visible, scale, (float)c->beta);
+    if (c->mode == LAB_ROBUST && j0 == lo / bn * bn)
+      tau = robust_shift(rm, row, b, h, hi - lo, scale, (float)c->beta);
     const float m_new = new_reference(c, m, s, n, rm, eps_raw, tau);
     const float mc = (m_new == -INFINITY ? 0.f : m_new) * cl2;
     const float r = exp2f(m * cl2 - mc);
@@ -96,14 +117,21 @@ static void forward_row(const lab_shape *sh, const lab_fa2_config *c, const floa
     lab_tc_accumulate(c->tc, acc, d, s, vh + (long long)j0 * kv_row_stride, kv_row_stride, n);
     l = l * r + sum;
   }
-  const float inv = l > 0.f ? 1.f / l : 0.f;
+  float inv = l > 0.f ? 1.f / l : 0.f;
+  const float mu = m == -INFINITY ? 0.f : m;
+  *lse = l > 0.f ? (mu * cl2 + log2f(l)) * 0.69314718f : INFINITY;
+  if (sh->sinks) { /* the sum and O against top = max(m c, sink) in log2 units (fwd.cu.tpl) */
+    const float sink2 = sh->sinks[h] * 1.44269504f, mc = m * cl2, big = fmaxf(mc, sink2);
+    const float top = big == -INFINITY ? 0.f : big, keep = exp2f(mc - top);
+    const float lt = l * keep + exp2f(sink2 - top);
+    inv = lt != 0.f ? keep / lt : 0.f;
+    *lse = lt != 0.f ? (top + log2f(lt)) * 0.69314718f : INFINITY;
+  }
   for (int i = 0; i < d; i++) {
     const float x = acc[i] * inv;
     o[i] = lab_round(x, c->dtype);
     if (o32) o32[i] = x;
   }
-  const float mu = m == -INFINITY ? 0.f : m;
-  *lse = l > 0.f ? (mu * cl2 + log2f(l)) * 0.69314718f : INFINITY;
 }
 
 int lab_fa2_forward(const lab_shape *sh, const lab_fa2_config *c, const float *q, const float *k,
@@ -125,7 +153,7 @@ int lab_fa2_forward(const lab_shape *sh, const lab_fa2_config *c, const float *q
       const float *vh = v + (long long)b * sh->seqlen_k * kv_row + (long long)(h / group) * d;
       for (int i = 0; i < sh->seqlen_q; i++) {
         const long long off = ((long long)b * sh->seqlen_q + i) * q_row + (long long)h * d;
-        forward_row(sh, c, q + off, kh, vh, kv_row, i, s, acc, o + off, o32 ? o32 + off : NULL,
+        forward_row(sh, c, q + off, kh, vh, kv_row, b, h, i, s, acc, o + off, o32 ? o32 + off : NULL,
                     lse + ((long long)b * sh->heads_q + h) * sh->seqlen_q + i);
       }
     }

@@ -46,7 +46,9 @@ void lab_compare_f64(const double *x, const double *ref, long long n, lab_err *e
 }
 
 /* Scores of 16-bit inputs are exact in float64 up to the last bits of long
- * sums; copies of one key give bit-identical scores, which is what counts. */
+ * sums; copies of one key give bit-identical scores, which is what counts.
+ * With softcap or ALiBi, ties are those of the kernels' fp32 modified scores
+ * (lab_modified_raw: distinct large scores that softcap saturates tie there). */
 double lab_tied_rate(const lab_shape *s, const float *q, const float *k) {
   const int d = s->head_dim, group = s->heads_q / s->heads_kv;
   long long rows = 0, tied = 0;
@@ -54,19 +56,21 @@ double lab_tied_rate(const lab_shape *s, const float *q, const float *k) {
     for (int h = 0; h < s->heads_q; h++)
       for (int i = 0; i < s->seqlen_q; i++) {
         const float *qi = q + (((long long)b * s->seqlen_q + i) * s->heads_q + h) * d;
-        const int vis = lab_visible(s, i);
+        int lo, hi;
+        lab_key_range(s, i, &lo, &hi);
         double best = -INFINITY;
         int count = 0;
-        for (int j = 0; j < vis; j++) {
+        for (int j = lo; j < hi; j++) {
           const float *kj = k + (((long long)b * s->seqlen_k + j) * s->heads_kv + h / group) * d;
           double a[4] = {0}; /* products of 16-bit values are exact in float64 */
           for (int t = 0; t < d; t += 4)
             for (int x = 0; x < 4; x++) a[x] += (double)qi[t + x] * kj[t + x];
-          const double dot = (a[0] + a[1]) + (a[2] + a[3]);
+          double dot = (a[0] + a[1]) + (a[2] + a[3]);
+          if (s->softcap > 0 || s->alibi) dot = lab_modified_raw(s, h, i, j, (float)dot);
           if (dot > best) best = dot, count = 1;
           else if (dot == best) count++;
         }
-        rows += vis > 0;
+        rows += hi > lo;
         tied += count > 1;
       }
   return rows ? (double)tied / (double)rows : 0;

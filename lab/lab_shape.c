@@ -1,4 +1,5 @@
-/* Shapes: sizes, the softmax scale and the causal mask (bottom-right aligned). */
+/* Shapes: sizes, the softmax scale, the masks (causal, window; bottom-right aligned)
+ * and the score modifiers (softcap, ALiBi). */
 #include <math.h>
 
 #include "lab.h"
@@ -15,10 +16,38 @@ long long lab_kv_elems(const lab_shape *s) {
 
 long long lab_rows(const lab_shape *s) { return (long long)s->batch * s->heads_q * s->seqlen_q; }
 
+void lab_key_range(const lab_shape *s, int i, int *lo, int *hi) {
+  const long long diag = (long long)s->seqlen_k - s->seqlen_q;
+  long long a = 0, b = s->seqlen_k; /* [a, b) */
+  if (s->causal && i + diag + 1 < b) b = i + diag + 1;
+  if (s->window && s->window_right >= 0 && i + diag + s->window_right + 1 < b)
+    b = i + diag + s->window_right + 1;
+  if (s->window && s->window_left >= 0 && i + diag - s->window_left > a) a = i + diag - s->window_left;
+  if (b < 0) b = 0;
+  if (a > b) a = b;
+  *lo = (int)a, *hi = (int)b;
+}
+
 int lab_visible(const lab_shape *s, int i) {
-  if (!s->causal) return s->seqlen_k;
-  long long n = (long long)i + s->seqlen_k - s->seqlen_q + 1;
-  return n < 0 ? 0 : n > s->seqlen_k ? s->seqlen_k : (int)n;
+  int lo, hi;
+  lab_key_range(s, i, &lo, &hi);
+  return hi - lo;
+}
+
+double lab_modified(const lab_shape *s, int h, int i, int j, double x) {
+  if (s->softcap > 0) x = s->softcap * tanh(x / s->softcap);
+  if (s->alibi) x -= s->alibi[h] * fabs((double)i + s->seqlen_k - s->seqlen_q - j);
+  return x;
+}
+
+float lab_modified_raw(const lab_shape *s, int h, int i, int j, float raw) {
+  const float scale = (float)lab_scale(s);
+  if (s->softcap > 0) {
+    const float cap_in = scale / (float)s->softcap, cap_out = (float)s->softcap / scale;
+    raw = cap_out * tanhf(raw * cap_in);
+  }
+  if (s->alibi) raw -= s->alibi[h] / scale * fabsf((float)(i + s->seqlen_k - s->seqlen_q - j));
+  return raw;
 }
 
 const char *lab_dtype_name(lab_dtype t) { return t == LAB_FP16 ? "fp16" : "bf16"; }

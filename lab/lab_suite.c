@@ -12,6 +12,22 @@
  * average over many of them. V is mostly negative, as in the paper's failing
  * head (mostly positive in pos_v, which mirrors the bias); the random control
  * has zero-mean V and no planted key.
+ *
+ * The modifier cases make or move the ties with the kernels' score modifiers:
+ * - softcap: the r copies of a group are k*_g scaled by distinct lengths (4.5 to 6
+ *   caps), so their raw scores differ by up to a third, all 15 to 28 caps: softcap
+ *   (8, or the case's cap) saturates them to one capped value, the row's tied
+ *   maximum, the same in every row. The copies are long, so other groups' rows see
+ *   them at up to several caps too: a crowd of keys just under the cap.
+ * - alibi: keys are one-hot (key j along axis j mod d); row i holds the same value
+ *   on the axes of keys i - D and i + D (D = 1..4), so those two tie exactly
+ *   after ALiBi's equal penalties (slopes 0.25 to 1 per head; the next keys of
+ *   those axes sit d - 2D further). Not causal.
+ * - window: a causal sliding window of 64 keys over copies of each group's key
+ *   every 32 keys (8 groups, offsets apart): every row sees two copies, and which
+ *   two moves with the row (in one key tile or across two).
+ * - sink_logit: repeat's r copies, and a learned sink per head (gpt-oss) within
+ *   +-4 of the rows' maxima, which joins every row's sum.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -30,8 +46,17 @@
 #define V_SPREAD 0.5   /* per-element spread of V */
 #define DO_MEAN_OF_V 0.5 /* dO = 0.5 * mean(V) + noise: a persistent gradient, so the
                             delta bias of a biased O has one sign */
+#define SOFTCAP 8.0      /* softcap: the default cap, and the copies' lengths along u ... */
+#define SOFTCAP_K_LO 4.5  /* ... from 4.5 to 6 caps: scaled scores 15 to 28 caps */
+#define SOFTCAP_K_HI 6.0
+#define ALIBI_K 4.0      /* alibi: one-hot keys of scaled length 4, ... */
+#define ALIBI_MAX_D 4    /* ... the tied pair D = 1..4 keys either side of the row */
+#define WINDOW_KEYS 64   /* window: keys a row sees (left edge 63, right 0) ... */
+#define WINDOW_GROUPS 8  /* ... 8 groups, each one's key every 32 positions */
+#define SINK_SPREAD 4.0  /* sink_logit: sinks within +-4 of the maxima (a b = 16) */
 
-static const char *const case_names[] = {"random", "repeat", "same_tile", "cross_tile", "sink", "pos_v"};
+static const char *const case_names[] = {"random", "repeat",  "same_tile", "cross_tile", "sink",
+                                         "pos_v",  "softcap", "alibi",     "window",     "sink_logit"};
 
 const char *lab_case_name(lab_case_kind k) {
   return (unsigned)k < sizeof case_names / sizeof *case_names ? case_names[k] : "?";
@@ -51,6 +76,8 @@ void lab_inputs_free(lab_inputs *in) {
   free(in->k);
   free(in->v);
   free(in->dout);
+  free(in->alibi);
+  free(in->sinks);
   memset(in, 0, sizeof *in);
 }
 
@@ -58,7 +85,14 @@ void lab_inputs_free(lab_inputs *in) {
  * keeps the groups' copies apart. Returns how many, or -1 when they do not fit. */
 static int place(const lab_case *c, int g, int groups, lab_rng *r, unsigned char *taken, int *pos) {
   const int n = c->seqlen, bn = c->block_n, tiles = n / bn; /* whole tiles only */
-  const int want = c->kind == LAB_CASE_RANDOM ? 0 : c->repeats;
+  const int want = c->kind == LAB_CASE_RANDOM || c->kind == LAB_CASE_ALIBI ? 0 : c->repeats;
+  if (c->kind == LAB_CASE_WINDOW) { /* every WINDOW_KEYS / 2 keys from the group's offset */
+    const int period = WINDOW_KEYS / 2;
+    const int first = g * period / groups + (int)(lab_rng_uniform(r) * (period / groups));
+    int m = 0;
+    for (int p = first; p < n; p += period) taken[p] = 1, pos[m++] = p;
+    return m;
+  }
   if ((long long)want * groups > n || tiles < 1 || (c->kind == LAB_CASE_SAME_TILE && want > bn) ||
       (c->kind == LAB_CASE_CROSS_TILE && want > tiles))
     return -1;
@@ -77,6 +111,7 @@ static int place(const lab_case *c, int g, int groups, lab_rng *r, unsigned char
     case LAB_CASE_SINK: /* the first copy at key g: the first keys are kept for them */
       p = i == 0 ? g : groups + (int)(lab_rng_uniform(r) * (n - groups));
       break;
+
     default:
       p = (int)(lab_rng_uniform(r) * n);
     }
@@ -116,11 +151,20 @@ int lab_inputs_make(const lab_case *c, lab_dtype t, uint64_t seed, lab_inputs *i
    * most are copies. */
   int groups = c->repeats > 0 ? n / (4 * c->repeats) : MAX_GROUPS;
   groups = groups > MAX_GROUPS ? MAX_GROUPS : groups < 1 ? 1 : groups;
+  if (c->kind == LAB_CASE_WINDOW) groups = WINDOW_GROUPS;
   double *u = malloc(sizeof(double) * d * groups), *a = malloc(sizeof(double) * groups);
   float *kstar = malloc(sizeof(float) * d);
-  int *pos = malloc(sizeof(int) * (c->repeats + 1));
+  int *pos = malloc(sizeof(int) * (c->repeats + n / (WINDOW_KEYS / 2) + 1));
   unsigned char *taken = malloc((size_t)n);
   if (!in->q || !in->k || !in->v || !in->dout || !u || !a || !kstar || !pos || !taken) goto fail;
+  if (c->kind == LAB_CASE_ALIBI && !(in->shape.alibi = in->alibi = malloc(sizeof(float) * h))) goto fail;
+  if (c->kind == LAB_CASE_SINK_LOGIT && !(in->shape.sinks = in->sinks = malloc(sizeof(float) * h)))
+    goto fail;
+  if (c->kind == LAB_CASE_SOFTCAP) in->shape.softcap = c->cap > 0 ? c->cap : SOFTCAP;
+  if (c->kind == LAB_CASE_WINDOW) {
+    in->shape.causal = 0; /* a causal window: its right edge */
+    in->shape.window = 1, in->shape.window_left = WINDOW_KEYS - 1, in->shape.window_right = 0;
+  }
 
   lab_rng r;
   lab_rng_seed(&r, seed ^ ((uint64_t)c->kind << 56) ^ ((uint64_t)c->repeats << 40) ^
@@ -148,8 +192,33 @@ int lab_inputs_make(const lab_case *c, lab_dtype t, uint64_t seed, lab_inputs *i
       for (int x = 0; x < d; x++) kstar[x] = lab_round((float)(K_STAR * sd * u[g * d + x]), t);
       const int m = place(c, g, groups, &r, taken, pos);
       if (m < 0) goto fail;
-      for (int i = 0; i < m; i++) memcpy(in->k + ((long long)pos[i] * h + hh) * d, kstar, sizeof(float) * d);
+      for (int i = 0; i < m; i++) {
+        if (c->kind == LAB_CASE_SOFTCAP) { /* distinct lengths: only the cap makes them tie */
+          const double caps = SOFTCAP_K_LO + (SOFTCAP_K_HI - SOFTCAP_K_LO) * lab_rng_uniform(&r);
+          const double len = in->shape.softcap * caps;
+          for (int x = 0; x < d; x++) kstar[x] = lab_round((float)(len * sd * u[g * d + x]), t);
+        }
+        memcpy(in->k + ((long long)pos[i] * h + hh) * d, kstar, sizeof(float) * d);
+      }
     }
+    if (c->kind == LAB_CASE_ALIBI) { /* one-hot keys; row i's two axes of keys i -+ D */
+      in->alibi[hh] = (float)pow(2.0, -2 + 2 * lab_rng_uniform(&r));
+      const float key = lab_round((float)(ALIBI_K * sqrt((double)d)), t);
+      for (int j = 0; j < n; j++) {
+        float *kj = in->k + ((long long)j * h + hh) * d;
+        memset(kj, 0, sizeof(float) * d);
+        kj[j % d] = key;
+      }
+      for (int i = 0; i < n; i++) {
+        float *qi = in->q + ((long long)i * h + hh) * d;
+        for (int x = 0; x < d; x++) qi[x] = lab_round((float)(NOISE_Q * lab_rng_normal(&r)), t);
+        const int dd = 1 + (int)(lab_rng_uniform(&r) * ALIBI_MAX_D);
+        const float top = lab_round((float)(Q_ALONG_U * (1 + Q_SPREAD * (2 * lab_rng_uniform(&r) - 1))), t);
+        qi[(i - dd + n * d) % d] = qi[(i + dd) % d] = top;
+      }
+    }
+    if (c->kind == LAB_CASE_SINK_LOGIT)
+      in->sinks[hh] = (float)(Q_ALONG_U * K_STAR + SINK_SPREAD * (2 * lab_rng_uniform(&r) - 1));
   }
   free(u);
   free(a);

@@ -9,7 +9,7 @@
 #include "fa2_params.h"
 #include "rt_context.h"
 #include "rt_error.h"
-#include "rt_validate.h"
+#include "rt_kernel.h"
 
 #define FA2_PHILOX_FN static inline
 #include "fa2_philox.h"

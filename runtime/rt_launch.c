@@ -46,6 +46,7 @@ static void fill_params(const fa2_fwd_args *a, fa2_fwd_params *p) {
   p->alibi_slopes = a->alibi_slopes, p->alibi_batch_stride = a->alibi_batch_stride;
   p->softcap = a->softcap;
   RT_DROPOUT_PARAMS(p, a);
+  p->sinks = a->sinks;
 }
 
 fa2_status fa2_forward(fa2_context *ctx, const fa2_fwd_args *a, void *stream) {
@@ -119,6 +120,7 @@ static void fill_bwd_params(const fa2_bwd_args *a, void *ws, fa2_bwd_params *p) 
   p->alibi_slopes = a->alibi_slopes, p->alibi_batch_stride = a->alibi_batch_stride;
   p->softcap = a->softcap;
   RT_DROPOUT_PARAMS(p, a);
+  p->sinks = a->sinks, p->dsinks = a->dsinks;
 }
 
 /* The caller's workspace, or the context's (grown under ws_lock; the old
@@ -165,7 +167,7 @@ fa2_status fa2_backward(fa2_context *ctx, const fa2_bwd_args *a, void *stream) {
   if (!ctx) return (fa2_status)rt_set_error(FA2_ERR_INVALID_ARGUMENT, "ctx is NULL");
   int rc = rt_validate_bwd(a);
   if (rc != FA2_OK) return (fa2_status)rc;
-  if (rt_bwd_is_noop(a)) return FA2_OK;
+  if (rt_bwd_is_noop(a) && !a->sinks) return FA2_OK; /* with sinks: dsinks = 0 */
 
   rt_request req;
   rt_request_bwd(a, rt_tuning_has_lengths(ctx->tuning), &req);
@@ -192,26 +194,30 @@ int rt_launch_bwd(fa2_context *ctx, const rt_kernel *k, const fa2_bwd_args *a, v
   const unsigned det_x = (unsigned)((a->seqlen_q + 16 * warps - 1) / (16 * warps));
   /* pre (delta, zeroed accumulator), main (dK, dV, dQ atomics), dq (convert);
    * deterministic: main leaves dQ to dq_det (16 query rows per warp, no
-   * atomics). A grid with no rows or keys is skipped: no work. */
-  typedef struct { int fn; unsigned gx, gy, smem; } step;
-  const step dq = a->deterministic ? (step){3, det_x, (unsigned)a->heads_q, (unsigned)k->smem_bytes}
-                                   : (step){2, rows_x, (unsigned)a->heads_q, 0};
-  const step steps[3] = {
-      {0, rows_x, (unsigned)a->heads_q, 0},
-      {1, keys_x, (unsigned)a->heads_kv, (unsigned)k->smem_bytes},
+   * atomics). A grid with no rows, keys or batch is skipped: no work. Sinks:
+   * fa2_bwd_sink (entry 4) after pre, one block per query head; it runs for an
+   * empty batch too, writing dsinks = 0. */
+  typedef struct { int fn; unsigned gx, gy, gz, threads, smem; } step;
+  const unsigned b = (unsigned)a->batch, t = (unsigned)k->threads, hq = (unsigned)a->heads_q;
+  const unsigned smem = (unsigned)k->smem_bytes;
+  const step dq = a->deterministic ? (step){3, det_x, hq, b, t, smem} : (step){2, rows_x, hq, b, t, 0};
+  const step steps[4] = {
+      {0, rows_x, hq, b, t, 0},
+      {4, a->sinks ? hq : 0, 1, 1, FA2_BWD_SINK_THREADS, 0},
+      {1, keys_x, (unsigned)a->heads_kv, b, t, smem},
       dq,
   };
   CUcontext saved;
   if ((rc = rt_ctx_enter(ctx, &saved)) != FA2_OK) return rc;
-  for (int i = 0; i < 3; i++) {
-    if (steps[i].gx == 0) continue;
+  for (int i = 0; i < 4; i++) {
+    if (steps[i].gx == 0 || steps[i].gz == 0) continue;
     CUresult r = ctx->cu->cuLaunchKernel(k->fn[steps[i].fn], steps[i].gx, steps[i].gy,
-                                         (unsigned)a->batch, (unsigned)k->threads, 1, 1,
+                                         steps[i].gz, steps[i].threads, 1, 1,
                                          steps[i].smem, (CUstream)stream, params, NULL);
     if (r != RT_CUDA_SUCCESS) {
       rt_ctx_leave(ctx, saved);
-      return rt_cuda_fail(r, "cuLaunchKernel(%s entry %d, grid %u x %u x %d)", k->name,
-                          steps[i].fn, steps[i].gx, steps[i].gy, a->batch);
+      return rt_cuda_fail(r, "cuLaunchKernel(%s entry %d, grid %u x %u x %u)", k->name,
+                          steps[i].fn, steps[i].gx, steps[i].gy, steps[i].gz);
     }
   }
   rt_ctx_leave(ctx, saved);

@@ -35,6 +35,7 @@ void rt_request_fwd(const fa2_fwd_args *a, int with_length, rt_request *r) {
   r->alibi = a->alibi_slopes != NULL;
   r->softcap = a->softcap > 0;
   r->dropout = a->dropout != 0;
+  r->sinks = a->sinks != NULL;
   r->len_class = with_length ? len_class(a->seqlen_q, a->seqlen_k) : 0;
   normalize(r, (int)a->stab, a->beta, a->eps);
 }
@@ -50,6 +51,7 @@ void rt_request_bwd(const fa2_bwd_args *a, int with_length, rt_request *r) {
   r->alibi = a->alibi_slopes != NULL;
   r->softcap = a->softcap > 0;
   r->dropout = a->dropout != 0;
+  r->sinks = a->sinks != NULL;
   r->len_class = with_length ? len_class(a->seqlen_q, a->seqlen_k) : 0;
 }
 
@@ -64,6 +66,7 @@ void rt_request_desc(const fa2_kernel_desc *d, int with_length, rt_request *r) {
   r->alibi = d->alibi != 0;
   r->softcap = d->softcap != 0;
   r->dropout = d->dropout != 0;
+  r->sinks = d->sinks != 0;
   r->len_class = with_length && d->seqlen > 0 ? len_class(d->seqlen, d->seqlen) : 0;
   normalize(r, (int)d->stab, d->beta, d->eps);
 }
@@ -109,6 +112,7 @@ int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, con
   out->alibi = r->alibi;
   out->softcap = r->softcap;
   out->dropout = r->dropout;
+  out->sinks = r->sinks;
   int stab = r->stab;
   double beta = r->beta, eps = r->eps;
   if (stab == FA2_STAB_TUNED) {

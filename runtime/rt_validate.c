@@ -187,6 +187,7 @@ int rt_validate_fwd(const fa2_fwd_args *a) {
                         "alibi_batch_stride is %lld: must be >= 0 (0: one slope per head, "
                         "heads_q: a slope per batch and head)",
                         a->alibi_batch_stride);
+  if (a->sinks && (rc = check_pointer("sinks", "", a->sinks, 4, ""))) return rc;
   if (rt_fwd_is_noop(a)) return FA2_OK;
 
   /* varlen: the tensors are (total, heads, head_dim), one "batch" of rows */
@@ -220,6 +221,20 @@ fa2_status fa2_check_forward(const fa2_fwd_args *args) { return (fa2_status)rt_v
 
 int rt_bwd_is_noop(const fa2_bwd_args *a) { return a->batch == 0; }
 
+/* Sinks and their gradient go together: the backward of a sinks call writes dsinks
+ * (even for an empty batch: zeros). */
+static int check_dsinks(const fa2_bwd_args *a) {
+  if (a->sinks && !a->dsinks)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "dsinks is NULL with sinks set: the backward of a sinks call writes "
+                        "their gradient there (heads_q fp32 on the device)");
+  if (!a->sinks && a->dsinks)
+    return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
+                        "dsinks is set but sinks is NULL: dsinks is the gradient of the sinks; "
+                        "give both or neither");
+  return a->dsinks ? check_pointer("dsinks", "", a->dsinks, 4, "") : FA2_OK;
+}
+
 /* The backward's checks: the forward's on q, k, v, o and the sizes, plus the
  * gradients, dO, LSE and the delta mode. */
 int rt_validate_bwd(const fa2_bwd_args *a) {
@@ -237,6 +252,7 @@ int rt_validate_bwd(const fa2_bwd_args *a) {
   f.alibi_slopes = a->alibi_slopes, f.alibi_batch_stride = a->alibi_batch_stride;
   f.softcap = a->softcap;
   f.dropout = a->dropout, f.dropout_p = a->dropout_p, f.dropout_rng = a->dropout_rng;
+  f.sinks = a->sinks;
   if ((rc = rt_validate_fwd(&f))) return rc;
   if (a->head_dim > 128)
     return rt_set_error(FA2_ERR_UNSUPPORTED,
@@ -255,6 +271,7 @@ int rt_validate_bwd(const fa2_bwd_args *a) {
   if (a->deterministic != 0 && a->deterministic != 1)
     return rt_set_error(FA2_ERR_INVALID_ARGUMENT, "deterministic is %d: allowed 0 or 1",
                         a->deterministic);
+  if ((rc = check_dsinks(a))) return rc;
   if (rt_bwd_is_noop(a)) return FA2_OK;
   const int varlen = a->cu_seqlens_q != NULL, tb = varlen ? 1 : a->batch;
   const int tq = varlen ? a->total_q : a->seqlen_q, tk = varlen ? a->total_k : a->seqlen_k;

@@ -205,6 +205,42 @@ extern "C" __global__ void __launch_bounds__(kThreads) fa2_bwd_dq(const fa2_bwd_
 {% end %}
 }
 
+{% if sinks %}
+// ---- fa2_bwd_sink: the sinks' gradient, one block per query head --------------------
+// dsink = -sum over the head's rows, every sequence, of exp(sink - LSE) delta: the
+// sink's share of the row (the forward put it in LSE) times delta = rowsum(dO * O).
+// Each thread adds its rows in one order, then a fixed tree adds the threads, in
+// float64: the same bits on every run without atomics, so both modes take it.
+extern "C" __global__ void __launch_bounds__(FA2_BWD_SINK_THREADS) fa2_bwd_sink(const fa2_bwd_params p) {
+  __shared__ double part[FA2_BWD_SINK_THREADS / 32];
+  const int head = blockIdx.x, tid = threadIdx.x;
+  const float sink = p.sinks[head];
+  double sum = 0.0;
+{% if varlen %}
+  const float *lse = p.lse + (long long)head * p.total_q, *delta = p.delta + (long long)head * p.total_q;
+  for (int r = tid; r < p.total_q; r += FA2_BWD_SINK_THREADS)
+    sum += (double)(exp2_approx((sink - lse[r]) * 1.44269504f) * delta[r]);
+{% else %}
+  for (int b = 0; b < p.batch; ++b) {
+    const long long row0 = ((long long)b * p.heads_q + head) * p.seqlen_q;
+    const float *lse = p.lse + row0, *delta = p.delta + row0;
+    for (int r = tid; r < p.seqlen_q; r += FA2_BWD_SINK_THREADS)
+      sum += (double)(exp2_approx((sink - lse[r]) * 1.44269504f) * delta[r]);
+  }
+{% end %}
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+  if (tid % 32 == 0) part[tid / 32] = sum;
+  __syncthreads();
+  if (tid < 32) {
+    sum = part[tid];
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+    if (tid == 0) p.dsinks[head] = (float)-sum;
+  }
+}
+
+{% end %}
 {% if wgmma %}
 {% include "bwd_wgmma.cuh.tpl" %}
 {% else %}

@@ -23,7 +23,8 @@
 typedef struct fa2_fwd_params {
   const void *q, *k, *v; /* bf16 or fp16, 16-byte aligned */
   void *o;               /* same dtype as q */
-  float *lse;            /* natural-log LSE of the scaled scores; +inf on empty rows */
+  float *lse;            /* natural-log LSE of the scaled scores; +inf on empty rows (with
+                            sinks: the sink's log-weight joins it, an empty row's is the sink) */
   long long q_batch_stride, q_row_stride, q_head_stride; /* in elements */
   long long k_batch_stride, k_row_stride, k_head_stride;
   long long v_batch_stride, v_row_stride, v_head_stride;
@@ -54,6 +55,9 @@ typedef struct fa2_fwd_params {
   unsigned long long dropout_seed, dropout_offset;
   unsigned dropout_limit;
   float dropout_keep, dropout_scale;
+  const float *sinks;            /* sinks variants: (heads_q) fp32 logits, in the units
+                                    of the scaled scores; exp(sinks[h]) joins the softmax
+                                    sum of every row of head h (LSE too), not O */
 } fa2_fwd_params;
 
 /* The backward pass: three kernels, launched in this order with this block.
@@ -63,7 +67,8 @@ typedef struct fa2_fwd_params {
  * In deterministic mode (deterministic = 1) fa2_bwd leaves dQ alone and
  * fa2_bwd_dq_det replaces fa2_bwd_dq: grid (ceil(seqlen_q / (16 * warps)),
  * heads_q, batch), the variant's block and dynamic shared memory; it writes
- * dQ without atomics (same inputs, same bits). */
+ * dQ without atomics (same inputs, same bits). A sinks variant adds fa2_bwd_sink
+ * (dsinks from LSE and delta, in one fixed order: same bits in either mode). */
 typedef struct fa2_bwd_params {
   const void *q, *k, *v, *o, *dout; /* as in the forward; dout like o */
   void *dq, *dk, *dv;               /* written: like q, k, v (dk, dv reduced over GQA groups) */
@@ -94,6 +99,13 @@ typedef struct fa2_bwd_params {
   unsigned long long dropout_seed, dropout_offset;
   unsigned dropout_limit;
   float dropout_keep, dropout_scale;
+  const float *sinks;            /* sinks variants, as in the forward ... */
+  float *dsinks;                 /* ... and their gradient (heads_q) fp32, written by
+                                    fa2_bwd_sink (grid heads_q, FA2_BWD_SINK_THREADS
+                                    threads, launched after fa2_bwd_pre) */
 } fa2_bwd_params;
+
+/* Block size of fa2_bwd_sink (sinks variants' fifth backward entry). */
+enum { FA2_BWD_SINK_THREADS = 1024 };
 
 #endif

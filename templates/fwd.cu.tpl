@@ -114,14 +114,22 @@ __device__ __forceinline__ void load_tile(unsigned dst, const elem_t *src, long 
 
 {% if stab == "robust" %}
 // The robust shift of one row, in raw-score units: tau = 0.5 + (beta-1)*u with
-// u in [0, 1) the fractional part of a mix of the row's first-tile max and its
-// row index, so tau varies from row to row and from step to step (a shift that
-// is the same for every row would round the same way everywhere and bring the
-// bias back). Rows with fewer than two visible keys cannot tie: tau = 0, exact.
-__device__ __forceinline__ float robust_shift(float rm, int row, int visible, float scale) {
+// u in [0, 1) the fractional part of a mix of the row's first-tile max, its row
+// index and its (batch, head) (bh, from bh_mix), so tau varies from row to row and
+// from step to step (a shift that is the same for every row would round the same
+// way everywhere and bring the bias back). bh matters when the max is the same in
+// every row (softcap saturates rows to the cap): without it row i of every head
+// would take one shift. Rows with fewer than two visible keys cannot tie: tau = 0.
+__device__ __forceinline__ float robust_shift(float rm, int row, float bh, int visible, float scale) {
   if (visible < 2 || rm == neg_inf()) return 0.f;
-  const float x = fabsf(rm) * scale * 7.38905610f + (float)row * 0.618033989f;
+  const float x = fabsf(rm) * scale * 7.38905610f + (float)row * 0.618033989f + bh;
   return (0.5f + (kBeta - 1.f) * (x - floorf(x))) / scale;
+}
+
+// robust_shift's (batch, head) term: two more irrationals, so that no two (batch,
+// head, row) share a shift by construction.
+__device__ __forceinline__ float bh_mix(int batch, int head) {
+  return (float)head * 0.414213562f + (float)batch * 0.324717957f;
 }
 
 {% end %}
@@ -450,12 +458,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
         if (m_old == neg_inf()) {
           const int row = m0 + warp * kWarpRows + mt * 16 + h * 8 + g;
           const int first = p.window_left < 0 ? 0 : max(0, row + diag - p.window_left);
-          tau_raw[mt][h] = robust_shift(rm, row, {{ ROW_END("row") }} - first, p.scale);
+          tau_raw[mt][h] = robust_shift(rm, row, bh_mix(batch, head), {{ ROW_END("row") }} - first,
+                                        p.scale);
         }
 {% else %}
         if (j == 0) {
           const int row = m0 + warp * kWarpRows + mt * 16 + h * 8 + g;
-          tau_raw[mt][h] = robust_shift(rm, row, {{ ROW_END("row") }},
+          tau_raw[mt][h] = robust_shift(rm, row, bh_mix(batch, head), {{ ROW_END("row") }},
                                         p.scale);
         }
 {% end %}
@@ -579,12 +588,31 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
 {% end %}
   elem_t *o = (elem_t *)p.o + {{ BASE("o") }} + head * p.o_head_stride;
   float *lse = p.lse + {{ LSE("head") }};
+{% if sinks %}
+  // Attention sink: exp(sink) joins each row's softmax sum, not O (sink in the units
+  // of the scaled scores, as LSE). sink2 is it in log2 units.
+  const float sink2 = p.sinks[head] * 1.44269504f;
+{% end %}
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const float l = quad_sum(row_l[mt][h]);
+{% if sinks %}
+      // l and acc are relative to the row's reference m (log2 units mc; -inf when the
+      // row saw no key): the sum is l 2^(mc - top) + 2^(sink2 - top) relative to top =
+      // max(mc, sink2), so neither term overflows, and O = acc 2^(mc - top) / sum. Exact
+      // whatever reference the mode chose. A row that sees no key: O = 0, LSE = sink.
+      const float mc = row_m[mt][h] * c, big = fmaxf(mc, sink2);
+      const float top = big == neg_inf() ? 0.f : big;
+      const float keep = exp2_approx(mc - top);
+      const float lt = l * keep + exp2_approx(sink2 - top);
 {% if dropout %}
+      const float inv = (lt != 0.f ? keep / lt : 0.f) * p.dropout_scale; // and the kept P's 1 / (1 - p)
+{% else %}
+      const float inv = lt != 0.f ? keep / lt : 0.f; // (a NaN sink stays NaN)
+{% end %}
+{% elif dropout %}
       const float inv = (l > 0.f ? 1.f / l : 0.f) * p.dropout_scale; // the kept P's 1 / (1 - p)
 {% else %}
       const float inv = l > 0.f ? 1.f / l : 0.f;
@@ -600,9 +628,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
         for (int dt = 0; dt < kDTiles; ++dt)
           *(float2 *)(of + dt * 8 + 2 * qd) = make_float2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv);
       }
+{% if sinks %}
+      if (qd == 0 && m0 + r < {{ SQ }})
+        lse[m0 + r] = lt != 0.f ? (top + log2f(lt)) * 0.69314718f : pos_inf();
+{% else %}
       const float m = row_m[mt][h] == neg_inf() ? 0.f : row_m[mt][h];
       if (qd == 0 && m0 + r < {{ SQ }})
         lse[m0 + r] = l > 0.f ? (m * c + log2f(l)) * 0.69314718f : pos_inf();
+{% end %}
     }
   __syncwarp();
   constexpr int kWarpChunks = kWarpRows * kChunks;

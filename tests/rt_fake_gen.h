@@ -18,11 +18,12 @@ static const char *const fg_opts[] = {"-std=c++17", NULL};
 
 static void fg_name(gen_variant *v) {
   static const char *const modes[] = {"none", "paper", "robust"};
-  int n = snprintf(v->name, sizeof v->name, "%s_%s_d%d%s%s%s%s%s%s_m%dn%dw%ds%d_%s",
+  int n = snprintf(v->name, sizeof v->name, "%s_%s_d%d%s%s%s%s%s%s%s_m%dn%dw%ds%d_%s",
                    v->pass == GEN_PASS_BWD ? "bwd" : "fwd", v->dtype ? "fp16" : "bf16",
                    v->head_dim, v->causal ? "_causal" : "", v->varlen ? "_varlen" : "",
                    v->window ? "_window" : "", v->alibi ? "_alibi" : "",
                    v->softcap ? "_softcap" : "", v->dropout ? "_dropout" : "",
+                   v->sinks ? "_sinks" : "",
                    v->block_m, v->block_n, v->warps, v->stages, modes[v->stab]);
   if (v->stab != GEN_STAB_NONE)
     snprintf(v->name + n, sizeof v->name - (size_t)n, "_b%g_e%g", v->beta, v->eps);
@@ -51,6 +52,7 @@ static int fg_complete(gen_variant *v, const char *arch, char *err, size_t n) {
     snprintf(v->entries[1], sizeof v->entries[1], "fa2_bwd");
     snprintf(v->entries[2], sizeof v->entries[2], "fa2_bwd_dq");
     snprintf(v->entries[3], sizeof v->entries[3], "fa2_bwd_dq_det");
+    if (v->sinks) v->n_entries = 5, snprintf(v->entries[4], sizeof v->entries[4], "fa2_bwd_sink");
   } else {
     v->smem_bytes = 2 * (v->head_dim + 8) * (v->block_m + 2 * v->stages * v->block_n);
     v->n_entries = v->dropout ? 2 : 1; /* a dropout forward carries its mask kernel */
@@ -77,6 +79,7 @@ static int fg_from_name(const char *name, gen_variant *v, char *err, size_t n) {
   v->alibi = strstr(name, "_alibi") != NULL;
   v->softcap = strstr(name, "_softcap") != NULL;
   v->dropout = strstr(name, "_dropout") != NULL;
+  v->sinks = strstr(name, "_sinks") != NULL;
   v->stab = strstr(name, "_robust") ? 2 : strstr(name, "_paper") ? 1 : 0;
   p = strstr(name, v->stab == 2 ? "_robust" : "_paper");
   if (v->stab && p) sscanf(strchr(p + 1, '_'), "_b%lf_e%lf", &v->beta, &v->eps);

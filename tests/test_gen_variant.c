@@ -387,3 +387,54 @@ Test(variant, dropout_names_entries_and_sources) {
   cr_expect(!strstr(src, "FA2_PHILOX_H") && !strstr(src, "drop_"));
   free(src);
 }
+
+/* Sinks variants: "_sinks" last of the flags; the forward's epilogue adds the sink to the
+ * row's sum; the backward is the same kernels plus fa2_bwd_sink, its fifth entry. */
+Test(variant, sinks_names_entries_and_sources) {
+  gen_variant v = base(64, 0, GEN_STAB_ROBUST, 2, 1e-3);
+  v.varlen = v.window = v.alibi = v.softcap = v.sinks = 1;
+  gen_err err;
+  cr_assert_eq(gen_variant_complete(g, &v, "sm_80", &err), GEN_OK, "%s", err.msg);
+  cr_expect_str_eq(v.name, "fwd_bf16_d64_varlen_window_alibi_softcap_sinks_m128n64w4s1_robust_b2_e1em3");
+  cr_expect_eq(v.n_entries, 1);
+  gen_variant back;
+  cr_assert_eq(gen_variant_from_name(g, v.name, &back, &err), GEN_OK, "%s", err.msg);
+  cr_expect(!memcmp(&back, &v, sizeof v), "the sinks name does not round-trip");
+  char *src, *plain;
+  size_t len;
+  cr_assert_eq(gen_render(g, &v, &src, &len, &err), GEN_OK, "%s", err.msg);
+  cr_expect(strstr(src, "const float sink2 = p.sinks[head] * 1.44269504f;"));
+  cr_expect(strstr(src, "const float lt = l * keep + exp2_approx(sink2 - top);"));
+  cr_expect(strstr(src, "lse[m0 + r] = lt != 0.f ? (top + log2f(lt)) * 0.69314718f : pos_inf();"));
+  free(src);
+  v.sinks = 0;
+  cr_assert_eq(gen_variant_complete(g, &v, "sm_80", &err), GEN_OK, "%s", err.msg);
+  cr_assert_eq(gen_render(g, &v, &plain, &len, &err), GEN_OK, "%s", err.msg);
+  cr_expect(!strstr(plain, "sink2") && !strstr(plain, "p.sinks["), "a variant without sinks has no sink code");
+  free(plain);
+
+  /* the backward: the plain kernels, then fa2_bwd_sink before the main kernel */
+  for (int wg = 0; wg < 2; wg++) {
+    gen_variant b = base(128, 1, GEN_STAB_NONE, 0, 0);
+    b.pass = GEN_PASS_BWD, b.sinks = 1;
+    cr_assert_eq(gen_variant_complete(g, &b, wg ? "sm_90" : "sm_80", &err), GEN_OK, "%s", err.msg);
+    cr_expect_eq(b.wgmma, wg);
+    cr_expect_eq(b.n_entries, 5);
+    cr_expect_str_eq(b.entries[3], "fa2_bwd_dq_det");
+    cr_expect_str_eq(b.entries[4], "fa2_bwd_sink");
+    cr_assert_eq(gen_render(g, &b, &src, &len, &err), GEN_OK, "%s", err.msg);
+    b.sinks = 0;
+    cr_assert_eq(gen_variant_complete(g, &b, wg ? "sm_90" : "sm_80", &err), GEN_OK, "%s", err.msg);
+    cr_expect_eq(b.n_entries, 4);
+    cr_assert_eq(gen_render(g, &b, &plain, &len, &err), GEN_OK, "%s", err.msg);
+    /* the sinks source less its first line and the fa2_bwd_sink block is the plain one's */
+    char *kernel = strstr(src, "// ---- fa2_bwd_sink"), *rest = kernel ? strstr(kernel, "\n\n") : NULL;
+    cr_assert(kernel && rest, "no fa2_bwd_sink block");
+    cr_expect(strstr(kernel, "sum += (double)(exp2_approx((sink - lse[r]) * 1.44269504f) * delta[r]);"));
+    cr_expect(strstr(kernel, "if (tid == 0) p.dsinks[head] = (float)-sum;"));
+    memmove(kernel, rest + 2, strlen(rest + 2) + 1);
+    cr_expect_str_eq(strchr(src, '\n'), strchr(plain, '\n'));
+    free(src);
+    free(plain);
+  }
+}

@@ -194,7 +194,7 @@ Test(lab_fa2, backward_matches_float64_and_fp32_delta_is_closer) {
   float *dout = fill(nq, LAB_BF16, 1.0, 41), *delta = malloc(sizeof(float) * rows);
   float *dq = malloc(sizeof(float) * nq), *dk = malloc(sizeof(float) * nkv), *dv = malloc(sizeof(float) * nkv);
   double *rq = malloc(sizeof(double) * nq), *rk = malloc(sizeof(double) * nkv), *rv = malloc(sizeof(double) * nkv);
-  lab_ref_backward(&s, r.q, r.k, r.v, dout, rq, rk, rv);
+  lab_ref_backward(&s, r.q, r.k, r.v, dout, rq, rk, rv, NULL);
   cr_assert_eq(forward(&r, LAB_BF16, LAB_ROBUST, 48, 2.0), 0); /* the shift lives in the LSE */
   double delta_err[2];
   for (int precise = 0; precise < 2; precise++) {
@@ -218,6 +218,75 @@ Test(lab_fa2, backward_matches_float64_and_fp32_delta_is_closer) {
   }
   /* fp32 O drops the output rounding; P's rounding inside P V stays */
   cr_expect_lt(delta_err[1], 0.85 * delta_err[0], "sum |delta - exact|: fp32 O %g, bf16 O %g", delta_err[1], delta_err[0]);
+  free(dout), free(delta), free(dq), free(dk), free(dv), free(rq), free(rk), free(rv);
+  run_free(&r);
+}
+
+/* ---- score modifiers ---------------------------------------------------------------- */
+
+/* The emulation with each modifier (and all together) in every mode, IEEE and Hopper
+ * sums, against float64 with the same modifiers: O within bf16 accuracy, LSE to 1e-5
+ * (sinks included), rows that see no key O = 0 and LSE = the sink (+inf without). */
+Test(lab_fa2, modifiers_every_mode_matches_float64) {
+  float slopes[4] = {0.5f, 0.25f, 0.125f, 1.0f}, sinks[4] = {3.0f, -2.0f, 0.5f, 40.0f};
+  lab_shape shapes[] = {
+      {2, 100, 130, 4, 2, 64, 1, 0, .softcap = 3.0},                       /* saturated scores */
+      {1, 100, 130, 4, 2, 64, 0, 0, .alibi = slopes},
+      {1, 100, 130, 4, 1, 64, 0, 0, .window = 1, .window_left = 40, .window_right = 7},
+      {1, 150, 60, 4, 2, 64, 1, 0, .sinks = sinks},                         /* 90 rows see no key */
+      {1, 100, 130, 4, 2, 64, 0, 0.1, .window = 1, .window_left = 70, .window_right = 0,
+       .softcap = 20, .alibi = slopes, .sinks = sinks},
+  };
+  for (unsigned t = 0; t < sizeof shapes / sizeof *shapes; t++) {
+    run r;
+    run_make(&r, shapes[t], LAB_BF16, 1.5, 60 + t);
+    for (int m = 0; m < 6; m++) {
+      const lab_tc tc = m < 3 ? LAB_TC_FP32 : LAB_TC_H100;
+      cr_assert_eq(forward_tc(&r, LAB_BF16, modes[m % 3], 48, 2.0, 1e-3, tc), 0);
+      lab_err e;
+      lab_compare(r.o, r.o_ref, lab_q_elems(&shapes[t]), &e);
+      cr_expect_eq(e.nan_count, 0, "shape %u %s", t, lab_mode_name(modes[m % 3]));
+      cr_expect_leq(e.max_abs_err, 1.6e-2, "shape %u %s %s: max err %g", t, lab_mode_name(modes[m % 3]),
+                    lab_tc_name(tc), e.max_abs_err);
+      for (long long i = 0; i < lab_rows(&shapes[t]); i++)
+        cr_expect(r.lse[i] == r.lse_ref[i] || fabs(r.lse[i] - r.lse_ref[i]) <= 1e-5 * fmax(1, fabs(r.lse_ref[i])),
+                  "shape %u %s row %lld: lse %.9g vs %.9g", t, lab_mode_name(modes[m % 3]), i, r.lse[i],
+                  r.lse_ref[i]);
+    }
+    run_free(&r);
+  }
+}
+
+/* The backward emulation with every modifier, and dsinks as fa2_bwd_sink computes it,
+ * against float64 (delta from the fp32 O); the sink 40 above the scores takes most of
+ * head 3's rows, the others less. */
+Test(lab_fa2, modifiers_backward_and_dsinks_match_float64) {
+  float slopes[4] = {0.5f, 0.25f, 0.125f, 1.0f}, sinks[4] = {3.0f, -2.0f, 0.5f, 4.0f};
+  const lab_shape s = {1, 80, 96, 4, 2, 64, 0, 0, .window = 1, .window_left = 50, .window_right = 3,
+                       .softcap = 5, .alibi = slopes, .sinks = sinks};
+  run r;
+  run_make(&r, s, LAB_BF16, 1.5, 71);
+  const long long nq = lab_q_elems(&s), nkv = lab_kv_elems(&s), rows = lab_rows(&s);
+  float *dout = fill(nq, LAB_BF16, 1.0, 72), *delta = malloc(sizeof(float) * rows), ds[4];
+  float *dq = malloc(sizeof(float) * nq), *dk = malloc(sizeof(float) * nkv), *dv = malloc(sizeof(float) * nkv);
+  double *rq = malloc(sizeof(double) * nq), *rk = malloc(sizeof(double) * nkv), *rv = malloc(sizeof(double) * nkv);
+  double rs[4];
+  lab_ref_backward(&s, r.q, r.k, r.v, dout, rq, rk, rv, rs);
+  cr_assert_eq(forward(&r, LAB_BF16, LAB_ROBUST, 48, 2.0), 0);
+  lab_fa2_delta(&s, r.o32, dout, delta);
+  cr_assert_eq(lab_fa2_backward(&s, LAB_BF16, r.q, r.k, r.v, dout, r.lse, delta, dq, dk, dv), 0);
+  lab_fa2_dsinks(&s, r.lse, delta, ds);
+  lab_err e[4];
+  lab_compare(dq, rq, nq, &e[0]);
+  lab_compare(dk, rk, nkv, &e[1]);
+  lab_compare(dv, rv, nkv, &e[2]);
+  lab_compare(ds, rs, 4, &e[3]);
+  for (int g = 0; g < 4; g++) {
+    cr_expect_eq(e[g].nan_count, 0);
+    cr_expect_leq(e[g].rel_err, 2e-2, "%s rel err %g", (const char *[]){"dq", "dk", "dv", "dsinks"}[g],
+                  e[g].rel_err);
+  }
+  for (int h = 0; h < 4; h++) cr_expect_neq(rs[h], 0.0, "head %d: a real gradient", h);
   free(dout), free(delta), free(dq), free(dk), free(dv), free(rq), free(rk), free(rv);
   run_free(&r);
 }

@@ -629,6 +629,79 @@ Test(rt_context, dropout_launch_mask_and_checks) {
   fa2_destroy(ctx);
 }
 
+/* Attention sinks: their own variants, the pointers passed along, the backward's fifth
+ * kernel (dsinks: one block of FA2_BWD_SINK_THREADS per query head, after delta) in both
+ * modes and for an empty batch (it writes zeros), and the checks. */
+Test(rt_context, sinks_launch_and_checks) {
+  fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
+  fa2_fwd_args a = fu_args(2, 500, 4, 4, 64);
+  a.sinks = (const float *)0xf00000;
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_str_eq(fake->last_image_head, "CUBIN:// fwd_bf16_d64_sinks_m64n64w4s2_robust_b2_e0.001");
+  cr_expect_eq(fake->last.params.sinks, (const float *)0xf00000);
+  a.sinks = NULL;
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_str_eq(fake->last_image_head, "CUBIN:// fwd_bf16_d64_m64n64w4s2_robust_b2_e0.001");
+  cr_expect_eq(fake->last.params.sinks, NULL);
+  a.sinks = (const float *)0xf00002;
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect(strstr(fa2_last_error(), "sinks 0xf00002 is not 4-byte aligned"), "%s", fa2_last_error());
+
+  fa2_bwd_args b = fu_bwd_args(3, 200, 12, 4, 128, WORKSPACE);
+  b.sinks = (const float *)0xf00000, b.dsinks = (float *)0xf10000;
+  for (int det = 0; det < 2; det++) {
+    b.deterministic = det;
+    fake->n_log = 0;
+    cr_assert_eq(fa2_backward(ctx, &b, NULL), FA2_OK, "%s", fa2_last_error());
+    cr_assert_eq(fake->n_log, 4);
+    const char *names[] = {"fa2_bwd_pre", "fa2_bwd_sink", "fa2_bwd", det ? "fa2_bwd_dq_det" : "fa2_bwd_dq"};
+    for (int i = 0; i < 4; i++) {
+      cr_expect_str_eq(fake->log[i].fn_name, names[i]);
+      cr_expect_eq(fake->log[i].bwd.sinks, (const float *)0xf00000);
+      cr_expect_eq(fake->log[i].bwd.dsinks, (float *)0xf10000);
+    }
+    fake_launch *l = &fake->log[1];
+    cr_expect(l->grid[0] == 12 && l->grid[1] == 1 && l->grid[2] == 1, "grid %u x %u x %u", l->grid[0],
+              l->grid[1], l->grid[2]);
+    cr_expect_eq(l->block[0], FA2_BWD_SINK_THREADS);
+    cr_expect_eq(l->smem, 0);
+  }
+  cr_expect_str_eq(fake->last_image_head, "CUBIN:// bwd_bf16_d128_sinks_m64n64w4s2_none");
+  /* an empty batch: only fa2_bwd_sink runs (dsinks = 0); without sinks, nothing */
+  b.batch = 0;
+  fake->n_log = 0;
+  cr_assert_eq(fa2_backward(ctx, &b, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_assert_eq(fake->n_log, 1);
+  cr_expect_str_eq(fake->log[0].fn_name, "fa2_bwd_sink");
+  cr_expect_eq(fake->log[0].bwd.batch, 0);
+  b.sinks = NULL, b.dsinks = NULL;
+  fake->n_log = 0;
+  cr_assert_eq(fa2_backward(ctx, &b, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(fake->n_log, 0);
+  /* sinks and their gradient go together */
+  b.batch = 3, b.sinks = (const float *)0xf00000;
+  cr_expect_eq(fa2_backward(ctx, &b, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect_str_eq(fa2_last_error(), "dsinks is NULL with sinks set: the backward of a sinks call "
+                                     "writes their gradient there (heads_q fp32 on the device)");
+  b.sinks = NULL, b.dsinks = (float *)0xf10000;
+  cr_expect_eq(fa2_backward(ctx, &b, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect(strstr(fa2_last_error(), "dsinks is set but sinks is NULL"), "%s", fa2_last_error());
+  b.sinks = (const float *)0xf00000, b.dsinks = (float *)0xf10001;
+  cr_expect_eq(fa2_backward(ctx, &b, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect(strstr(fa2_last_error(), "dsinks 0xf10001 is not 4-byte aligned"), "%s", fa2_last_error());
+  b.dsinks = (float *)0xf10000, b.sinks = (const float *)0xf00001;
+  cr_expect_eq(fa2_backward(ctx, &b, NULL), FA2_ERR_INVALID_ARGUMENT);
+  cr_expect(strstr(fa2_last_error(), "sinks 0xf00001 is not 4-byte aligned"), "%s", fa2_last_error());
+  /* a prepared sinks kernel is the one a call then takes */
+  fa2_kernel_desc k = {NULL, FA2_BF16, 64, 1, FA2_STAB_NONE, 0, 0};
+  k.sinks = 1;
+  const unsigned long long misses = fu_stats(ctx).misses;
+  cr_assert_eq(fa2_prepare(ctx, &k, 1), FA2_OK, "%s", fa2_last_error());
+  cr_expect_str_eq(fake->last_image_head, "CUBIN:// fwd_bf16_d64_causal_sinks_m64n64w4s2_none");
+  cr_expect_eq(fu_stats(ctx).misses, misses + 1);
+  fa2_destroy(ctx);
+}
+
 Test(rt_context, prepare_reports_the_first_bad_kernel) {
   fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
   fa2_kernel_desc k[2] = {

@@ -127,7 +127,8 @@ class Context:
 
     def prepare(self, kernels):
         """kernels: variant names (str) or dicts with dtype ("bf16"/"fp16"), head_dim,
-        causal, stab, beta, eps, seqlen (the calls' length: tuned per-length tiles)."""
+        causal, stab, beta, eps, seqlen (the calls' length: tuned per-length tiles) and
+        the flags varlen, window, alibi, softcap, sinks (the kernels of those calls)."""
         import ctypes
         arr = (KernelDesc * len(kernels))()
         keep = []
@@ -143,6 +144,8 @@ class Context:
                 arr[i].beta = k.get("beta") or 0.0
                 arr[i].eps = k.get("eps") or 0.0
                 arr[i].seqlen = k.get("seqlen") or 0
+                for flag in ("varlen", "window", "alibi", "softcap", "sinks"):
+                    setattr(arr[i], flag, int(bool(k.get(flag, False))))
         check(lib().fa2_prepare(self._ptr, arr, len(kernels)))
 
     def prepare_spec(self, path=None):

@@ -49,7 +49,7 @@ class FwdArgs(ctypes.Structure):
                 ("alibi_batch_stride", ctypes.c_longlong), ("softcap", ctypes.c_float),
                 ("dropout", ctypes.c_int), ("dropout_p", ctypes.c_float),
                 ("dropout_rng", ctypes.c_void_p), ("dropout_seed", ctypes.c_ulonglong),
-                ("dropout_offset", ctypes.c_ulonglong)]
+                ("dropout_offset", ctypes.c_ulonglong), ("sinks", ctypes.c_void_p)]
 
 
 DELTA = {"lowp": 0, "fp32": 1}
@@ -72,7 +72,8 @@ class BwdArgs(ctypes.Structure):
                 ("alibi_batch_stride", ctypes.c_longlong), ("softcap", ctypes.c_float),
                 ("dropout", ctypes.c_int), ("dropout_p", ctypes.c_float),
                 ("dropout_rng", ctypes.c_void_p), ("dropout_seed", ctypes.c_ulonglong),
-                ("dropout_offset", ctypes.c_ulonglong)]
+                ("dropout_offset", ctypes.c_ulonglong), ("sinks", ctypes.c_void_p),
+                ("dsinks", ctypes.c_void_p)]
 
 
 LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
@@ -91,7 +92,7 @@ class KernelDesc(ctypes.Structure):
                 ("causal", ctypes.c_int), ("stab", ctypes.c_int),
                 ("beta", ctypes.c_double), ("eps", ctypes.c_double), ("seqlen", ctypes.c_int),
                 ("varlen", ctypes.c_int), ("window", ctypes.c_int), ("alibi", ctypes.c_int),
-                ("softcap", ctypes.c_int), ("dropout", ctypes.c_int)]
+                ("softcap", ctypes.c_int), ("dropout", ctypes.c_int), ("sinks", ctypes.c_int)]
 
 
 class CacheStats(ctypes.Structure):

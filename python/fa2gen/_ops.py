@@ -12,7 +12,11 @@ too.
 
     o, lse, o32 = torch.ops.fa2gen.fwd(q, k, v, causal, stab, beta, eps, scale,
                                        want_o32, deterministic, window_left, window_right,
-                                       alibi_slopes, softcap, dropout_p, rng)
+                                       alibi_slopes, softcap, dropout_p, rng, sinks)
+    dq, dk, dv, dsinks = torch.ops.fa2gen.bwd(dout, q, k, v, o, lse, o32, causal, stab, beta,
+                                              eps, scale, deterministic, window_left,
+                                              window_right, alibi_slopes, softcap, dropout_p,
+                                              rng, sinks)
     # variable-length batches: torch.ops.fa2gen.varlen_fwd / varlen_bwd (below)
 
 q (B, Sq, H, d), k/v (B, Sk, Hkv, d), bf16 or fp16, last dim contiguous;
@@ -28,6 +32,10 @@ each probability kept with probability 1 - dropout_p and scaled by 1 / (1 - drop
 the mask Philox's of seed rng[0] and offset rng[1] (an int64 tensor of 2 on q's device,
 read by the kernels: draw it with dropout_rng(), PyTorch's generator, so a CUDA graph
 replays with a fresh mask); the backward gets the same p and rng and the same mask.
+sinks: None, or fp32 logits (H,) on q's device (gpt-oss's attention sinks): exp(sinks[h])
+joins every row's softmax sum and LSE, not O; a row that sees no key then has O = 0 and
+LSE = sinks[h]. The backward returns their gradient dsinks (H,) fp32 (an empty tensor
+without sinks), the same bits on every run.
 deterministic only matters to the backward, which the forward's autograd runs.
 """
 import ctypes
@@ -111,6 +119,22 @@ def check_rng(fn, rng):
                          "fa2gen.dropout_rng(device)")
 
 
+def check_sinks(fn, sinks, heads):
+    """The operators' sinks: None or a contiguous fp32 (heads,) tensor."""
+    if sinks is not None and (sinks.dtype != torch.float32 or tuple(sinks.shape) != (heads,) or
+                              sinks.stride(0) != 1):
+        raise ValueError(f"{fn}: sinks is {sinks.dtype} of shape {tuple(sinks.shape)}: expected "
+                         f"a contiguous torch.float32 tensor of shape ({heads},)")
+
+
+def _sinks(sinks, dsinks=None):
+    """The C fields of attention sinks; the backward's also their gradient."""
+    fields = dict(sinks=sinks.data_ptr() if sinks is not None else None)
+    if dsinks is not None:
+        fields["dsinks"] = dsinks.data_ptr() if sinks is not None else None
+    return fields
+
+
 def _window(left, right):
     """The C fields of a sliding window: none when both sides are unbounded (-1)."""
     return dict(window=int(left >= 0 or right >= 0), window_left=left, window_right=right)
@@ -129,10 +153,11 @@ def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: s
         beta: float, eps: float, scale: float, want_o32: bool, deterministic: bool,
         window_left: int, window_right: int,
         alibi_slopes: Optional[torch.Tensor],
-        softcap: float, dropout_p: float = 0.0,
-        rng: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    check_one_device("fa2gen.fwd", q=q, k=k, v=v, alibi_slopes=alibi_slopes, rng=rng)
+        softcap: float, dropout_p: float = 0.0, rng: Optional[torch.Tensor] = None,
+        sinks: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    check_one_device("fa2gen.fwd", q=q, k=k, v=v, alibi_slopes=alibi_slopes, rng=rng, sinks=sinks)
     check_rng("fa2gen.fwd", rng)
+    check_sinks("fa2gen.fwd", sinks, q.shape[2])
     o, lse, o32 = _outputs_fwd(q, want_o32)
     q, k, v = _aligned(q), _aligned(k), _aligned(v)
     B, N, H, d = q.shape
@@ -141,7 +166,7 @@ def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: s
                 head_dim=d, scale=scale, causal=int(causal), stab=STAB[stab], beta=beta,
                 eps=eps, o_fp32=o32.data_ptr() if want_o32 else None,
                 **_window(window_left, window_right), **_alibi(alibi_slopes), softcap=softcap,
-                **_dropout(dropout_p, rng))
+                **_dropout(dropout_p, rng), **_sinks(sinks))
     with torch.cuda.device(q.device):
         _context(q.device).forward(a, _stream(q.device))
     return o, lse, o32
@@ -149,17 +174,19 @@ def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: s
 
 @fwd.register_fake
 def _(q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic, window_left, window_right,
-      alibi_slopes, softcap, dropout_p=0.0, rng=None):
+      alibi_slopes, softcap, dropout_p=0.0, rng=None, sinks=None):
     # while tracing too: a mixed-device call fails at compile time
-    check_one_device("fa2gen.fwd", q=q, k=k, v=v, alibi_slopes=alibi_slopes, rng=rng)
+    check_one_device("fa2gen.fwd", q=q, k=k, v=v, alibi_slopes=alibi_slopes, rng=rng, sinks=sinks)
     check_rng("fa2gen.fwd", rng)
+    check_sinks("fa2gen.fwd", sinks, q.shape[2])
     return _outputs_fwd(q, want_o32)
 
 
-def _outputs_bwd(q, k, v):
+def _outputs_bwd(q, k, v, sinks):
     # Contiguous whatever the inputs' strides (a packed QKV view's gradient
-    # included): the kernels write whole 16-byte rows.
-    return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape))
+    # included): the kernels write whole 16-byte rows. dsinks: (H,) fp32, or empty.
+    dsinks = q.new_empty(sinks.shape if sinks is not None else (0,), dtype=torch.float32)
+    return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape), dsinks)
 
 
 @torch.library.custom_op("fa2gen::bwd", mutates_args=(), device_types="cuda")
@@ -167,11 +194,13 @@ def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o
         lse: torch.Tensor, o32: torch.Tensor, causal: bool, stab: str, beta: float, eps: float,
         scale: float, deterministic: bool, window_left: int, window_right: int,
         alibi_slopes: Optional[torch.Tensor],
-        softcap: float, dropout_p: float = 0.0,
-        rng: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        softcap: float, dropout_p: float = 0.0, rng: Optional[torch.Tensor] = None,
+        sinks: Optional[torch.Tensor] = None
+        ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     check_one_device("fa2gen.bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
-                     alibi_slopes=alibi_slopes, rng=rng)
-    dq, dk, dv = _outputs_bwd(q, k, v)
+                     alibi_slopes=alibi_slopes, rng=rng, sinks=sinks)
+    check_sinks("fa2gen.bwd", sinks, q.shape[2])
+    dq, dk, dv, dsinks = _outputs_bwd(q, k, v, sinks)
     q, k, v, o, dout = _aligned(q), _aligned(k), _aligned(v), _aligned(o), _aligned(dout)
     B, N, H, d = q.shape
     precise = o32.numel() > 0
@@ -182,9 +211,10 @@ def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o
                 batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
                 head_dim=d, scale=scale, causal=int(causal), stab=STAB[stab], beta=beta, eps=eps,
                 deterministic=int(deterministic), **_window(window_left, window_right),
-                **_alibi(alibi_slopes), softcap=softcap, **_dropout(dropout_p, rng))
+                **_alibi(alibi_slopes), softcap=softcap, **_dropout(dropout_p, rng),
+                **_sinks(sinks, dsinks))
     _run_backward(a, q.device)
-    return dq, dk, dv
+    return dq, dk, dv, dsinks
 
 
 def _run_backward(a, device):
@@ -200,26 +230,28 @@ def _run_backward(a, device):
 
 @bwd.register_fake
 def _(dout, q, k, v, o, lse, o32, causal, stab, beta, eps, scale, deterministic, window_left,
-      window_right, alibi_slopes, softcap, dropout_p=0.0, rng=None):
+      window_right, alibi_slopes, softcap, dropout_p=0.0, rng=None, sinks=None):
     check_one_device("fa2gen.bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
-                     alibi_slopes=alibi_slopes, rng=rng)
-    return _outputs_bwd(q, k, v)
+                     alibi_slopes=alibi_slopes, rng=rng, sinks=sinks)
+    check_sinks("fa2gen.bwd", sinks, q.shape[2])
+    return _outputs_bwd(q, k, v, sinks)
 
 
 def _setup_context(ctx, inputs, output):
     (q, k, v, causal, stab, beta, eps, scale, want_o32, deterministic, wl, wr, alibi, cap, drop_p,
-     rng) = inputs
+     rng, sinks) = inputs
     o, lse, o32 = output
-    ctx.save_for_backward(q, k, v, o, lse, o32, alibi, rng)  # rng: the forward's mask
+    ctx.save_for_backward(q, k, v, o, lse, o32, alibi, rng, sinks)  # rng: the forward's mask
     ctx.args = (causal, stab, beta, eps, scale, deterministic, wl, wr)
     ctx.softcap, ctx.dropout_p = cap, drop_p
     ctx.mark_non_differentiable(lse, o32)
 
 
 def _backward(ctx, dout, dlse, do32):
-    q, k, v, o, lse, o32, alibi, rng = ctx.saved_tensors
-    dq, dk, dv = bwd(dout, q, k, v, o, lse, o32, *ctx.args, alibi, ctx.softcap, ctx.dropout_p, rng)
-    return (dq, dk, dv) + (None,) * 13
+    q, k, v, o, lse, o32, alibi, rng, sinks = ctx.saved_tensors
+    dq, dk, dv, dsinks = bwd(dout, q, k, v, o, lse, o32, *ctx.args, alibi, ctx.softcap,
+                             ctx.dropout_p, rng, sinks)
+    return (dq, dk, dv) + (None,) * 13 + (dsinks if sinks is not None else None,)
 
 
 fwd.register_autograd(_backward, setup_context=_setup_context)
@@ -231,7 +263,7 @@ fwd.register_autograd(_backward, setup_context=_setup_context)
 #                                               max_seqlen_q, max_seqlen_k, causal, stab,
 #                                               beta, eps, scale, want_o32, deterministic,
 #                                               window_left, window_right, alibi_slopes,
-#                                               softcap, dropout_p, rng)
+#                                               softcap, dropout_p, rng, sinks)
 #
 # q (total_q, H, d), k/v (total_k, Hkv, d); cu_seqlens_* int32 (batch + 1) on the
 # device; o (total_q, H, d) contiguous, lse (H, total_q) fp32, o32 (total_q, H, d) or
@@ -271,17 +303,20 @@ def varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: 
                stab: str, beta: float, eps: float, scale: float, want_o32: bool,
                deterministic: bool, window_left: int, window_right: int,
                alibi_slopes: Optional[torch.Tensor],
-               softcap: float, dropout_p: float = 0.0,
-               rng: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+               softcap: float, dropout_p: float = 0.0, rng: Optional[torch.Tensor] = None,
+               sinks: Optional[torch.Tensor] = None
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     check_one_device("fa2gen.varlen_fwd", q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q,
-                     cu_seqlens_k=cu_seqlens_k, alibi_slopes=alibi_slopes, rng=rng)
+                     cu_seqlens_k=cu_seqlens_k, alibi_slopes=alibi_slopes, rng=rng, sinks=sinks)
     check_rng("fa2gen.varlen_fwd", rng)
+    check_sinks("fa2gen.varlen_fwd", sinks, q.shape[1])
     o, lse, o32 = _outputs_varlen_fwd(q, want_o32)
     q, k, v = _aligned3(q), _aligned3(k), _aligned3(v)
     a = FwdArgs(q=_tensor3(q), k=_tensor3(k), v=_tensor3(v), o=_tensor3(o), lse=lse.data_ptr(),
                 scale=scale, causal=int(causal), stab=STAB[stab], beta=beta, eps=eps,
                 o_fp32=o32.data_ptr() if want_o32 else None, **_window(window_left, window_right),
                 **_alibi(alibi_slopes), softcap=softcap, **_dropout(dropout_p, rng),
+                **_sinks(sinks),
                 **_varlen_sizes(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k))
     with torch.cuda.device(q.device):
         _context(q.device).forward(a, _stream(q.device))
@@ -291,10 +326,11 @@ def varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: 
 @varlen_fwd.register_fake
 def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, stab, beta, eps,
       scale, want_o32, deterministic, window_left, window_right, alibi_slopes, softcap, dropout_p=0.0,
-      rng=None):
+      rng=None, sinks=None):
     check_one_device("fa2gen.varlen_fwd", q=q, k=k, v=v, cu_seqlens_q=cu_seqlens_q,
-                     cu_seqlens_k=cu_seqlens_k, alibi_slopes=alibi_slopes, rng=rng)
+                     cu_seqlens_k=cu_seqlens_k, alibi_slopes=alibi_slopes, rng=rng, sinks=sinks)
     check_rng("fa2gen.varlen_fwd", rng)
+    check_sinks("fa2gen.varlen_fwd", sinks, q.shape[1])
     return _outputs_varlen_fwd(q, want_o32)
 
 
@@ -303,14 +339,15 @@ def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Te
                o: torch.Tensor, lse: torch.Tensor, o32: torch.Tensor, cu_seqlens_q: torch.Tensor,
                cu_seqlens_k: torch.Tensor, max_seqlen_q: int, max_seqlen_k: int, causal: bool,
                stab: str, beta: float, eps: float, scale: float, deterministic: bool,
-               window_left: int, window_right: int,
-        alibi_slopes: Optional[torch.Tensor],
-        softcap: float, dropout_p: float = 0.0,
-        rng: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+               window_left: int, window_right: int, alibi_slopes: Optional[torch.Tensor],
+               softcap: float, dropout_p: float = 0.0, rng: Optional[torch.Tensor] = None,
+               sinks: Optional[torch.Tensor] = None
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     check_one_device("fa2gen.varlen_bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
                      cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
-                     alibi_slopes=alibi_slopes, rng=rng)
-    dq, dk, dv = _outputs_bwd(q, k, v)
+                     alibi_slopes=alibi_slopes, rng=rng, sinks=sinks)
+    check_sinks("fa2gen.varlen_bwd", sinks, q.shape[1])
+    dq, dk, dv, dsinks = _outputs_bwd(q, k, v, sinks)
     q, k, v, o, dout = _aligned3(q), _aligned3(k), _aligned3(v), _aligned3(o), _aligned3(dout)
     precise = o32.numel() > 0
     a = BwdArgs(q=_tensor3(q), k=_tensor3(k), v=_tensor3(v), o=_tensor3(o), dout=_tensor3(dout),
@@ -319,37 +356,38 @@ def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Te
                 o_fp32=o32.data_ptr() if precise else None, scale=scale, causal=int(causal),
                 stab=STAB[stab], beta=beta, eps=eps, deterministic=int(deterministic),
                 **_window(window_left, window_right), **_alibi(alibi_slopes), softcap=softcap,
-                **_dropout(dropout_p, rng),
+                **_dropout(dropout_p, rng), **_sinks(sinks, dsinks),
                 **_varlen_sizes(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k))
     _run_backward(a, q.device)
-    return dq, dk, dv
+    return dq, dk, dv, dsinks
 
 
 @varlen_bwd.register_fake
 def _(dout, q, k, v, o, lse, o32, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal,
       stab, beta, eps, scale, deterministic, window_left, window_right, alibi_slopes, softcap,
-      dropout_p=0.0, rng=None):
+      dropout_p=0.0, rng=None, sinks=None):
     check_one_device("fa2gen.varlen_bwd", dout=dout, q=q, k=k, v=v, o=o, lse=lse, o32=o32,
                      cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
-                     alibi_slopes=alibi_slopes, rng=rng)
-    return _outputs_bwd(q, k, v)
+                     alibi_slopes=alibi_slopes, rng=rng, sinks=sinks)
+    check_sinks("fa2gen.varlen_bwd", sinks, q.shape[1])
+    return _outputs_bwd(q, k, v, sinks)
 
 
 def _varlen_setup_context(ctx, inputs, output):
     (q, k, v, cu_q, cu_k, max_q, max_k, causal, stab, beta, eps, scale, want_o32,
-     deterministic, wl, wr, alibi, cap, drop_p, rng) = inputs
+     deterministic, wl, wr, alibi, cap, drop_p, rng, sinks) = inputs
     o, lse, o32 = output
-    ctx.save_for_backward(q, k, v, o, lse, o32, cu_q, cu_k, alibi, rng)
+    ctx.save_for_backward(q, k, v, o, lse, o32, cu_q, cu_k, alibi, rng, sinks)
     ctx.args = (max_q, max_k, causal, stab, beta, eps, scale, deterministic, wl, wr)
     ctx.softcap, ctx.dropout_p = cap, drop_p
     ctx.mark_non_differentiable(lse, o32)
 
 
 def _varlen_backward(ctx, dout, dlse, do32):
-    q, k, v, o, lse, o32, cu_q, cu_k, alibi, rng = ctx.saved_tensors
-    dq, dk, dv = varlen_bwd(dout, q, k, v, o, lse, o32, cu_q, cu_k, *ctx.args, alibi,
-                            ctx.softcap, ctx.dropout_p, rng)
-    return (dq, dk, dv) + (None,) * 17
+    q, k, v, o, lse, o32, cu_q, cu_k, alibi, rng, sinks = ctx.saved_tensors
+    dq, dk, dv, dsinks = varlen_bwd(dout, q, k, v, o, lse, o32, cu_q, cu_k, *ctx.args, alibi,
+                                    ctx.softcap, ctx.dropout_p, rng, sinks)
+    return (dq, dk, dv) + (None,) * 17 + (dsinks if sinks is not None else None,)
 
 
 varlen_fwd.register_autograd(_varlen_backward, setup_context=_varlen_setup_context)

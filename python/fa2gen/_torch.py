@@ -82,14 +82,14 @@ def causal_and_window(fn, causal, window_size, seqlen_q, seqlen_k):
 
 def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=None,
               delta="lowp", deterministic=False, return_lse=False, window_size=(-1, -1),
-              dropout_p=0.0):
+              dropout_p=0.0, sinks=None):
     """softmax(scale q k^T) v for CUDA tensors of shape (B, N, H, d), bf16 or fp16.
 
     k and v may have fewer heads than q (GQA/MQA). stab: "none" (classic FA2),
     "paper" (Algorithm 3 of the paper), "robust" (default) or "tuned" (the
     tuning database's choice). beta/eps/scale None: defaults (2, 1e-3,
     1/sqrt(d)). Causal is aligned bottom-right (FlashAttention-2's rule); a
-    query row that sees no key gets O = 0 and LSE = +inf. Runs on the current
+    query row that sees no key gets O = 0 and LSE = +inf (the sink with sinks). Runs on the current
     stream of the tensors' device. Differentiable (head dims up to 128):
     delta="fp32" makes the forward also keep O in fp32 so the backward's
     delta = rowsum(dO * O) is computed from it, at 4 bytes per output element.
@@ -100,6 +100,11 @@ def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=N
     dropout_p: attention dropout as in flash_attn_func (each probability kept with
     probability 1 - dropout_p, scaled by 1 / (1 - dropout_p); the mask's seed drawn
     from PyTorch's CUDA generator: see dropout_rng).
+    sinks: attention sinks (gpt-oss), a float tensor (H,) on q's device, one logit per
+    query head in the units of the scaled scores: exp(sinks[h]) joins every row's
+    softmax sum (and LSE) but not the output, so O = softmax([S, sink])[:, :-1] V; a row
+    that sees no key gives O = 0 and LSE = sinks[h]. Differentiable: sinks.grad is
+    -sum over batch and rows of exp(sink - LSE) rowsum(dO * O), the same bits every run.
     A torch.library custom operator (torch.ops.fa2gen.fwd/bwd): torch.compile
     traces it without graph breaks, and it can be captured in a CUDA graph
     once its kernels are loaded (one eager call, or fa2gen.prepare)."""
@@ -108,8 +113,9 @@ def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=N
     check_inputs(fn, q, k, v)
     causal, window = causal_and_window(fn, causal, window_size, q.shape[1], k.shape[1])
     check_dropout(fn, dropout_p)
+    sinks = check_sinks(fn, sinks, q)
     return forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, return_lse,
-                   window, dropout_p=dropout_p)
+                   window, dropout_p=dropout_p, sinks=sinks)
 
 
 # Head dims the kernels are generated for; any other d up to 256 is zero-padded to the
@@ -143,12 +149,13 @@ def _want_o32(delta, q, k, v):
 
 
 def forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, return_lse,
-            window=(-1, -1), alibi_slopes=None, softcap=0.0, dropout_p=0.0, rng=None):
+            window=(-1, -1), alibi_slopes=None, softcap=0.0, dropout_p=0.0, rng=None,
+            sinks=None):
     """The checked call of torch.ops.fa2gen.fwd. window: (left, right) edges of a
     sliding window, -1 unbounded (then causal is False: its edge is right = 0).
     alibi_slopes: None or checked fp32 slopes (check_alibi). softcap: 0 or > 0.
     dropout_p: checked (check_dropout); > 0 draws the mask's seed (dropout_rng) unless
-    rng gives it."""
+    rng gives it. sinks: None or checked fp32 sinks (check_sinks)."""
     want_o32 = _want_o32(delta, q, k, v)
     q, k, v, scale, d = _pad_head_dim(q, k, v, scale)
     if dropout_p > 0 and rng is None:
@@ -156,7 +163,8 @@ def forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, retur
     o, lse, _ = torch.ops.fa2gen.fwd(q, k, v, bool(causal), stab, float(beta or 0.0),
                                      float(eps or 0.0), float(scale or 0.0), want_o32,
                                      bool(deterministic), int(window[0]), int(window[1]),
-                                     alibi_slopes, float(softcap), float(dropout_p), rng)
+                                     alibi_slopes, float(softcap), float(dropout_p), rng,
+                                     sinks)
     o = o[..., :d] if o.shape[-1] != d else o
     return (o, lse) if return_lse else o
 
@@ -187,6 +195,25 @@ def check_dropout(fn, p):
     if not (isinstance(p, (int, float)) and 0.0 <= p < 1.0):
         raise ValueError(f"{fn}: dropout_p={p!r}: allowed 0.0 <= dropout_p < 1.0 (the "
                          "probability of dropping an attention weight; 0.0: none)")
+
+
+def check_sinks(fn, sinks, q):
+    """Attention sinks as the operators take them: one logit per query head, a float
+    tensor (heads,) on q's device (gpt-oss keeps them in the model's dtype), as fp32:
+    the conversion stays in the autograd graph, so their gradient reaches them in their
+    own dtype. None stays None."""
+    if sinks is None:
+        return None
+    heads = q.shape[-2]
+    if not isinstance(sinks, torch.Tensor) or not sinks.is_floating_point() or \
+            tuple(sinks.shape) != (heads,):
+        what = (f"{sinks.dtype} of shape {tuple(sinks.shape)}" if isinstance(sinks, torch.Tensor)
+                else type(sinks).__name__)
+        raise ValueError(f"{fn}: sinks is {what}: expected a float tensor of shape ({heads},), "
+                         "one logit per query head")
+    if sinks.device != q.device:
+        raise ValueError(f"{fn}: sinks is on {sinks.device} and q on {q.device}")
+    return sinks.to(torch.float32).contiguous()
 
 
 def check_alibi(fn, slopes, q, batch):
@@ -236,7 +263,7 @@ def check_varlen_inputs(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, m
 
 def varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, stab,
                    beta, eps, scale, delta, deterministic, return_lse, window=(-1, -1),
-                   alibi_slopes=None, softcap=0.0, dropout_p=0.0, rng=None):
+                   alibi_slopes=None, softcap=0.0, dropout_p=0.0, rng=None, sinks=None):
     """The checked call of torch.ops.fa2gen.varlen_fwd."""
     want_o32 = _want_o32(delta, q, k, v)
     q, k, v, scale, d = _pad_head_dim(q, k, v, scale)
@@ -247,7 +274,7 @@ def varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen
                                             float(beta or 0.0), float(eps or 0.0),
                                             float(scale or 0.0), want_o32, bool(deterministic),
                                             int(window[0]), int(window[1]), alibi_slopes,
-                                            float(softcap), float(dropout_p), rng)
+                                            float(softcap), float(dropout_p), rng, sinks)
     o = o[..., :d] if o.shape[-1] != d else o
     return (o, lse) if return_lse else o
 

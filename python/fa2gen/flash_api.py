@@ -8,8 +8,10 @@ Same signatures, layouts and semantics as flash_attn 2.x: q (B, Sq, H, d), k/v
 packed QKV / KV read in place as strided views, sliding windows (window_size),
 ALiBi (alibi_slopes), softcap, dropout (dropout_p; the mask's seed drawn from PyTorch's
 CUDA generator, so torch.manual_seed reproduces it and CUDA graphs replay fresh masks).
-One extra keyword, `stab` ("robust" by default; "none" is FlashAttention-2's own
-arithmetic). return_attn_probs=True returns (out, softmax_lse, S_dmask), S_dmask the
+Two extra keywords: `stab` ("robust" by default; "none" is FlashAttention-2's own
+arithmetic) and `sinks` (gpt-oss's attention sinks, a float tensor (heads,) of per-head
+logits that join each row's softmax sum, not the output; differentiable; FA2 has no such
+argument). return_attn_probs=True returns (out, softmax_lse, S_dmask), S_dmask the
 softmax probabilities (B, H, Sq, Sk) fp32, negated where dropout dropped them
 (~torch.signbit(S_dmask) is the keep mask): for tests, O(N^2) memory, as in FA2. The
 varlen functions take FA2's
@@ -34,15 +36,17 @@ def _check_modifiers(fn, dropout_p, softcap):
 
 
 def _attention(fn, q, k, v, dropout_p, softmax_scale, causal, window_size, softcap,
-               alibi_slopes, deterministic, return_attn_probs, stab):
+               alibi_slopes, deterministic, return_attn_probs, stab, sinks=None):
     _torch.check_mode(fn, stab, "lowp")
     _torch.check_inputs(fn, q, k, v)
     _check_modifiers(fn, dropout_p, softcap)
     alibi_slopes = _torch.check_alibi(fn, alibi_slopes, q, q.shape[0])
     causal, window = _causal_and_window(fn, causal, window_size, q.shape[1], k.shape[1])
+    sinks = _torch.check_sinks(fn, sinks, q)
     rng = _torch.dropout_rng(q.device) if dropout_p > 0 else None
     out, lse = _torch.forward(q, k, v, causal, stab, None, None, softmax_scale, "lowp",
-                              deterministic, True, window, alibi_slopes, softcap, dropout_p, rng)
+                              deterministic, True, window, alibi_slopes, softcap, dropout_p, rng,
+                              sinks)
     if not return_attn_probs:
         return out
     return out, lse, _torch.attention_probs(q, k, lse, softmax_scale, causal, window,
@@ -51,11 +55,12 @@ def _attention(fn, q, k, v, dropout_p, softmax_scale, causal, window_size, softc
 
 def flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=False,
                     window_size=(-1, -1), softcap=0.0, alibi_slopes=None, deterministic=False,
-                    return_attn_probs=False, *, stab="robust"):
+                    return_attn_probs=False, *, stab="robust", sinks=None):
     """flash_attn.flash_attn_func: q (B, Sq, H, d), k and v (B, Sk, Hkv, d).
     Returns out (B, Sq, H, d), or (out, softmax_lse, S_dmask) with return_attn_probs."""
     return _attention("fa2gen.flash_attn_func", q, k, v, dropout_p, softmax_scale, causal,
-                      window_size, softcap, alibi_slopes, deterministic, return_attn_probs, stab)
+                      window_size, softcap, alibi_slopes, deterministic, return_attn_probs, stab,
+                      sinks)
 
 
 def _unpack(fn, name, t, n, varlen=False):
@@ -70,27 +75,29 @@ def _unpack(fn, name, t, n, varlen=False):
 
 def flash_attn_kvpacked_func(q, kv, dropout_p=0.0, softmax_scale=None, causal=False,
                              window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
-                             deterministic=False, return_attn_probs=False, *, stab="robust"):
+                             deterministic=False, return_attn_probs=False, *, stab="robust",
+                             sinks=None):
     """flash_attn.flash_attn_kvpacked_func: kv (B, Sk, 2, Hkv, d), read in place."""
     fn = "fa2gen.flash_attn_kvpacked_func"
     k, v = _unpack(fn, "kv", kv, 2)
     return _attention(fn, q, k, v, dropout_p, softmax_scale, causal, window_size, softcap,
-                      alibi_slopes, deterministic, return_attn_probs, stab)
+                      alibi_slopes, deterministic, return_attn_probs, stab, sinks)
 
 
 def flash_attn_qkvpacked_func(qkv, dropout_p=0.0, softmax_scale=None, causal=False,
                               window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
-                              deterministic=False, return_attn_probs=False, *, stab="robust"):
+                              deterministic=False, return_attn_probs=False, *, stab="robust",
+                              sinks=None):
     """flash_attn.flash_attn_qkvpacked_func: qkv (B, S, 3, H, d), read in place."""
     fn = "fa2gen.flash_attn_qkvpacked_func"
     q, k, v = _unpack(fn, "qkv", qkv, 3)
     return _attention(fn, q, k, v, dropout_p, softmax_scale, causal, window_size, softcap,
-                      alibi_slopes, deterministic, return_attn_probs, stab)
+                      alibi_slopes, deterministic, return_attn_probs, stab, sinks)
 
 
 def _varlen(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p,
             softmax_scale, causal, window_size, softcap, alibi_slopes, deterministic,
-            return_attn_probs, block_table, stab):
+            return_attn_probs, block_table, stab, sinks=None):
     _torch.check_mode(fn, stab, "lowp")
     _torch.check_varlen_inputs(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                max_seqlen_k)
@@ -99,11 +106,12 @@ def _varlen(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
     if block_table is not None:
         _unsupported(fn, "block_table", "<tensor>", "None (no paged KV cache)")
     causal, window = _causal_and_window(fn, causal, window_size, max_seqlen_q, max_seqlen_k)
+    sinks = _torch.check_sinks(fn, sinks, q)
     rng = _torch.dropout_rng(q.device) if dropout_p > 0 else None
     out, lse = _torch.varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                      max_seqlen_k, causal, stab, None, None, softmax_scale, "lowp",
                                      deterministic, True, window, alibi_slopes, softcap,
-                                     dropout_p, rng)
+                                     dropout_p, rng, sinks)
     if not return_attn_probs:
         return out
     return out, lse, _torch.varlen_attention_probs(
@@ -114,36 +122,37 @@ def _varlen(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
 def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                            dropout_p=0.0, softmax_scale=None, causal=False, window_size=(-1, -1),
                            softcap=0.0, alibi_slopes=None, deterministic=False,
-                           return_attn_probs=False, block_table=None, *, stab="robust"):
+                           return_attn_probs=False, block_table=None, *, stab="robust", sinks=None):
     """flash_attn.flash_attn_varlen_func: q (total_q, H, d), k and v (total_k, Hkv, d),
     cu_seqlens_q/k int32 (batch + 1). Returns out (total_q, H, d), or
     (out, softmax_lse (H, total_q) fp32, S_dmask (B, H, max_seqlen_q, max_seqlen_k)) with
     return_attn_probs."""
     return _varlen("fa2gen.flash_attn_varlen_func", q, k, v, cu_seqlens_q, cu_seqlens_k,
                    max_seqlen_q, max_seqlen_k, dropout_p, softmax_scale, causal, window_size,
-                   softcap, alibi_slopes, deterministic, return_attn_probs, block_table, stab)
+                   softcap, alibi_slopes, deterministic, return_attn_probs, block_table, stab,
+                   sinks)
 
 
 def flash_attn_varlen_kvpacked_func(q, kv, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                     max_seqlen_k, dropout_p=0.0, softmax_scale=None, causal=False,
                                     window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
                                     deterministic=False, return_attn_probs=False, *,
-                                    stab="robust"):
+                                    stab="robust", sinks=None):
     """flash_attn.flash_attn_varlen_kvpacked_func: kv (total_k, 2, Hkv, d), read in place."""
     fn = "fa2gen.flash_attn_varlen_kvpacked_func"
     k, v = _unpack(fn, "kv", kv, 2, varlen=True)
     return _varlen(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                    dropout_p, softmax_scale, causal, window_size, softcap, alibi_slopes,
-                   deterministic, return_attn_probs, None, stab)
+                   deterministic, return_attn_probs, None, stab, sinks)
 
 
 def flash_attn_varlen_qkvpacked_func(qkv, cu_seqlens, max_seqlen, dropout_p=0.0,
                                      softmax_scale=None, causal=False, window_size=(-1, -1),
                                      softcap=0.0, alibi_slopes=None, deterministic=False,
-                                     return_attn_probs=False, *, stab="robust"):
+                                     return_attn_probs=False, *, stab="robust", sinks=None):
     """flash_attn.flash_attn_varlen_qkvpacked_func: qkv (total, 3, H, d), read in place."""
     fn = "fa2gen.flash_attn_varlen_qkvpacked_func"
     q, k, v = _unpack(fn, "qkv", qkv, 3, varlen=True)
     return _varlen(fn, q, k, v, cu_seqlens, cu_seqlens, max_seqlen, max_seqlen, dropout_p,
                    softmax_scale, causal, window_size, softcap, alibi_slopes, deterministic,
-                   return_attn_probs, None, stab)
+                   return_attn_probs, None, stab, sinks)

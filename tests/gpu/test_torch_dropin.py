@@ -23,12 +23,14 @@ DEV = "cuda"
 
 
 def ref_attention(q, k, v, causal, scale=None, dtype=torch.float64, window=(-1, -1), alibi=None,
-                  softcap=0.0):
+                  softcap=0.0, sinks=None, return_lse=False):
     """Attention computed in dtype (float64: the reference; the inputs' dtype:
     PyTorch's same-precision computation), FA2's bottom-right causal rule and
     window (query i sees keys i + Sk - Sq - left .. i + Sk - Sq + right, -1
     unbounded), ALiBi (slopes (H,) or (B, H): score -= slope |i + Sk - Sq - j|), a row
-    that sees no key giving 0. q (B, Sq, H, d), k/v (B, Sk, Hkv, d)."""
+    that sees no key giving 0, attention sinks (H,) as gpt-oss has them (a column of
+    per-head logits joins the softmax and is dropped). q (B, Sq, H, d), k/v (B, Sk,
+    Hkv, d). return_lse: also the LSE (B, H, Sq) of the scores and the sink."""
     B, Sq, H, d = q.shape
     Sk, Hk = k.shape[1], k.shape[2]
     scale = scale or 1.0 / math.sqrt(d)
@@ -49,11 +51,17 @@ def ref_attention(q, k, v, causal, scale=None, dtype=torch.float64, window=(-1, 
     if window[1] >= 0:
         s = s.masked_fill(j > i + Sk - Sq + window[1], float("-inf"))
     empty = torch.isinf(s).all(-1, keepdim=True) if Sk else torch.ones_like(s[..., :1], dtype=torch.bool)
-    s = s.masked_fill(empty, 0.0)  # no NaN from an all -inf row, in the output or its gradient
-    p = torch.softmax(s.float() if dtype != torch.float64 else s, dim=-1).to(dtype)
+    s = s.float() if dtype != torch.float64 else s  # PyTorch's softmax of low-precision scores
+    if sinks is not None:  # (fp32 sinks for the low-precision computation, as the kernels)
+        s = torch.cat([s, sinks.to(s.dtype).reshape(1, H, 1, 1).expand(B, H, Sq, 1)], -1)
+    lse = torch.logsumexp(s.double(), -1)  # -inf on a row without keys (nor sink): +inf below
+    lse = lse.masked_fill(lse == float("-inf"), float("inf"))
+    if sinks is None:
+        s = s.masked_fill(empty, 0.0)  # no NaN from an all -inf row, in the output or its gradient
+    p = torch.softmax(s, dim=-1).to(dtype)[..., :Sk]
     p = p.masked_fill(empty, 0.0)
     o = torch.matmul(p, vd).transpose(1, 2)
-    return o
+    return (o, lse) if return_lse else o
 
 
 def max_err(a, b):
@@ -269,12 +277,13 @@ def test_opcheck_forward(want_o32):
 def test_opcheck_backward():
     q, k, v = opcheck_args()
     slopes = torch.rand(2, 4, device=DEV) * 0.5  # ALiBi, a slope per batch and head
+    sinks = torch.randn(4, device=DEV)
     o, lse, o32 = torch.ops.fa2gen.fwd(q, k, v, False, "robust", 0.0, 0.0, 0.0, True, True, 30, 0,
-                                           slopes, 30.0)
+                                           slopes, 30.0, sinks=sinks)
     do = rand(*o.shape)
     res = torch.library.opcheck(torch.ops.fa2gen.bwd.default,
                                 (do, q, k, v, o, lse, o32, False, "robust", 0.0, 0.0, 0.0, True, 30, 0,
-                                 slopes, 30.0))
+                                 slopes, 30.0, 0.0, None, sinks))
     print("opcheck fa2gen::bwd", res)
     assert all(r == "SUCCESS" for r in res.values()), res
 

@@ -155,6 +155,14 @@ class Structures(unittest.TestCase):
         _lib.check(_lib.lib().fa2_dropout_mask_host(ctypes.byref(a), m1))
         self.assertNotEqual(bytes(m1), bytes(m)[20 * 24:])
 
+    def test_sinks_field_reaches_c(self):
+        # the last field: a misplaced ctypes field would leave it unread
+        self.expect("sinks", 0xe0002, "sinks 0xe0002 is not 4-byte aligned: sinks must start on "
+                    "a 4-byte boundary")
+        a = good_args()
+        a.sinks = 0xe0000
+        fa2gen.check_forward(a)
+
     def fails_naming(self, args, text):
         with self.assertRaises(fa2gen.Fa2Error) as cm:
             fa2gen.check_forward(args)
@@ -223,6 +231,19 @@ class BackwardStructure(unittest.TestCase):
                     "drop (with 0, dropout_p must be 0)")
         self.expect("dropout_rng", 0xf0002, "dropout_rng 0xf0002 is not 8-byte aligned: it "
                     "points to two 8-byte words {seed, offset}")
+
+    def test_sinks_and_their_gradient_reach_c(self):
+        self.expect("sinks", 0xe0000, "dsinks is NULL with sinks set: the backward of a sinks "
+                    "call writes their gradient there (heads_q fp32 on the device)")
+        self.expect("dsinks", 0xe1000, "dsinks is set but sinks is NULL: dsinks is the gradient "
+                    "of the sinks; give both or neither")
+        a = good_bwd()
+        a.sinks, a.dsinks = 0xe0000, 0xe1002
+        with self.assertRaises(fa2gen.Fa2Error) as cm:
+            fa2gen.check_backward(a)
+        self.assertIn("dsinks 0xe1002 is not 4-byte aligned", str(cm.exception))
+        a.dsinks = 0xe1000
+        fa2gen.check_backward(a)
 
 
 class FakeDriver(unittest.TestCase):

@@ -5,6 +5,7 @@ tensors (one graph, no break, the backward operator in the backward graph).
 
 Run by `make test` with a Python that has PyTorch (tools/torch_python.sh finds
 or installs one); the GPU side is tests/gpu/test_torch_dropin.py."""
+import copy
 import os
 import sys
 import unittest
@@ -32,13 +33,16 @@ class Schemas(unittest.TestCase):
             "fa2gen::fwd(Tensor q, Tensor k, Tensor v, bool causal, str stab, float beta, "
             "float eps, float scale, bool want_o32, bool deterministic, SymInt window_left, "
             "SymInt window_right, Tensor? alibi_slopes, float softcap, float dropout_p=0., "
-            "Tensor? rng=None) -> (Tensor, Tensor, Tensor)")
+            "Tensor? rng=None, Tensor? sinks=None) -> (Tensor, Tensor, Tensor)")
         self.assertEqual(
             str(torch.ops.fa2gen.bwd.default._schema),
             "fa2gen::bwd(Tensor dout, Tensor q, Tensor k, Tensor v, Tensor o, Tensor lse, "
             "Tensor o32, bool causal, str stab, float beta, float eps, float scale, "
             "bool deterministic, SymInt window_left, SymInt window_right, Tensor? alibi_slopes, "
-            "float softcap, float dropout_p=0., Tensor? rng=None) -> (Tensor, Tensor, Tensor)")
+            "float softcap, float dropout_p=0., Tensor? rng=None, Tensor? sinks=None) -> "
+            "(Tensor, Tensor, Tensor, Tensor)")
+        self.assertIn("Tensor? sinks=None) -> (Tensor, Tensor, Tensor, Tensor)",
+                      str(torch.ops.fa2gen.varlen_bwd.default._schema))
         self.assertEqual(
             str(torch.ops.fa2gen.dropout_mask.default._schema),
             "fa2gen::dropout_mask(Tensor rng, float dropout_p, SymInt batch, SymInt heads, "
@@ -63,8 +67,8 @@ class FakeImplementations(unittest.TestCase):
         o, lse, o32 = torch.ops.fa2gen.fwd(q, k, k, False, "none", 0.0, 0.0, 0.0, False, False,
                                            -1, -1, None, 0.0, 0.1, rng)
         self.assertEqual((o.shape, lse.shape), ((2, 100, 8, 64), (2, 8, 100)))
-        dq, dk, dv = torch.ops.fa2gen.bwd(o, q, k, k, o, lse, o32, False, "none", 0.0, 0.0, 0.0,
-                                          False, -1, -1, None, 0.0, 0.1, rng)
+        dq, dk, dv, _ = torch.ops.fa2gen.bwd(o, q, k, k, o, lse, o32, False, "none", 0.0, 0.0,
+                                             0.0, False, -1, -1, None, 0.0, 0.1, rng)
         self.assertEqual((dq.shape, dk.shape), (q.shape, k.shape))
         keep = torch.ops.fa2gen.dropout_mask(rng, 0.1, 2, 8, 100, 50)
         self.assertEqual((keep.shape, keep.dtype), ((2, 8, 100, 50), torch.bool))
@@ -88,11 +92,36 @@ class FakeImplementations(unittest.TestCase):
         slopes = meta(4, dtype=torch.float32)
         o, lse, o32 = torch.ops.fa2gen.fwd(q, k, v, False, "none", 0.0, 0.0, 0.0, False, False,
                                            64, 0, slopes, 30.0)
-        dq, dk, dv = torch.ops.fa2gen.bwd(o, q, k, v, o, lse, o32, False, "none", 0.0, 0.0, 0.0, True,
-                                          64, 0, slopes, 30.0)
+        dq, dk, dv, dsinks = torch.ops.fa2gen.bwd(o, q, k, v, o, lse, o32, False, "none", 0.0, 0.0,
+                                                  0.0, True, 64, 0, slopes, 30.0)
         for g in (dq, dk, dv):
             self.assertEqual((g.shape, g.dtype), ((2, 77, 4, 128), torch.float16))
             self.assertTrue(g.is_contiguous())
+        self.assertEqual((dsinks.shape, dsinks.dtype), ((0,), torch.float32))  # no sinks
+
+    def test_sinks_gradient_output(self):
+        q, k = meta(2, 100, 8, 64), meta(2, 50, 2, 64)
+        sinks = meta(8, dtype=torch.float32)
+        o, lse, o32 = torch.ops.fa2gen.fwd(q, k, k, True, "robust", 0.0, 0.0, 0.0, False, False,
+                                           -1, -1, None, 0.0, sinks=sinks)
+        self.assertEqual((o.shape, lse.shape), ((2, 100, 8, 64), (2, 8, 100)))
+        *_, dsinks = torch.ops.fa2gen.bwd(o, q, k, k, o, lse, o32, True, "none", 0.0, 0.0, 0.0,
+                                          False, -1, -1, None, 0.0, sinks=sinks)
+        self.assertEqual((dsinks.shape, dsinks.dtype), ((8,), torch.float32))
+        qv, kv = meta(300, 8, 64), meta(200, 2, 64)
+        cu = meta(4, dtype=torch.int32)
+        o, lse, o32 = torch.ops.fa2gen.varlen_fwd(qv, kv, kv, cu, cu, 100, 100, False, "none", 0.0,
+                                                  0.0, 0.0, False, False, -1, -1, None, 0.0, sinks=sinks)
+        *_, dsinks = torch.ops.fa2gen.varlen_bwd(o, qv, kv, kv, o, lse, o32, cu, cu, 100, 100, False,
+                                                 "none", 0.0, 0.0, 0.0, False, -1, -1, None, 0.0, sinks=sinks)
+        self.assertEqual((dsinks.shape, dsinks.dtype), ((8,), torch.float32))
+        # the operators take fp32 (heads,) only: fa2gen.attention converts others
+        for bad in (meta(8, dtype=BF16), meta(4, dtype=torch.float32), meta(1, 8, dtype=torch.float32)):
+            with self.assertRaises(ValueError) as cm:
+                torch.ops.fa2gen.fwd(q, k, k, True, "none", 0.0, 0.0, 0.0, False, False, -1, -1, None,
+                                     0.0, sinks=bad)
+            self.assertIn("fa2gen.fwd: sinks is", str(cm.exception))
+            self.assertIn("expected a contiguous torch.float32 tensor of shape (8,)", str(cm.exception))
 
 
 class ArgumentChecks(unittest.TestCase):
@@ -157,6 +186,45 @@ class ArgumentChecks(unittest.TestCase):
             self.assertEqual((out.shape, lse.shape, probs.shape, probs.dtype),
                              ((1, 10, 4, 64), (1, 4, 10), (1, 4, 10, 10), torch.float32))
 
+    def test_sinks(self):
+        q, k = meta(2, 10, 4, 64), meta(2, 12, 2, 64)
+        for fn in (fa2gen.attention, fa2gen.flash_attn_func):
+            self.raises(ValueError, "sinks is torch.float32 of shape (2,): expected a float tensor "
+                        "of shape (4,), one logit per query head", fn, q, k, k,
+                        sinks=meta(2, dtype=torch.float32))
+            self.raises(ValueError, "sinks is torch.int64 of shape (4,)", fn, q, k, k,
+                        sinks=meta(4, dtype=torch.int64))
+            self.raises(ValueError, "sinks is list: expected a float tensor", fn, q, k, k,
+                        sinks=[0.0] * 4)
+            self.raises(ValueError, "sinks is on cpu and q on meta", fn, q, k, k,
+                        sinks=torch.zeros(4))
+        # differentiable in the model's dtype: gpt-oss keeps its sinks in bf16
+        for dtype in (BF16, torch.float32):
+            sinks = meta(4, dtype=dtype).requires_grad_()
+            qq = q.clone().requires_grad_()
+            o, lse = fa2gen.attention(qq, k, k, causal=True, sinks=sinks, return_lse=True)
+            self.assertEqual((o.shape, lse.shape), ((2, 10, 4, 64), (2, 4, 10)))
+            o.sum().backward()
+            self.assertEqual((sinks.grad.shape, sinks.grad.dtype, qq.grad.shape), ((4,), dtype, q.shape))
+        # every flash_attn function takes the keyword, varlen included
+        sinks = meta(4, dtype=BF16).requires_grad_()
+        qkv = meta(2, 10, 3, 4, 64)
+        fa2gen.flash_attn_qkvpacked_func(qkv, causal=True, sinks=sinks).sum().backward()
+        self.assertEqual(sinks.grad.shape, (4,))
+        self.assertEqual(fa2gen.flash_attn_kvpacked_func(q, meta(2, 12, 2, 2, 64), sinks=sinks).shape,
+                         q.shape)
+        cu = meta(3, dtype=torch.int32)
+        qv = meta(20, 4, 64).requires_grad_()
+        sinks.grad = None
+        out = fa2gen.flash_attn_varlen_func(qv, meta(24, 2, 64), meta(24, 2, 64), cu, cu, 10, 12,
+                                            sinks=sinks)
+        out.sum().backward()
+        self.assertEqual((out.shape, sinks.grad.shape), ((20, 4, 64), (4,)))
+        self.assertEqual(fa2gen.flash_attn_varlen_qkvpacked_func(meta(20, 3, 4, 64), cu, 10,
+                                                                 sinks=sinks).shape, (20, 4, 64))
+        self.assertEqual(fa2gen.flash_attn_varlen_kvpacked_func(qv, meta(24, 2, 2, 64), cu, cu, 10, 12,
+                                                                sinks=sinks).shape, (20, 4, 64))
+
     def test_window_size_as_flash_attention_reads_it(self):
         f = flash_api._causal_and_window
         sk = 100
@@ -186,12 +254,19 @@ class TransformersHook(unittest.TestCase):
         out, weights = fn(self.Module(), q, k, k, None, scaling=0.125)
         self.assertEqual((tuple(out.shape), weights), ((2, 30, 4, 64), None))
         for kw, text in (({"attention_mask": meta(2, 1, 30, 30)}, "an attention mask of shape "
-                          "(2, 1, 30, 30) with 30 queries and 30 keys"),
-                         ({"s_aux": meta(4)}, "attention sinks")):
+                          "(2, 1, 30, 30) with 30 queries and 30 keys"),):
             args = {"attention_mask": None, **kw}
             with self.assertRaises(NotImplementedError) as cm:
                 fn(self.Module(), q, k, k, **args)
             self.assertIn(text, str(cm.exception))
+        # gpt-oss's sinks (s_aux, the model's dtype) pass through, differentiable
+        s_aux = meta(4).requires_grad_()
+        out, _ = fn(self.Module(), q, k, k, None, scaling=0.125, sliding_window=16, s_aux=s_aux)
+        out.sum().backward()
+        self.assertEqual((tuple(out.shape), s_aux.grad.shape, s_aux.grad.dtype), ((2, 30, 4, 64), (4,), BF16))
+        with self.assertRaises(ValueError) as cm:
+            fn(self.Module(), q, k, k, None, s_aux=meta(2))
+        self.assertIn("fa2gen attention: sinks is torch.bfloat16 of shape (2,)", str(cm.exception))
         fn(self.Module(), q, k, k, None, sliding_window=30)  # a window wider than the keys: none
         fn(self.Module(), q, k, k, None, sliding_window=16)  # a real one
         fn(self.Module(), q, k, k, None, dropout=0.1)  # attention dropout, passed along
@@ -201,11 +276,80 @@ class TransformersHook(unittest.TestCase):
             fa2gen_hf.make_attention_forward("fast")
 
 
+def reference_forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, return_lse,
+                      window=(-1, -1), alibi_slopes=None, softcap=0.0, sinks=None):
+    """_torch.forward's arguments, computed on the CPU (float64 models): what the hook
+    hands the kernels, checked against transformers' own eager attention."""
+    B, Sq, H, d = q.shape
+    Sk = k.shape[1]
+    kk, vv = (t.repeat_interleave(H // t.shape[2], 2) for t in (k, v))
+    s = torch.einsum("bqhd,bkhd->bhqk", q, kk) * scale
+    i, j = torch.arange(Sq)[:, None] + Sk - Sq, torch.arange(Sk)[None, :]
+    hidden = (j > i) if causal else torch.zeros(Sq, Sk, dtype=torch.bool)
+    if window[0] >= 0:
+        hidden |= j < i - window[0]
+    if window[1] >= 0:
+        hidden |= j > i + window[1]
+    s = s.masked_fill(hidden, float("-inf"))
+    if sinks is not None:
+        s = torch.cat([s, sinks.to(s.dtype).view(1, H, 1, 1).expand(B, H, Sq, 1)], -1)
+    p = torch.softmax(s, -1)[..., :Sk]
+    return torch.einsum("bhqk,bkhd->bqhd", p, vv)
+
+
+class TransformersGptOss(unittest.TestCase):
+    """gpt-oss (transformers >= 4.55, when installed) through the hook, on the CPU: the
+    kernels' call replaced by a float64 reference, so that what is checked is what
+    transformers hands over (the sinks s_aux, sliding and full layers) against its own
+    eager attention: same logits, same sinks' gradients."""
+
+    def test_sinks_and_windows_reach_the_kernels(self):
+        try:
+            import transformers as tr
+            tr.GptOssConfig
+        except (ImportError, AttributeError):
+            self.skipTest("no transformers with gpt-oss here (pip install transformers)")
+        from unittest import mock
+        calls = []
+
+        def forward(*args):  # as the hook calls it: positional
+            calls.append((args[3], args[14] is not None, args[11]))  # causal, sinks, window
+            return reference_forward(*args)
+
+        cfg = tr.GptOssConfig(vocab_size=100, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                              num_key_value_heads=2, head_dim=16, intermediate_size=64, num_local_experts=4,
+                              num_experts_per_tok=2, sliding_window=16, max_position_embeddings=128,
+                              layer_types=["sliding_attention", "full_attention"])
+        fa2gen_hf.register()
+        torch.manual_seed(0)
+        eager, ours = (tr.AutoModelForCausalLM.from_config(copy.deepcopy(cfg), attn_implementation=impl,
+                                                           experts_implementation="eager").double()
+                       for impl in ("eager", "fa2gen"))
+        with torch.no_grad():  # sinks of unit size (their init is tiny), fp32 values as the kernels'
+            [p.copy_(p.normal_().float()) for n, p in eager.named_parameters() if n.endswith("sinks")]
+        ours.load_state_dict(eager.state_dict())
+        ids = torch.randint(0, 100, (2, 40))
+        out = {}
+        with mock.patch.object(fa2gen._torch, "forward", forward), \
+                mock.patch.object(fa2gen._torch, "check_inputs", lambda *a: None):
+            for impl, m in (("eager", eager), ("fa2gen", ours)):
+                logits = m(ids).logits
+                logits.square().mean().backward()
+                out[impl] = (logits.detach(),
+                             [p.grad for n, p in m.named_parameters() if n.endswith("sinks")])
+        # the sliding layer (a window: keys i - 15 .. i), then the full one (causal), sinks in both
+        self.assertEqual(calls, [(False, True, (15, 0)), (True, True, (-1, -1))])
+        self.assertLess((out["fa2gen"][0] - out["eager"][0]).abs().max().item(), 1e-9)
+        for a, b in zip(out["fa2gen"][1], out["eager"][1]):  # (through fp32 sinks, as the kernels)
+            self.assertLess((a - b).abs().max().item(), 1e-6 * b.abs().max().item())
+
+
 class Block(torch.nn.Module):
     def __init__(self, api, dropout_p=0.0):
         super().__init__()
         self.api, self.p = api, dropout_p
         self.qkv = torch.nn.Linear(256, 768, bias=False)
+        self.sinks = torch.nn.Parameter(torch.zeros(4)) if api == "sinks" else None
 
     def forward(self, x):
         B, N, D = x.shape
@@ -213,6 +357,9 @@ class Block(torch.nn.Module):
         if self.api == "attention":
             o = fa2gen.attention(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], causal=True,
                                  dropout_p=self.p)
+        elif self.api == "sinks":
+            o = fa2gen.flash_attn_func(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], causal=True,
+                                       window_size=(63, 0), sinks=self.sinks)
         elif self.api == "flash_attn_func":
             o = fa2gen.flash_attn_func(qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2], causal=True,
                                        dropout_p=self.p)
@@ -226,7 +373,7 @@ def model(api, dropout_p=0.0):
 
 
 class Tracing(unittest.TestCase):
-    APIS = ("attention", "flash_attn_func", "flash_attn_qkvpacked_func")
+    APIS = ("attention", "flash_attn_func", "flash_attn_qkvpacked_func", "sinks")
 
     def test_dynamo_one_graph_no_breaks(self):
         for api in self.APIS:
@@ -273,13 +420,17 @@ class Tracing(unittest.TestCase):
                 return make_boxed_func(gm.forward)
             return compiler
 
-        torch._dynamo.reset()
-        m = torch.compile(model("attention"), fullgraph=True,
-                          backend=aot_autograd(fw_compiler=keep("fw"), bw_compiler=keep("bw")))
-        y = m(meta(2, 128, 256).requires_grad_())
-        y.sum().backward()
-        self.assertEqual(graphs["fw"].count("torch.ops.fa2gen.fwd.default"), 2)
-        self.assertEqual(graphs["bw"].count("torch.ops.fa2gen.bwd.default"), 2)
+        for api in ("attention", "sinks"):
+            torch._dynamo.reset()
+            net = model(api)
+            m = torch.compile(net, fullgraph=True,
+                              backend=aot_autograd(fw_compiler=keep("fw"), bw_compiler=keep("bw")))
+            y = m(meta(2, 128, 256).requires_grad_())
+            y.sum().backward()
+            self.assertEqual(graphs["fw"].count("torch.ops.fa2gen.fwd.default"), 2)
+            self.assertEqual(graphs["bw"].count("torch.ops.fa2gen.bwd.default"), 2)
+        # the sinks' gradient comes out of the compiled backward
+        self.assertEqual([tuple(b.sinks.grad.shape) for b in net], [(4,), (4,)])
 
     def test_export(self):
         ep = torch.export.export(model("flash_attn_func"), (meta(2, 128, 256),))

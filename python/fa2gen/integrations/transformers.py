@@ -10,6 +10,8 @@ without a mask function transformers would drop the padding mask silently; with
 it the mask is None unless the batch has padding, and a padded batch is a clear
 error until fa2gen has variable-length batches. Causal attention is aligned
 bottom-right, as FlashAttention-2 and transformers' flash integration expect.
+Sliding windows, softcap, dropout and attention sinks (gpt-oss's `s_aux`, a per-head logit in the
+model's dtype, differentiable) pass through to the kernels.
 """
 from .. import _torch
 from .._torch import torch
@@ -33,8 +35,6 @@ def make_attention_forward(stab="robust"):
             _refuse(f"an attention mask of shape {tuple(attention_mask.shape)} with "
                     f"{query.shape[2]} queries and {key.shape[2]} keys (a 2-D padding mask "
                     "over the same tokens is)")
-        if s_aux is not None:
-            _refuse("attention sinks (s_aux)")
         if kwargs.get("position_bias") is not None:
             _refuse("a position bias")
         # transformers' sliding_window counts the query's own key: FA2's window_size
@@ -54,17 +54,19 @@ def make_attention_forward(stab="robust"):
         # transformers hands (B, H, S, d); fa2gen reads the (B, S, H, d) views in place.
         q, k, v = query.transpose(1, 2), key.transpose(1, 2), value.transpose(1, 2)
         _torch.check_inputs("fa2gen attention", q, k, v)
+        # attention sinks: fp32 for the kernels (the conversion is differentiable)
+        sinks = _torch.check_sinks("fa2gen attention", s_aux, q)
         if attention_mask is not None:
             return _padded(q, k, v, attention_mask, bool(causal), stab, scaling, window,
-                           softcap or 0.0, dropout or 0.0), None
+                           softcap or 0.0, dropout or 0.0, sinks), None
         out = _torch.forward(q, k, v, bool(causal), stab, None, None, scaling, "lowp", False,
-                             False, window, None, softcap or 0.0, dropout or 0.0)
+                             False, window, None, softcap or 0.0, dropout or 0.0, sinks=sinks)
         return out, None
 
     return fa2gen_attention_forward
 
 
-def _padded(q, k, v, mask, causal, stab, scaling, window, softcap, dropout_p):
+def _padded(q, k, v, mask, causal, stab, scaling, window, softcap, dropout_p, sinks):
     """A padded batch (B, S, H, d) with its (B, S) mask (True: a real token) as a
     variable-length batch of the real tokens; zeros where the padding was."""
     B, S, H, d = q.shape
@@ -76,7 +78,7 @@ def _padded(q, k, v, mask, causal, stab, scaling, window, softcap, dropout_p):
     longest = int(seqlens.max())  # the grid's length: one host sync, as in FA2's unpadding
     out = _torch.varlen_forward(rows(q), rows(k), rows(v), cu, cu, longest, longest, causal, stab,
                                 None, None, scaling, "lowp", False, False, window, None, softcap,
-                                dropout_p)
+                                dropout_p, sinks=sinks)
     return out.new_zeros(B * S, H, d).index_copy(0, index, out).view(B, S, H, d)
 
 
