@@ -238,14 +238,21 @@ static void expect_launch_of(fa2_context *ctx, fa2_fwd_args a, const char *name)
             fake->last_image_head, name);
 }
 
-Test(tuning, mode_keys_then_the_plain_key_and_tuned_beta) {
-  char db[300];
+/* A database with m128n32w8s2 under robust_key and m64n64w4s2, robust beta 4,
+ * eps 2e-3 under fwd_bf16_d64; a context that reads it. */
+static fa2_context *ctx_with_mode_db(const char *robust_key) {
+  char db[300], entries[600];
   snprintf(db, sizeof db, "%s/t.json", root);
-  write_fake_db(db, "{\"fwd_bf16_d64_robust\": {\"block_m\": 128, \"block_n\": 32, \"warps\": 8, "
-                    "\"stages\": 2},"
-                    "\"fwd_bf16_d64\": {\"block_m\": 64, \"block_n\": 64, \"warps\": 4, "
-                    "\"stages\": 2, \"stab\": \"robust\", \"beta\": 4, \"eps\": 0.002}}");
-  fa2_context *ctx = ctx_with_db(db);
+  snprintf(entries, sizeof entries,
+           "{\"%s\": {\"block_m\": 128, \"block_n\": 32, \"warps\": 8, \"stages\": 2},"
+           "\"fwd_bf16_d64\": {\"block_m\": 64, \"block_n\": 64, \"warps\": 4, "
+           "\"stages\": 2, \"stab\": \"robust\", \"beta\": 4, \"eps\": 0.002}}", robust_key);
+  write_fake_db(db, entries);
+  return ctx_with_db(db);
+}
+
+Test(tuning, mode_keys_then_the_plain_key_and_tuned_beta) {
+  fa2_context *ctx = ctx_with_mode_db("fwd_bf16_d64_robust");
   expect_launch_of(ctx, fwd(64, 0, FA2_STAB_ROBUST), "fwd_bf16_d64_m128n32w8s2_robust_b2_e1em3");
   expect_launch_of(ctx, fwd(64, 0, FA2_STAB_TUNED), "fwd_bf16_d64_m128n32w8s2_robust_b4_e2em3");
   expect_launch_of(ctx, fwd(64, 0, FA2_STAB_NONE), "fwd_bf16_d64_m64n64w4s2_none");
@@ -829,13 +836,7 @@ Test(tuning, set_stab_writes_both_causal_keys) {
  * lengths), then the fixed-length keys; FA2_STAB_TUNED's mode and beta come
  * from the fixed-length key either way. */
 Test(tuning, varlen_keys_then_the_fixed_length_ones) {
-  char db[300];
-  snprintf(db, sizeof db, "%s/t.json", root);
-  write_fake_db(db, "{\"fwd_bf16_d64_varlen_robust\": {\"block_m\": 128, \"block_n\": 32, \"warps\": 8, "
-                    "\"stages\": 2},"
-                    "\"fwd_bf16_d64\": {\"block_m\": 64, \"block_n\": 64, \"warps\": 4, "
-                    "\"stages\": 2, \"stab\": \"robust\", \"beta\": 4, \"eps\": 0.002}}");
-  fa2_context *ctx = ctx_with_db(db);
+  fa2_context *ctx = ctx_with_mode_db("fwd_bf16_d64_varlen_robust");
   fa2_fwd_args a = fwd(64, 0, FA2_STAB_ROBUST);
   a.cu_seqlens_q = a.cu_seqlens_k = (const int *)0x400000;
   a.total_q = a.total_k = 300;
@@ -884,16 +885,23 @@ Test(tuning, varlen_mix_is_long_tailed_and_fixed) {
 /* A spec with varlen and a head dim past 128: varlen groups of their own, and
  * the wide tiles among the candidates (the backward's pair and quad layouts,
  * the forward's shorter wgmma key tiles). */
-Test(tuning, plan_covers_varlen_and_wide_head_dims) {
-  char path[300];
-  snprintf(path, sizeof path, "%s/wide.lua", root);
+/* A spec file of one dtype, head dim, causal flag, mode none and both passes
+ * on sm_90, with the varlen axis given; its path (a static buffer). */
+static const char *spec_with(int head_dim, const char *causal, const char *varlen) {
+  static char path[300];
+  snprintf(path, sizeof path, "%s/spec_d%d.lua", root, head_dim);
   FILE *f = fopen(path, "w");
-  fputs("return { dtype = {'bf16'}, head_dim = {256}, causal = {false}, varlen = {false, true},\n"
-        "  stab = {{ mode = 'none' }}, pass = {'fwd', 'bwd'}, arch = {'sm_90'} }\n", f);
+  fprintf(f, "return { dtype = {'bf16'}, head_dim = {%d}, causal = {%s}, varlen = {%s},\n"
+             "  stab = {{ mode = 'none' }}, pass = {'fwd', 'bwd'}, arch = {'sm_90'} }\n",
+          head_dim, causal, varlen);
   fclose(f);
+  return path;
+}
+
+Test(tuning, plan_covers_varlen_and_wide_head_dims) {
   const int lens[1] = {2048};
   rt_tune_plan p;
-  spec_plan(path, lens, 1, &p);
+  spec_plan(spec_with(256, "false", "false, true"), lens, 1, &p);
   cr_assert_eq(p.n, 4);
   const char *keys[4] = {"fwd_bf16_d256_none", "fwd_bf16_d256_varlen_none", "bwd_bf16_d256",
                          "bwd_bf16_d256_varlen"};
@@ -917,17 +925,13 @@ Test(tuning, plan_covers_varlen_and_wide_head_dims) {
 /* fa2_tune times a varlen key through the varlen launch path (the mix's
  * offsets on the device) and stores it under its own key. */
 Test(tuning, fa2_tune_stores_a_varlen_key) {
-  char db[300], path[300];
+  char db[300];
   snprintf(db, sizeof db, "%s/db/t.json", root);
-  snprintf(path, sizeof path, "%s/varlen.lua", root);
-  FILE *f = fopen(path, "w");
-  fputs("return { dtype = {'bf16'}, head_dim = {64}, causal = {true}, varlen = {true},\n"
-        "  stab = {{ mode = 'none' }}, pass = {'fwd', 'bwd'}, arch = {'sm_90'} }\n", f);
-  fclose(f);
   fake->elapsed_ms = 1;
   fa2_context *ctx = ctx_with_db(db);
   const int lens[1] = {1024};
-  fa2_tune_options o = {.spec_path = path, .seqlens = lens, .n_seqlens = 1, .finalists = -1};
+  fa2_tune_options o = {.spec_path = spec_with(64, "true", "true"), .seqlens = lens, .n_seqlens = 1,
+                        .finalists = -1};
   int complete = 0;
   cr_assert_eq(fa2_tune(ctx, &o, &complete), FA2_OK, "%s", fa2_last_error());
   cr_expect_eq(complete, 1);

@@ -164,7 +164,8 @@ static int pick(const gpu *g, const gen_spec *spec, int pass, const gen_variant 
 }
 
 /* A generated forward variant's compiled module: loaded, its launch facts filled. */
-static int load_generated(gpu *g, const gen_variant *gv, const rt_blob *cubin, fwd_variant *v) {
+static int load_generated(gpu *g, const gen_variant *gv, const rt_blob *cubin, void *out) {
+  fwd_variant *v = out;
   fill_fwd(gv, v);
   CUmodule mod;
   if (!GPU_OK(g, g->cu->cuModuleLoadData(&mod, cubin->data)) ||
@@ -175,7 +176,11 @@ static int load_generated(gpu *g, const gen_variant *gv, const rt_blob *cubin, f
   return 0;
 }
 
-int gpu_render_variants(gpu *g, const char *spec_path, fwd_variant **out) {
+/* The variants of a spec file for pass that run here, compiled on every CPU and
+ * loaded by load into an array of elements of size bytes (*out); their count,
+ * or -1 when the spec does not load. */
+typedef int (*load_fn)(gpu *g, const gen_variant *gv, const rt_blob *cubin, void *v);
+static int load_spec(gpu *g, const char *spec_path, int pass, load_fn load, size_t size, void **out) {
   *out = NULL;
   gen_state *gs;
   gen_err e;
@@ -189,14 +194,14 @@ int gpu_render_variants(gpu *g, const char *spec_path, fwd_variant **out) {
     gen_close(gs);
     return -1;
   }
-  fwd_variant *vars = calloc((size_t)spec.n_variants + 1, sizeof *vars);
+  unsigned char *vars = calloc((size_t)spec.n_variants + 1, size);
   const gen_variant **vs = calloc((size_t)spec.n_variants + 1, sizeof *vs);
   rt_blob *cubin = calloc((size_t)spec.n_variants + 1, sizeof *cubin);
   int *ok = calloc((size_t)spec.n_variants + 1, sizeof *ok), n = 0;
-  const int m = vars && vs && cubin && ok ? pick(g, &spec, GEN_PASS_FWD, vs) : 0;
+  const int m = vars && vs && cubin && ok ? pick(g, &spec, pass, vs) : 0;
   compile_all(g, gs, vs, m, cubin, ok);
   for (int i = 0; i < m; i++) {
-    if (ok[i] && load_generated(g, vs[i], &cubin[i], &vars[n]) == 0)
+    if (ok[i] && load(g, vs[i], &cubin[i], vars + (size_t)n * size) == 0)
       n++;
     else
       fprintf(stderr, "cannot load %s\n", vs[i]->name);
@@ -209,7 +214,12 @@ int gpu_render_variants(gpu *g, const char *spec_path, fwd_variant **out) {
   return n;
 }
 
-static int load_bwd(gpu *g, const gen_variant *gv, const rt_blob *cubin, bwd_variant *v) {
+int gpu_render_variants(gpu *g, const char *spec_path, fwd_variant **out) {
+  return load_spec(g, spec_path, GEN_PASS_FWD, load_generated, sizeof **out, (void **)out);
+}
+
+static int load_bwd(gpu *g, const gen_variant *gv, const rt_blob *cubin, void *out) {
+  bwd_variant *v = out;
   memset(v, 0, sizeof *v);
   snprintf(v->name, sizeof v->name, "%s", gv->name);
   v->bf16 = gv->dtype == GEN_DTYPE_BF16;
@@ -233,30 +243,5 @@ static int load_bwd(gpu *g, const gen_variant *gv, const rt_blob *cubin, bwd_var
 }
 
 int gpu_render_bwd_variants(gpu *g, const char *spec_path, bwd_variant **out) {
-  *out = NULL;
-  gen_state *gs;
-  gen_err e;
-  gen_spec spec;
-  if (gen_open(&gs, NULL, &e) != GEN_OK || gen_spec_load(gs, spec_path, &spec, &e) != GEN_OK) {
-    fprintf(stderr, "%s\n", e.msg);
-    return -1;
-  }
-  bwd_variant *vars = calloc((size_t)spec.n_variants + 1, sizeof *vars);
-  const gen_variant **vs = calloc((size_t)spec.n_variants + 1, sizeof *vs);
-  rt_blob *cubin = calloc((size_t)spec.n_variants + 1, sizeof *cubin);
-  int *ok = calloc((size_t)spec.n_variants + 1, sizeof *ok), n = 0;
-  const int m = vars && vs && cubin && ok ? pick(g, &spec, GEN_PASS_BWD, vs) : 0;
-  compile_all(g, gs, vs, m, cubin, ok);
-  for (int i = 0; i < m; i++) {
-    if (ok[i] && load_bwd(g, vs[i], &cubin[i], &vars[n]) == 0)
-      n++;
-    else
-      fprintf(stderr, "cannot load %s\n", vs[i]->name);
-    if (ok[i]) rt_blob_free(&cubin[i]);
-  }
-  free(vs), free(cubin), free(ok);
-  gen_spec_free(&spec);
-  gen_close(gs);
-  *out = vars;
-  return n;
+  return load_spec(g, spec_path, GEN_PASS_BWD, load_bwd, sizeof **out, (void **)out);
 }
