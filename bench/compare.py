@@ -2,11 +2,12 @@
 """Side-by-side forward table: fa2gen variants (fa2_bench --json) against
 PyTorch SDPA flash and cuDNN (sdpa_bench.py --json).
 
-    python3 bench/compare.py FA2.json SDPA.json [--markdown] [--backward]
+    python3 bench/compare.py FA2.json SDPA.json [--markdown] [--backward] [--by-variant]
 
 For each head dim, causal flag and N: TFLOP/s of every fa2gen stabilization
 mode (best tile per mode when several were timed), SDPA flash and cuDNN, and
-the ratios ours/flash and ours/cuDNN."""
+the ratios ours/flash and ours/cuDNN. --by-variant: one row per timed variant
+and N instead (TFLOP/s, /flash, /cuDNN), to compare tiles."""
 import json, re, sys
 
 
@@ -23,6 +24,8 @@ def main():
     which = "bwd" if "--backward" in sys.argv else "fwd"
     ref = {(r["backend"], r["head_dim"], r["causal"], r["seqlen"]): r["tflops"] for r in sdpa["rows"]
            if r.get("pass_", "fwd") == which}
+    if "--by-variant" in sys.argv:
+        return by_variant(ours, ref, which, md)
     best = {}
     for r in ours:
         if r.get("pass", "fwd") != which:
@@ -45,6 +48,21 @@ def main():
         cells += [f"{t['none'] / cu:.2f}" if cu and t.get("none") else "-"]
         print(("| " if md else "") + sep.join(cells) + (" |" if md else ""))
     print(f"\n(device: {sdpa.get('device')}, torch {sdpa.get('torch')})")
+
+
+def by_variant(ours, ref, which, md):
+    sep = " | " if md else "  "
+    hdr = ["variant", "N", "TFLOP/s", "flash", "cudnn", "/flash", "/cudnn"]
+    print(("| " if md else "") + sep.join(hdr) + (" |" if md else ""))
+    if md:
+        print("|" + "|".join("---" for _ in hdr) + "|")
+    for r in sorted((r for r in ours if r.get("pass", "fwd") == which),
+                    key=lambda r: (r["head_dim"], r["causal"], r["variant"], r["seqlen"])):
+        fl = ref.get(("flash", r["head_dim"], r["causal"], r["seqlen"]), 0)
+        cu = ref.get(("cudnn", r["head_dim"], r["causal"], r["seqlen"]), 0)
+        cells = [r["variant"], str(r["seqlen"]), f"{r['tflops']:.1f}", f"{fl:.1f}", f"{cu:.1f}",
+                 f"{r['tflops'] / fl:.2f}" if fl else "-", f"{r['tflops'] / cu:.2f}" if cu else "-"]
+        print(("| " if md else "") + sep.join(cells) + (" |" if md else ""))
 
 
 if __name__ == "__main__":

@@ -23,6 +23,17 @@
 #   wgmma_bwd the backward's wgmma tiles against float64 (tests/gpu/wgmma_bwd_spec.lua),
 #             then timed (bench/specs/wgmma_bwd_probe.lua) next to the mma.sync
 #             built-ins and SDPA
+#   head_dims head dims past 128 against float64: the wgmma forward at d 192/256,
+#             the backward's pair (wgmma) and quad (mma.sync) layouts, every built-in
+#             tile d 160-256 (fa2_gpu_tests --spec tests/gpu/head_dims_spec.lua), and
+#             every head dim 8..256 through PyTorch (tests/gpu/test_head_dims.py)
+#   head_dims_perf  d = 192 and 256 tiles (bench/specs/head_dims_probe.lua) and the
+#             built-ins (specs/full.lua's d 256 bf16 none) timed by fa2_bench next to
+#             SDPA flash/cuDNN in the same call; tables per tile and per mode
+#   bias_head_dims  fa2 bias --gpu at d 160..256, and through the varlen kernels
+#             (each case's heads as 4 sequences of one batch) at d 192 and 256
+#   tune_head_dims  fa2 tune over bench/specs/tune_head_dims.lua (d 192/256, fixed and
+#             varlen keys; a dry run: report only, no database written)
 #   modes     the cost of `paper` and `robust` over `none`: the three modes of each
 #             default forward tile interleaved, two calls of 15 rounds each
 #             (bench/mode_cost.py takes the median of both)
@@ -148,6 +159,27 @@ for s in $steps; do
     step compare_wgmma_bwd 60 python3 bench/compare.py "$OUT/wgmma_bwd_bench.json" "$OUT/sdpa.json" --markdown --backward
     step compare_sync_bwd 60 python3 bench/compare.py "$OUT/sync_bwd_bench.json" "$OUT/sdpa.json" --markdown --backward
     ;;
+  head_dims)
+    step check_head_dims 300 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/head_dims_spec.lua
+    step test_head_dims 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
+      python3 -m pytest -q -rA tests/gpu/test_head_dims.py tests/gpu/test_torch_dropin.py -k "head_dim"
+    ;;
+  head_dims_perf)
+    step head_dims_bench 300 bin/fa2_bench --spec bench/specs/head_dims_probe.lua \
+      --json "$OUT/head_dims_bench.json" --reps "${HD_REPS:-10}" --rounds "${HD_ROUNDS:-3}"
+    step sdpa_head_dims 300 python3 bench/sdpa_bench.py --backward --head-dims 192,256 \
+      --reps "${HD_REPS:-10}" --json "$OUT/sdpa_head_dims.json"
+    for p in fwd bwd; do
+      step "compare_head_dims_$p" 60 python3 bench/compare.py "$OUT/head_dims_bench.json" \
+        "$OUT/sdpa_head_dims.json" --markdown --by-variant $([ $p = bwd ] && echo --backward)
+    done
+    ;;
+  bias_head_dims)
+    step bias_head_dims 600 bin/fa2 bias --gpu --head-dims 160,192,224,256
+    step bias_head_dims_varlen 600 bin/fa2 bias --gpu --varlen --head-dims 192,256
+    ;;
+  tune_head_dims) step tune_head_dims 600 bin/fa2 tune bench/specs/tune_head_dims.lua --no-beta \
+      --dry-run -j 16 --report "$OUT/tune_head_dims" --db /tmp/fa2_tune_head_dims.json ;;
   modes)
     # The default spec's forward tiles, from the generator (they move with gen/defaults.lua).
     tiles=$(bin/fa2 list specs/default.lua |
@@ -236,12 +268,12 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, empty_rows, dropin, dropout, sinks, modifiers, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, head_dims, head_dims_perf, bias_head_dims, tune_head_dims, empty_rows, dropin, dropout, sinks, modifiers, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 
 cat "$OUT/device.txt"
-for f in dropout_bench modifiers_bench tune tune_effect tune_check compare_wgmma compare_sync compare_wgmma_bwd compare_sync_bwd compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
+for f in dropout_bench modifiers_bench tune tune_effect tune_check compare_head_dims_fwd compare_head_dims_bwd compare_wgmma compare_sync compare_wgmma_bwd compare_sync_bwd compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
 [ -s "$OUT/bias_gpu.txt" ] && cat "$OUT/bias_gpu.txt"
 [ -s "$OUT/bias_vs_sdpa.txt" ] && cat "$OUT/bias_vs_sdpa.txt"
 printf '%s\n' "${summary[@]}"

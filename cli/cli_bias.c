@@ -16,8 +16,9 @@
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: fa2 bias [--cpu | --gpu] [--json] [--seed N] [--beta B] [--eps E]\n"
-          "                [--seqlen N] [--heads H] [--fp16] [--arch A] [--tc T] [-j N]\n"
+          "usage: fa2 bias [--cpu | --gpu [--varlen]] [--json] [--seed N] [--beta B] [--eps E]\n"
+          "                [--seqlen N] [--heads H] [--head-dims D,...] [--fp16] [--arch A]\n"
+          "                [--tc T] [-j N]\n"
           "       fa2 bias --drift [--steps N] [--json] [--seed N] [--beta B] [--eps E]\n"
           "       fa2 bias --dump DIR [--seed N] [--seqlen N] [--heads H] [--fp16]\n"
           "\n"
@@ -25,13 +26,19 @@ static void usage(FILE *f) {
           "case (maximal key repeated r times at random positions, inside one key tile,\n"
           "across tiles, on the first key, V mostly positive, a random control; ties\n"
           "made or moved by softcap, ALiBi, a sliding window, with attention sinks) for\n"
-          "head dims 64 and 128, and per mode (none, paper, robust): bias ratio, the\n"
+          "each head dim (default 64 and 128), and per mode (none, paper, robust): bias ratio, the\n"
           "bias ratio of the correctly rounded output (RN), mean/relative/max error\n"
           "against float64, NaN/Inf count, delta bias sum_T(delta_lp - delta_hp) and\n"
           "the tied-maximum rate. Key tiles are those of the default kernel variants.\n"
           "\n"
           "  --cpu         the lab's emulation of the kernels (default; no GPU needed)\n"
           "  --gpu         the generated kernels on CUDA device 0, through libfa2rt\n"
+          "  --varlen      with --gpu: the variable-length kernels, each case's heads split\n"
+          "                over 4 sequences of one batch (cu_seqlens; the sink_logit case,\n"
+          "                whose sinks are per head of a call, stays fixed-length); same\n"
+          "                scores expected\n"
+          "  --head-dims D,...  head dims of the suite (default 64,128; kernel head dims\n"
+          "                32, 64, ..., 256, up to 8)\n"
           "  --json        an array of objects: case, repeats, head_dim, mode, beta, eps,\n"
           "                bias_ratio, mean_abs_err, rel_err, max_abs_err, nan_count,\n"
           "                delta_bias, tied_rate\n"
@@ -63,8 +70,11 @@ static void usage(FILE *f) {
           "Exit status: 0 done, 1 failed (no GPU for --gpu, CUDA error), 2 bad usage.\n");
 }
 
+enum { MAX_HD = 8 };
+
 typedef struct options {
-  int gpu, json, drift, heads, seqlen, steps, jobs;
+  int gpu, json, drift, heads, seqlen, steps, jobs, varlen;
+  int head_dims[MAX_HD], n_hd; /* --head-dims */
   const char *dump; /* --dump DIR */
   const char *arch; /* --arch: whose default key tiles (NULL: sm_80's; --gpu: the device's) */
   int tc;           /* --tc: the lab's tensor-core model (a lab_tc; -1: by arch) */
@@ -91,8 +101,8 @@ static const struct {
 } MODIFIERS[CLI_BIAS_N_MODIFIERS] = {
     {LAB_CASE_SOFTCAP, 8}, {LAB_CASE_ALIBI, 2}, {LAB_CASE_WINDOW, 2}, {LAB_CASE_SINK_LOGIT, 2},
 };
-static const int HEAD_DIMS[2] = {64, 128};
-enum { N_SUITE = CLI_BIAS_N_SUITE, N_PER_D = N_SUITE + CLI_BIAS_N_MODIFIERS, N_CASES = 2 * N_PER_D };
+/* Per head dim: the suite, then the modifier cases. */
+enum { N_SUITE = CLI_BIAS_N_SUITE, N_PER_D = N_SUITE + CLI_BIAS_N_MODIFIERS, MAX_CASES = MAX_HD * N_PER_D };
 
 int cli_bias_seqlen(const int *block_n, int n) {
   int widest = 0;
@@ -131,8 +141,9 @@ static int default_block_n(int head_dim, lab_dtype t, const char *arch) {
 /* ---- the suite on CPU threads ---------------------------------------------- */
 typedef struct work {
   const options *o;
-  lab_case cases[N_CASES];
-  lab_result results[N_CASES][N_MODES];
+  lab_case cases[MAX_CASES];
+  lab_result results[MAX_CASES][N_MODES];
+  int n_cases; /* N_PER_D per head dim */
   pthread_mutex_t lock;
   int next, done, failed;
 } work;
@@ -141,9 +152,9 @@ static void *worker(void *arg) {
   work *w = arg;
   for (;;) {
     pthread_mutex_lock(&w->lock);
-    const int i = w->failed ? N_CASES : w->next++;
+    const int i = w->failed ? w->n_cases : w->next++;
     pthread_mutex_unlock(&w->lock);
-    if (i >= N_CASES) return NULL;
+    if (i >= w->n_cases) return NULL;
     lab_inputs in;
     int rc = lab_inputs_make(&w->cases[i], w->o->dtype, w->o->seed, &in);
     if (rc == 0) rc = lab_run_cpu(&w->cases[i], &in, MODES, N_MODES, w->o->beta, w->o->eps, w->results[i]);
@@ -151,13 +162,13 @@ static void *worker(void *arg) {
     pthread_mutex_lock(&w->lock);
     w->done++;
     if (rc) w->failed = 1;
-    if (isatty(2) && !rc) fprintf(stderr, "\rfa2 bias: %d/%d cases", w->done, N_CASES);
+    if (isatty(2) && !rc) fprintf(stderr, "\rfa2 bias: %d/%d cases", w->done, w->n_cases);
     pthread_mutex_unlock(&w->lock);
   }
 }
 
 static int run_cpu(work *w) {
-  const int n = w->o->jobs < N_CASES ? w->o->jobs : N_CASES;
+  const int n = w->o->jobs < w->n_cases ? w->o->jobs : w->n_cases;
   pthread_t th[64];
   int started = 0;
   pthread_mutex_init(&w->lock, NULL);
@@ -174,7 +185,7 @@ static int run_cpu(work *w) {
 static int run_gpu(work *w, cli_bias_gpu *g) {
   char err[512];
   if (!w->o->json) printf("device: %s\n", cli_bias_gpu_name(g));
-  for (int i = 0; i < N_CASES; i++) {
+  for (int i = 0; i < w->n_cases; i++) {
     lab_inputs in;
     if (lab_inputs_make(&w->cases[i], w->o->dtype, w->o->seed, &in) != 0) {
       fprintf(stderr, "fa2 bias: out of memory, or a case that does not fit --seqlen\n");
@@ -187,7 +198,7 @@ static int run_gpu(work *w, cli_bias_gpu *g) {
       fprintf(stderr, "fa2 bias --gpu: %s\n", err);
       return 1;
     }
-    if (isatty(2)) fprintf(stderr, "\rfa2 bias: %d/%d cases", i + 1, N_CASES);
+    if (isatty(2)) fprintf(stderr, "\rfa2 bias: %d/%d cases", i + 1, w->n_cases);
   }
   if (isatty(2)) fprintf(stderr, "\r%40s\r", "");
   return 0;
@@ -196,14 +207,16 @@ static int run_gpu(work *w, cli_bias_gpu *g) {
 static void print_table(const work *w) {
   const options *o = w->o;
   char what[64];
-  if (o->gpu) snprintf(what, sizeof what, "generated kernels (GPU)");
+  if (o->gpu) snprintf(what, sizeof what, "generated kernels (GPU%s)", o->varlen ? ", varlen" : "");
   else snprintf(what, sizeof what, "CPU emulation of the kernels (%s sums)", lab_tc_name(w->cases[0].tc));
-  printf("fa2 bias: %s, %s, seed %llu, N = %d, %d heads, beta %g, eps %g; key tiles: %d (d=64), %d (d=128)\n\n",
-         what, lab_dtype_name(o->dtype),
-         o->seed, o->seqlen, o->heads, o->beta, o->eps, w->cases[0].block_n, w->cases[N_PER_D].block_n);
+  printf("fa2 bias: %s, %s, seed %llu, N = %d, %d heads, beta %g, eps %g; key tiles:", what,
+         lab_dtype_name(o->dtype), o->seed, o->seqlen, o->heads, o->beta, o->eps);
+  for (int i = 0; i < w->n_cases; i += N_PER_D)
+    printf("%s %d (d=%d)", i ? "," : "", w->cases[i].block_n, w->cases[i].head_dim);
+  printf("\n\n");
   printf("%-10s %3s %4s  %-6s %8s %8s  %9s %9s %9s %4s %11s %11s %5s\n", "CASE", "R", "D", "MODE",
          "BIAS", "RN-BIAS", "MEAN|ERR|", "REL_ERR", "MAX_ERR", "NAN", "DELTA_BIAS", "DB_FP32_O", "TIED");
-  for (int i = 0; i < N_CASES; i++)
+  for (int i = 0; i < w->n_cases; i++)
     for (int m = 0; m < N_MODES; m++) {
       const lab_result *r = &w->results[i][m];
       printf("%-10s %3d %4d  %-6s %+8.4f %+8.4f  %9.3e %9.3e %9.3e %4lld %+11.3e %+11.3e %5.2f\n",
@@ -222,7 +235,7 @@ static void print_table(const work *w) {
 
 static void print_json(const work *w) {
   json_t *a = json_array();
-  for (int i = 0; i < N_CASES; i++)
+  for (int i = 0; i < w->n_cases; i++)
     for (int m = 0; m < N_MODES; m++) {
       const lab_result *r = &w->results[i][m];
       json_array_append_new(
@@ -306,8 +319,30 @@ static int run_drift(const options *o) {
 }
 
 /* ---- options ------------------------------------------------------------------- */
+/* --head-dims 64,128,...: kernel head dims, each once, up to MAX_HD; 1 when bad. */
+static int parse_head_dims(const char *arg, options *o) {
+  char buf[128];
+  snprintf(buf, sizeof buf, "%s", arg);
+  o->n_hd = 0;
+  for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+    const int d = cli_parse_int(p);
+    int dup = 0;
+    for (int i = 0; i < o->n_hd; i++) dup |= o->head_dims[i] == d;
+    if (d < 32 || d > 256 || d % 32 || dup || o->n_hd == MAX_HD) {
+      fprintf(stderr, "fa2 bias: --head-dims %s: '%s' not allowed; allowed: up to %d different "
+                      "kernel head dims 32, 64, 96, 128, 160, 192, 224, 256, comma-separated\n",
+              arg, p, MAX_HD);
+      return 1;
+    }
+    o->head_dims[o->n_hd++] = d;
+  }
+  if (o->n_hd == 0) return fprintf(stderr, "fa2 bias: --head-dims '%s': empty list\n", arg), 1;
+  return 0;
+}
+
 int cli_bias(int argc, char **argv) {
-  enum { O_CPU = 256, O_GPU, O_JSON, O_SEED, O_BETA, O_EPS, O_SEQLEN, O_HEADS, O_FP16, O_DRIFT, O_STEPS, O_DUMP, O_ARCH, O_TC };
+  enum { O_CPU = 256, O_GPU, O_JSON, O_SEED, O_BETA, O_EPS, O_SEQLEN, O_HEADS, O_FP16, O_DRIFT, O_STEPS, O_DUMP, O_ARCH, O_TC,
+         O_HEAD_DIMS, O_VARLEN };
   static const struct option opts[] = {
       {"cpu", no_argument, NULL, O_CPU},          {"gpu", no_argument, NULL, O_GPU},
       {"json", no_argument, NULL, O_JSON},        {"seed", required_argument, NULL, O_SEED},
@@ -316,11 +351,13 @@ int cli_bias(int argc, char **argv) {
       {"fp16", no_argument, NULL, O_FP16},        {"drift", no_argument, NULL, O_DRIFT},
       {"steps", required_argument, NULL, O_STEPS}, {"dump", required_argument, NULL, O_DUMP},
       {"arch", required_argument, NULL, O_ARCH},  {"tc", required_argument, NULL, O_TC},
+      {"head-dims", required_argument, NULL, O_HEAD_DIMS}, {"varlen", no_argument, NULL, O_VARLEN},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   options o = {.heads = CLI_BIAS_HEADS, .seqlen = 0, .steps = 300, .jobs = cpus > 0 ? (int)cpus : 1,
-               .dtype = LAB_BF16, .seed = 1, .beta = 2.0, .eps = 1e-3, .tc = -1};
+               .dtype = LAB_BF16, .seed = 1, .beta = 2.0, .eps = 1e-3, .tc = -1,
+               .head_dims = {64, 128}, .n_hd = 2};
   int cpu_flag = 0;
   optind = 0;
   for (int c; (c = cli_getopt("bias", argc, argv, ":hj:", opts)) != -1;) {
@@ -352,6 +389,8 @@ int cli_bias(int argc, char **argv) {
       o.tc = (int)tc;
       break;
     }
+    case O_HEAD_DIMS: bad = parse_head_dims(optarg, &o); break;
+    case O_VARLEN: o.varlen = 1; break;
     case 'j': bad = cli_parse_range("bias", "-j", optarg, 1, 64, &o.jobs); break;
     case 'h': usage(stdout); return 0;
     default: return 2;
@@ -375,6 +414,10 @@ int cli_bias(int argc, char **argv) {
             o.gpu ? "--gpu" : "--drift");
     return 2;
   }
+  if (o.varlen && !o.gpu) {
+    fprintf(stderr, "fa2 bias: --varlen runs the GPU's variable-length kernels: add --gpu\n");
+    return 2;
+  }
   if (o.drift) return run_drift(&o);
 
   cli_bias_gpu *g = NULL;
@@ -386,18 +429,25 @@ int cli_bias(int argc, char **argv) {
       return 1;
     }
     if (!o.arch) o.arch = cli_bias_gpu_arch(g);
+    cli_bias_gpu_set_varlen(g, o.varlen ? CLI_BIAS_VARLEN_SEQS : 0);
   }
   work *w = calloc(1, sizeof *w);
   if (!w) return fprintf(stderr, "fa2 bias: out of memory\n"), cli_bias_gpu_close(g), 1;
   w->o = &o;
-  int bn[2];
-  for (int di = 0; di < 2; di++)
-    if ((bn[di] = default_block_n(HEAD_DIMS[di], o.dtype, o.arch ? o.arch : "sm_80")) < 0)
+  w->n_cases = o.n_hd * N_PER_D;
+  int bn[MAX_HD];
+  for (int di = 0; di < o.n_hd; di++)
+    if ((bn[di] = default_block_n(o.head_dims[di], o.dtype, o.arch ? o.arch : "sm_80")) < 0)
       return free(w), cli_bias_gpu_close(g), 2;
-  if (!o.seqlen) o.seqlen = cli_bias_seqlen(bn, 2);
-  for (int di = 0; di < 2; di++) {
-    cli_bias_suite(HEAD_DIMS[di], bn[di], o.seqlen, o.heads, &w->cases[di * N_PER_D]);
-    cli_bias_modifier_suite(HEAD_DIMS[di], bn[di], o.seqlen, o.heads,
+  if (!o.seqlen) o.seqlen = cli_bias_seqlen(bn, o.n_hd);
+  if (o.varlen && o.heads % CLI_BIAS_VARLEN_SEQS) {
+    fprintf(stderr, "fa2 bias: --heads %d with --varlen: allowed multiples of %d (the heads are "
+                    "split over %d sequences)\n", o.heads, CLI_BIAS_VARLEN_SEQS, CLI_BIAS_VARLEN_SEQS);
+    return free(w), cli_bias_gpu_close(g), 2;
+  }
+  for (int di = 0; di < o.n_hd; di++) {
+    cli_bias_suite(o.head_dims[di], bn[di], o.seqlen, o.heads, &w->cases[di * N_PER_D]);
+    cli_bias_modifier_suite(o.head_dims[di], bn[di], o.seqlen, o.heads,
                             &w->cases[di * N_PER_D + N_SUITE]);
   }
   /* Hopper's tensor cores sum differently from IEEE fp32, enough to move
@@ -405,12 +455,12 @@ int cli_bias(int argc, char **argv) {
   const lab_tc tc = o.tc >= 0                                ? (lab_tc)o.tc
                     : o.arch && strcmp(o.arch, "sm_90") == 0 ? LAB_TC_H100
                                                              : LAB_TC_FP32;
-  for (int i = 0; i < N_CASES; i++) w->cases[i].tc = tc;
+  for (int i = 0; i < w->n_cases; i++) w->cases[i].tc = tc;
   if (o.dump) { /* the plain cases: other implementations take no modifiers from the files */
-    lab_case plain[2 * N_SUITE];
-    for (int di = 0; di < 2; di++)
+    lab_case plain[MAX_HD * N_SUITE];
+    for (int di = 0; di < o.n_hd; di++)
       memcpy(plain + di * N_SUITE, w->cases + di * N_PER_D, sizeof(lab_case) * N_SUITE);
-    const int rc = cli_bias_dump(plain, 2 * N_SUITE, o.dtype, o.seed, o.dump);
+    const int rc = cli_bias_dump(plain, o.n_hd * N_SUITE, o.dtype, o.seed, o.dump);
     free(w);
     cli_bias_gpu_close(g);
     return rc;

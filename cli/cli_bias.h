@@ -16,6 +16,12 @@ const char *cli_bias_gpu_name(const cli_bias_gpu *g);
 /* The device's arch, e.g. "sm_90" (its default tiles are the ones used). */
 const char *cli_bias_gpu_arch(const cli_bias_gpu *g);
 
+/* 0: fixed-length calls; n: each case's heads split over n sequences of one
+ * variable-length batch (cu_seqlens), run through the varlen kernels: the same
+ * attention, so the same scores (fa2 bias --gpu --varlen). */
+enum { CLI_BIAS_VARLEN_SEQS = 4 };
+void cli_bias_gpu_set_varlen(cli_bias_gpu *g, int sequences);
+
 /* Measures one case's inputs in every mode (as lab_run_cpu) for each of
  * betas[n_betas]: results[b * n_modes + m]. The float64 reference is
  * computed once. Returns 0 or -1 (why in err). */

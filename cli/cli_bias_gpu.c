@@ -15,6 +15,7 @@ struct cli_bias_gpu {
   CUcontext cuctx;
   char name[256];
   char arch[16]; /* "sm_90" */
+  int varlen;    /* sequences of a varlen batch the heads are split over; 0: fixed length */
 };
 
 #define CU_TRY(g, call)                                                                  \
@@ -69,10 +70,20 @@ void cli_bias_gpu_close(cli_bias_gpu *g) {
 }
 
 const char *cli_bias_gpu_name(const cli_bias_gpu *g) { return g->name; }
+void cli_bias_gpu_set_varlen(cli_bias_gpu *g, int sequences) { g->varlen = sequences; }
 const char *cli_bias_gpu_arch(const cli_bias_gpu *g) { return g->arch; }
 
 static void to_half(const float *x, unsigned short *h, long long n, lab_dtype t) {
   for (long long i = 0; i < n; i++) h[i] = t == LAB_FP16 ? lab_f32_to_fp16(x[i]) : lab_f32_to_bf16(x[i]);
+}
+
+/* Index of element (row r, head h, column x) of a (1, N, H, d) tensor in its
+ * varlen layout over `seqs` sequences: sequence h / (H / seqs) is rows
+ * (h / (H / seqs)) * N.. of a (seqs * N, H / seqs, d) tensor. */
+static long long varlen_index(long long i, const lab_shape *s, int seqs) {
+  const int d = s->head_dim, hs = s->heads_q / seqs;
+  const long long x = i % d, h = i / d % s->heads_q, r = i / d / s->heads_q;
+  return ((h / hs * s->seqlen_q + r) * hs + h % hs) * d + x;
 }
 
 int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
@@ -81,12 +92,15 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
   const lab_shape *s = &in->shape;
   const long long n = lab_q_elems(s), bytes = n * 2, rows = lab_rows(s);
   const rt_cuda_api *cu = g->cu;
-  CUdeviceptr dq = 0, dk = 0, dv = 0, dout = 0, dlse = 0, do32 = 0, dalibi = 0, dsinks = 0;
-  unsigned short *h = malloc(sizeof(unsigned short) * n);
+  CUdeviceptr dq = 0, dk = 0, dv = 0, dout = 0, dlse = 0, do32 = 0, dalibi = 0, dsinks = 0, dcu = 0;
+  /* --varlen splits the heads over sequences; sinks are one per query head of a call,
+   * which such a split cannot give each sequence: a sinks case runs fixed-length. */
+  const int seqs = s->sinks ? 0 : g->varlen;
+  unsigned short *h = malloc(sizeof(unsigned short) * n), *hv = seqs ? malloc(sizeof(unsigned short) * n) : NULL;
   float *o = malloc(sizeof(float) * n), *o32 = malloc(sizeof(float) * n);
   double *o_ref = malloc(sizeof(double) * n), *lse_ref = malloc(sizeof(double) * rows);
   int rc = -1;
-  if (!h || !o || !o32 || !o_ref || !lse_ref) {
+  if (!h || !o || !o32 || !o_ref || !lse_ref || (seqs && !hv)) {
     snprintf(err, errlen, "out of memory");
     goto fail;
   }
@@ -97,11 +111,22 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
   CU_TRY(g, cu->cuMemAlloc(&dout, bytes));
   CU_TRY(g, cu->cuMemAlloc(&dlse, rows * 4));
   CU_TRY(g, cu->cuMemAlloc(&do32, n * 4)); /* the precise-delta option's fp32 O */
+  if (seqs && (s->batch != 1 || s->seqlen_q != s->seqlen_k || s->heads_q % seqs || s->heads_kv != s->heads_q)) {
+    snprintf(err, errlen, "--varlen: the suite's %d heads do not split over %d sequences", s->heads_q, seqs);
+    goto fail;
+  }
+  if (seqs) { /* offsets 0, N, 2N, ... on the device */
+    int cu_seqlens[CLI_BIAS_VARLEN_SEQS + 1];
+    for (int i = 0; i <= seqs && i <= CLI_BIAS_VARLEN_SEQS; i++) cu_seqlens[i] = i * s->seqlen_q;
+    CU_TRY(g, cu->cuMemAlloc(&dcu, sizeof cu_seqlens));
+    CU_TRY(g, cu->cuMemcpyHtoD(dcu, cu_seqlens, sizeof cu_seqlens));
+  }
   const float *src[3] = {in->q, in->k, in->v};
   const CUdeviceptr dst[3] = {dq, dk, dv};
   for (int i = 0; i < 3; i++) {
     to_half(src[i], h, n, in->dtype);
-    CU_TRY(g, cu->cuMemcpyHtoD(dst[i], h, bytes));
+    for (long long j = 0; seqs && j < n; j++) hv[varlen_index(j, s, seqs)] = h[j];
+    CU_TRY(g, cu->cuMemcpyHtoD(dst[i], seqs ? hv : h, bytes));
   }
   /* the case's modifiers: ALiBi slopes and sinks, heads_q fp32 each */
   if (s->alibi) {
@@ -114,7 +139,7 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
   }
   lab_ref_forward(s, in->q, in->k, in->v, o_ref, lse_ref);
   const double tied = lab_tied_rate(s, in->q, in->k);
-  const long long rs = (long long)s->heads_q * s->head_dim; /* row stride, elements */
+  const long long rs = (long long)s->heads_q / (seqs ? seqs : 1) * s->head_dim; /* row stride, elements */
   for (int b = 0; b < n_betas; b++) {
     for (int m = 0; m < n_modes; m++) {
       const double beta = betas[b];
@@ -130,6 +155,12 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
       a.seqlen_k = s->seqlen_k;
       a.heads_q = s->heads_q;
       a.heads_kv = s->heads_kv;
+      if (seqs) { /* seqs sequences of N rows, H / seqs heads each */
+        a.batch = seqs;
+        a.heads_q = a.heads_kv = s->heads_q / seqs;
+        a.cu_seqlens_q = a.cu_seqlens_k = (const int *)dcu;
+        a.total_q = a.total_k = seqs * s->seqlen_q;
+      }
       a.head_dim = s->head_dim;
       a.causal = s->causal;
       a.stab = modes[m] == LAB_PAPER ? FA2_STAB_PAPER : modes[m] == LAB_ROBUST ? FA2_STAB_ROBUST : FA2_STAB_NONE;
@@ -139,6 +170,7 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
       a.window = s->window, a.window_left = s->window_left, a.window_right = s->window_right;
       a.softcap = (float)s->softcap;
       a.alibi_slopes = (const float *)dalibi;
+      if (seqs) a.alibi_batch_stride = a.heads_q; /* sequence b's heads are b * H / seqs.. */
       a.sinks = (const float *)dsinks;
       CU_TRY(g, cu->cuMemsetD16(dout, 0x7fc1, n)); /* poison: NaN where nothing is written */
       if (fa2_forward(g->ctx, &a, NULL) != FA2_OK) {
@@ -146,8 +178,12 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
         goto fail;
       }
       CU_TRY(g, cu->cuCtxSynchronize());
-      CU_TRY(g, cu->cuMemcpyDtoH(h, dout, bytes));
-      CU_TRY(g, cu->cuMemcpyDtoH(o32, do32, n * 4));
+      CU_TRY(g, cu->cuMemcpyDtoH(seqs ? hv : h, dout, bytes));
+      CU_TRY(g, cu->cuMemcpyDtoH(seqs ? o : o32, do32, n * 4)); /* (o: scratch until below) */
+      for (long long i = 0; seqs && i < n; i++) {
+        h[i] = hv[varlen_index(i, s, seqs)];
+        o32[i] = o[varlen_index(i, s, seqs)];
+      }
       for (long long i = 0; i < n; i++) o[i] = in->dtype == LAB_FP16 ? lab_fp16_to_f32(h[i]) : lab_bf16_to_f32(h[i]);
       lab_result *res = &results[b * n_modes + m];
       lab_score(c, in, modes[m], beta, eps, o, o32, o_ref, res);
@@ -164,7 +200,9 @@ fail:
   if (do32) cu->cuMemFree(do32);
   if (dalibi) cu->cuMemFree(dalibi);
   if (dsinks) cu->cuMemFree(dsinks);
+  if (dcu) cu->cuMemFree(dcu);
   free(h);
+  free(hv);
   free(o);
   free(o32);
   free(o_ref);

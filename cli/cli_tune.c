@@ -234,11 +234,13 @@ static json_t *betas_json(const cli_beta_row *rows, int n) {
   return a;
 }
 
-/* The forward tuning groups of the report with head dim 64 or 128 (the
- * suite's): their dtype and the chosen robust key tile. */
+/* The fixed-length forward tuning groups of the report with a robust key
+ * (fwd_bf16_d<D>_robust), every kernel head dim: the head dim and the chosen
+ * tiles' block_n (the suite places its ties against them). */
+enum { N_CAL = 8 };
 static int calibration_targets(json_t *rep, int dtype_fp16, int *hd, int *bn) {
   int n = 0;
-  for (int d = 64; d <= 128; d += 64) {
+  for (int d = 32; d <= 256 && n < N_CAL; d += 32) {
     char key[64];
     snprintf(key, sizeof key, "fwd_%s_d%d_robust", dtype_fp16 ? "fp16" : "bf16", d);
     size_t i, k;
@@ -383,11 +385,11 @@ static int parse(int argc, char **argv, options *o) {
 }
 
 static int calibrate(fa2_context *ctx, const options *o, json_t *rep, const char *db) {
-  int hd[2], bn[2];
+  int hd[N_CAL], bn[N_CAL];
   const int n_hd = calibration_targets(rep, 0, hd, bn);
   if (n_hd == 0) {
-    printf("\nBeta calibration: skipped (the spec has no bf16 robust forward of head dim 64 or "
-           "128, the tie suite's)\n");
+    printf("\nBeta calibration: skipped (the spec has no bf16 robust forward of fixed length, "
+           "the tie suite's)\n");
     return 0;
   }
   const int n_rows = n_hd * (1 + 2 * o->n_betas);
@@ -395,7 +397,8 @@ static int calibrate(fa2_context *ctx, const options *o, json_t *rep, const char
   if (!rows) return fprintf(stderr, "fa2 tune: out of memory\n"), 1;
   int rc = cli_tune_beta(o->dry_run ? "off" : db, LAB_BF16, hd, bn, n_hd, o->betas, o->n_betas,
                          o->eps, rows);
-  int chosen[2] = {-1, -1};
+  int chosen[N_CAL];
+  for (int h = 0; h < n_hd; h++) chosen[h] = -1;
   for (int h = 0; !rc && h < n_hd; h++) {
     const int per = 1 + 2 * o->n_betas;
     const int c = choose_beta(rows + h * per, per);

@@ -23,29 +23,42 @@ M.TILES = {
 -- within 5 % of the best tile on every row N >= 1k. d = 128: one warpgroup
 -- per block, two blocks per SM, 0.81-0.94 of m128n176w8s2wg's time causal and
 -- 0.87-1.03 non-causal on the H100 (NOTES "Built-in d = 128 tile"), the H200
--- tuner's choice too.
+-- tuner's choice too. d = 192/256 (NOTES "Head dims past 128", 8 tiles each):
+-- 256's is the best or within 3 % (1.51-1.90x flash); at 192 m128n80w8s2wg
+-- was 4-10 % faster than this one but is not float64-checked yet.
 M.TILES_SM90 = {
   [64]  = { block_m = 64,  block_n = 128, warps = 4, stages = 2, wgmma = true },
   [128] = { block_m = 64,  block_n = 96,  warps = 4, stages = 2, wgmma = true },
+  [192] = { block_m = 128, block_n = 96,  warps = 8, stages = 2, wgmma = true },
+  [256] = { block_m = 128, block_n = 64,  warps = 8, stages = 2, wgmma = true },
 }
 
 -- Backward tiles per head dim: queries per step (block_m), keys per block
--- (block_n, 16 per warp in pairs or 32 per warp), warps, Q/dO buffers
--- (stages, 2 or 3). The
--- backward keeps dK and dV in registers, which limits it to head_dim <= 128.
+-- (block_n: 32 per warp, 16 per warp in pairs, or 8 per warp in fours),
+-- warps, Q/dO buffers (stages, 2 or 3). dK and dV stay in registers: past
+-- d = 128 four warps share 32 keys and split dV and dK in column halves
+-- ("quad"); these tiles fit sm_80's 163 KB with fa2_bwd_dq_det's 16 rows per warp.
 M.BWD_TILES = {
   [32]  = { block_m = 64, block_n = 64, warps = 4, stages = 2 },
   [64]  = { block_m = 32, block_n = 128, warps = 4, stages = 2 },  -- +17-28 % over m64n64w4 (H100 tuner)
   [96]  = { block_m = 64, block_n = 64, warps = 4, stages = 2 },
   [128] = { block_m = 64, block_n = 128, warps = 8, stages = 2 }, -- +12 % over m64n64w4 (H100)
+  [160] = { block_m = 64, block_n = 32, warps = 4, stages = 2 },
+  [192] = { block_m = 64, block_n = 32, warps = 4, stages = 2 },
+  [224] = { block_m = 32, block_n = 32, warps = 4, stages = 2 },  -- m64n32w4s2 spills here
+  [256] = { block_m = 32, block_n = 32, warps = 4, stages = 2 },
 }
 
 -- Backward tiles on Hopper (wgmma, replacing BWD_TILES on sm_90): d = 128
 -- runs 1.16-1.26x the flash backend there, against 0.84-0.96x for m64n128w8s2
 -- (H200, bench/NOTES.md "wgmma backward"); d = 64 stays on mma.sync (its
--- m32n128w4s2 is 0.99-1.09x, the wgmma tile 0.92-1.10x).
+-- m32n128w4s2 is 0.99-1.09x, the wgmma tile 0.92-1.10x). d = 192/256: a pair
+-- of warpgroups sharing 64 keys, 0.91-1.00x flash on the H100 (the quad
+-- tiles 0.50-0.81x there).
 M.BWD_TILES_SM90 = {
   [128] = { block_m = 64, block_n = 128, warps = 8, stages = 2, wgmma = true },
+  [192] = { block_m = 64, block_n = 64, warps = 8, stages = 2, wgmma = true },  -- a pair
+  [256] = { block_m = 64, block_n = 64, warps = 8, stages = 2, wgmma = true },  -- a pair
 }
 
 -- Stabilization parameters when a stab entry leaves them out (DESIGN.md:

@@ -19,7 +19,6 @@ M.ARCH_SMEM = {
 M.WARPS = { 1, 2, 4, 8 }
 M.ROWS_PER_WARP = { 16, 32, 64 }
 M.MAX_STAGES = 4
-M.BWD_MAX_HEAD_DIM = 128
 -- Tiles with `wgmma = true` use Hopper's warpgroup MMA (sm_90a): forward, 64
 -- query rows per warpgroup of 4 warps; backward, 64 keys per warpgroup and 64
 -- queries per step. Operands in 128-byte-swizzled shared memory (64-column
@@ -29,7 +28,7 @@ M.BWD_MAX_HEAD_DIM = 128
 -- says so: complete() copies both into the variant (only_arch, only_target),
 -- which gen_compile_arch and gen_variant_runs_on read in C.
 M.WGMMA_ARCH, M.WGMMA_TARGET = "sm_90", "sm_90a"
-M.WGMMA_HEAD_DIMS = { 64, 128 }
+M.WGMMA_HEAD_DIMS = { 64, 128, 192, 256 }
 
 -- wgmma tiles take whole warpgroups of 4 warps (both passes).
 local function check_warpgroups(t, path)
@@ -82,37 +81,45 @@ M.PASSES = {
     -- warp, K and V tiles. 2-byte elements; every entry gets the larger.
     -- wgmma tiles: K, V, Q, dO and dS^T swizzled instead of padded, plus
     -- 1024 bytes to align them.
+    -- Wide layouts (bwd_layout) add a P^T buffer beside dS^T: "quad" (mma.sync, 8
+    -- keys per warp) a whole one, "pair" (wgmma, 8 keys per warp) a swizzled one.
     smem = function(v)
+      local layout = M.bwd_layout(v)
+      local s_bufs = layout == "quad" and 2 or 1
       local main = 2 * (v.head_dim + 8) * (2 * v.block_n + 2 * v.stages * v.block_m)
-        + 8 * v.stages * v.block_m + 2 * v.block_n * (v.block_m + 8)
+        + 8 * v.stages * v.block_m + s_bufs * 2 * v.block_n * (v.block_m + 8)
       if v.wgmma then
         main = 1024 + 2 * v.head_dim * (2 * v.block_n + 2 * v.stages * v.block_m)
-          + 8 * v.stages * v.block_m + 2 * v.block_n * v.block_m
+          + 8 * v.stages * v.block_m + (layout == "pair" and 2 or 1) * 2 * v.block_n * v.block_m
       end
       local det = 4 * (v.head_dim + 8) * (16 * v.warps + v.block_n)
       return math.max(main, det)
     end,
     -- Each warp owns 32 keys (its rows of dK and dV), or two warps share 32
-    -- (16 per warp: one keeps dV, the other dK); the Q/dO tiles are
-    -- double-buffered at least.
+    -- (16 per warp: one keeps dV, the other dK), or four warps share 32 (8 per
+    -- warp, "quad": dV and dK split in column halves, for head dims past 128);
+    -- the Q/dO tiles are double-buffered at least.
     check = function(t, path)
-      -- wgmma: each warpgroup takes 64 keys (16 per warp) and 64 queries per
-      -- step; such a tile then meets the rules below too (stages among them).
+      -- wgmma: each warpgroup takes 64 keys (16 per warp), or two warpgroups
+      -- share 64 ("pair": 8 per warp, one keeps dV, the other dK), and 64
+      -- queries per step; such a tile then meets the rules below too.
       if t.wgmma then
         check_warpgroups(t, path)
-        if t.block_n ~= 16 * t.warps then
-          U.fail(path .. ".block_n", t.block_n, "a backward wgmma tile's warpgroups take 64 keys each",
-            tostring(16 * t.warps) .. " with warps = " .. t.warps)
+        if t.block_n ~= 16 * t.warps and not (t.warps == 8 and t.block_n == 64) then
+          U.fail(path .. ".block_n", t.block_n, "a backward wgmma tile's warpgroups take 64 keys each, "
+            .. "or two share 64",
+            tostring(16 * t.warps) .. (t.warps == 8 and " or 64" or "") .. " with warps = " .. t.warps)
         end
         if t.block_m ~= 64 then
           U.fail(path .. ".block_m", t.block_m, "a backward wgmma tile steps 64 queries at a time", "64")
         end
       end
       local keys = t.block_n // t.warps
-      if (keys ~= 16 and keys ~= 32) or t.block_n % t.warps ~= 0 then
+      if (keys ~= 8 and keys ~= 16 and keys ~= 32) or t.block_n % t.warps ~= 0 then
         U.fail(path .. ".block_n", t.block_n,
-          string.format("%d warps cannot split %d keys into 16 or 32 per warp (backward)", t.warps, t.block_n),
-          string.format("%d or %d with warps = %d", 16 * t.warps, 32 * t.warps, t.warps))
+          string.format("%d warps cannot split %d keys into 8, 16 or 32 per warp (backward)", t.warps,
+            t.block_n),
+          string.format("%d, %d or %d with warps = %d", 8 * t.warps, 16 * t.warps, 32 * t.warps, t.warps))
       end
       -- 16 keys per warp: two warps share 32 keys and split each step's queries.
       if keys == 16 and (t.warps % 2 ~= 0 or t.block_m % 32 ~= 0) then
@@ -120,6 +127,13 @@ M.PASSES = {
           t.warps % 2 ~= 0 and t.warps or t.block_m,
           "with 16 keys per warp, warp pairs share 32 keys and split the block_m queries (backward)",
           t.warps % 2 ~= 0 and "an even number of warps" or "multiples of 32")
+      end
+      -- 8 keys per warp: four warps share 32 keys, each S^T of 16 keys x block_m / 2.
+      if keys == 8 and not t.wgmma and (t.warps % 4 ~= 0 or t.block_m % 32 ~= 0) then
+        U.fail(path .. (t.warps % 4 ~= 0 and ".warps" or ".block_m"),
+          t.warps % 4 ~= 0 and t.warps or t.block_m,
+          "with 8 keys per warp, four warps share 32 keys and halve the block_m queries (backward)",
+          t.warps % 4 ~= 0 and "4 or 8 warps" or "multiples of 32")
       end
       if t.stages < 2 or t.stages > 3 then
         U.fail(path .. ".stages", t.stages, "the backward double-buffers Q and dO", "2 or 3")
@@ -269,6 +283,13 @@ function M.smem(v) return M.PASSES[v.pass].smem(v) end
 
 function M.runs_wgmma(arch) return arch == M.WGMMA_ARCH end
 
+-- The backward's layout of a tile: "pair" (wgmma, two warpgroups share 64 keys),
+-- "quad" (mma.sync, four warps share 32 keys), or nil (the others).
+function M.bwd_layout(v)
+  if v.pass ~= "bwd" or v.block_n ~= 8 * v.warps then return nil end
+  return v.wgmma and "pair" or "quad"
+end
+
 -- nil when v can run on arch (its instructions, its shared memory), else
 -- the problem in words.
 function M.arch_problem(v, arch)
@@ -334,10 +355,6 @@ function M.complete(v, arch, tiles_arch)
   end
   local tile
   local pass = M.PASSES[c.pass]
-  if c.pass == "bwd" and c.head_dim > M.BWD_MAX_HEAD_DIM then
-    U.fail("head_dim", c.head_dim, "the backward keeps dK and dV in registers and supports "
-      .. "head dims up to " .. M.BWD_MAX_HEAD_DIM .. " for now", "32, 64, 96, 128")
-  end
   if v.block_m == 0 or v.block_m == nil then
     local auto, where = M.auto_tile(c.pass, c.head_dim, tiles_arch or arch)
     tile = M.check_tile(auto, where)
@@ -354,11 +371,25 @@ function M.complete(v, arch, tiles_arch)
     U.fail("head_dim", c.head_dim, "wgmma tiles need a head dim made of 64-column blocks",
       joined(M.WGMMA_HEAD_DIMS))
   end
-  -- The backward's dQ step gives each warpgroup a slice of whole 64-column blocks.
-  if c.wgmma and c.pass == "bwd" and (c.head_dim // (c.warps // 4)) % 64 ~= 0 then
+  -- The backward's dQ step gives each warpgroup a slice of whole 64-column blocks
+  -- (a pair: the first 128 columns, or half of them at d = 128, and the rest).
+  local pair = M.bwd_layout(c) == "pair"
+  if c.wgmma and c.pass == "bwd" and (pair and c.head_dim < 128
+      or not pair and (c.head_dim // (c.warps // 4)) % 64 ~= 0) then
     U.fail("tiles.warps", c.warps, string.format("head_dim %d has %d 64-column block(s) for the "
       .. "backward's dQ step, one per warpgroup at least", c.head_dim, c.head_dim // 64),
       "4" .. (c.head_dim >= 128 and ", 8" or ""))
+  end
+  -- The mma.sync backward's dQ step: warps sharing a row group of 16 queries
+  -- take equal slices of the head dim, in pairs of n8 tiles.
+  if c.pass == "bwd" and not c.wgmma then
+    local groups = c.block_m // 16
+    local split = c.warps > groups and c.warps // groups or 1
+    if (c.head_dim // 8) % (2 * split) ~= 0 then
+      U.fail("tiles.warps", c.warps, string.format("head_dim %d: %d warps share each 16-query row group "
+        .. "of the backward's dQ step and cannot split its %d columns into whole pairs of 8",
+        c.head_dim, split, c.head_dim), "fewer warps, or a larger block_m")
+    end
   end
   local s
   -- The backward does not depend on the forward's stabilization (LSE carries

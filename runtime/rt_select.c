@@ -76,8 +76,9 @@ static const char *mode_suffix(int stab) {
 }
 
 void rt_request_tuning_key(const rt_request *r, char *buf, size_t len) {
-  snprintf(buf, len, "%s_%s_d%d%s", r->pass == GEN_PASS_FWD ? "fwd" : "bwd",
-           r->dtype == FA2_FP16 ? "fp16" : "bf16", r->head_dim, r->causal ? "_causal" : "");
+  snprintf(buf, len, "%s_%s_d%d%s%s", r->pass == GEN_PASS_FWD ? "fwd" : "bwd",
+           r->dtype == FA2_FP16 ? "fp16" : "bf16", r->head_dim, r->causal ? "_causal" : "",
+           r->varlen ? "_varlen" : "");
 }
 
 void rt_tuning_key_for_mode(const rt_request *r, int stab, char *buf, size_t len) {
@@ -90,14 +91,21 @@ double rt_request_seqlen(const rt_request *r) {
   return r->len_class > 0 ? exp2((double)r->len_class / LEN_CLASS_STEPS) : 0;
 }
 
-/* Tiles for mode stab (and r's length): its own key, else the key without a mode. */
+/* Tiles for mode stab (and r's length): its own key, else the key without a mode;
+ * a varlen request, its varlen keys (tuned on a mix of lengths), then the
+ * fixed-length ones. */
 static int tuned_tiles(const rt_tuning *t, const rt_request *r, int stab, rt_tuning_entry *e) {
   char key[80];
   const double n = rt_request_seqlen(r);
-  rt_tuning_key_for_mode(r, stab, key, sizeof key);
-  if (rt_tuning_find(t, key, n, e) && e->block_m) return 1;
-  rt_request_tuning_key(r, key, sizeof key);
-  return rt_tuning_find(t, key, n, e) && e->block_m;
+  rt_request fixed = *r;
+  fixed.varlen = 0;
+  for (const rt_request *q = r; q; q = q == r && r->varlen ? &fixed : NULL) {
+    rt_tuning_key_for_mode(q, stab, key, sizeof key);
+    if (rt_tuning_find(t, key, n, e) && e->block_m) return 1;
+    rt_request_tuning_key(q, key, sizeof key);
+    if (rt_tuning_find(t, key, n, e) && e->block_m) return 1;
+  }
+  return 0;
 }
 
 int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, const char *arch,
@@ -115,9 +123,11 @@ int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, con
   out->sinks = r->sinks;
   int stab = r->stab;
   double beta = r->beta, eps = r->eps;
-  if (stab == FA2_STAB_TUNED) {
+  if (stab == FA2_STAB_TUNED) { /* the mode and beta of the fixed-length key */
     char key[64];
-    rt_request_tuning_key(r, key, sizeof key);
+    rt_request fixed = *r;
+    fixed.varlen = 0;
+    rt_request_tuning_key(&fixed, key, sizeof key);
     rt_tuning_entry e;
     int tuned = rt_tuning_find(t, key, 0, &e);
     stab = FA2_STAB_ROBUST;

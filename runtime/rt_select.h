@@ -34,7 +34,8 @@ void rt_request_desc(const fa2_kernel_desc *d, int with_length, rt_request *r);
  * tuning database's by_seqlen is matched against. */
 double rt_request_seqlen(const rt_request *r);
 
-/* "fwd_bf16_d128_causal": the tuning database's key of a request. */
+/* "fwd_bf16_d128_causal" (a varlen request: "..._varlen"): the tuning
+ * database's key of a request. */
 void rt_request_tuning_key(const rt_request *r, char *buf, size_t len);
 
 /* "fwd_bf16_d128_causal_robust": the key of r's forward tiles in mode stab

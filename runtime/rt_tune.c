@@ -27,9 +27,10 @@ static const int FWD_ST[] = {1, 2, 3};
 static const int FWD_MW_WIDE[][2] = {{64, 2}, {64, 4}, {128, 4}, {128, 8}, {256, 8}};
 static const int FWD_BN_WIDE[] = {16, 32, 48, 64, 80, 96, 112, 128};
 static const int FWD_ST_WIDE[] = {1, 2, 3};
-/* Backward: block_m is the query step; block_n / warps keys per warp. */
+/* Backward: block_m is the query step; block_n / warps keys per warp (32
+ * with 4 warps: four warps sharing 32 keys, the layout of head dims past 128). */
 static const int BWD_MW[][2] = {{32, 4}, {64, 4}, {32, 8}, {64, 8}};
-static const int BWD_BN[] = {64, 128};
+static const int BWD_BN[] = {32, 64, 128};
 static const int BWD_ST[] = {2, 3};
 static const int BWD_MW_WIDE[][2] = {{16, 2}, {32, 2}, {32, 4}, {64, 4}, {128, 4},
                                      {32, 8}, {64, 8}, {128, 8}};
@@ -51,25 +52,61 @@ static const int WG_BN[] = {64, 96, 128, 176};
 static const int WG_ST[] = {2, 3};
 static const int WG_BWD_MW[][2] = {{64, 4}, {64, 8}};
 static const int WG_BWD_BN[] = {64, 128};
-static const grid WGMMA_GRIDS[2] = {
+/* Forward past d = 128 (the O accumulator takes 96-128 registers, K/V tiles
+ * 24-32 KB per 64 keys): shorter key tiles. The backward's m64n64w8 is a
+ * pair of warpgroups sharing 64 keys there. */
+static const int WG_BN_WIDE_D[] = {48, 64, 80, 96, 112};
+static const grid WGMMA_GRIDS[3] = {
     {WG_MW, N_OF(WG_MW), WG_BN, N_OF(WG_BN), WG_ST, N_OF(WG_ST)},
-    {WG_BWD_MW, N_OF(WG_BWD_MW), WG_BWD_BN, N_OF(WG_BWD_BN), WG_ST, N_OF(WG_ST)}};
+    {WG_BWD_MW, N_OF(WG_BWD_MW), WG_BWD_BN, N_OF(WG_BWD_BN), WG_ST, N_OF(WG_ST)},
+    {WG_MW, N_OF(WG_MW), WG_BN_WIDE_D, N_OF(WG_BN_WIDE_D), WG_ST, N_OF(WG_ST)}};
 
 void rt_tune_shape(const gen_variant *v, int n, int *batch, int *heads) {
   *batch = n >= 16384 ? 1 : 16384 / n;
   *heads = 2048 / v->head_dim > 0 ? 2048 / v->head_dim : 1;
 }
 
+int rt_tune_mix(int n, int *lens) {
+  if (n > RT_TUNE_MIX_TOKENS) n = RT_TUNE_MIX_TOKENS;
+  unsigned long long x = 0x9E3779B97F4A7C15ull ^ (unsigned long long)n; /* xorshift64 */
+  int count = 0, left = RT_TUNE_MIX_TOKENS;
+  while (left > 0) {
+    int len = n; /* the first document is the longest: max_seqlen = n */
+    if (count > 0) {
+      double u[2];
+      for (int k = 0; k < 2; k++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        u[k] = ((x >> 11) + 0.5) / 9007199254740992.0; /* (0, 1) */
+      }
+      const double z = sqrt(-2 * log(u[0])) * cos(6.283185307179586 * u[1]);
+      const double l = exp(log(n / 8.0) + z); /* log-normal: median n / 8, sigma 1 */
+      len = l < 1 ? 1 : l > n ? n : (int)lround(l);
+    }
+    len = len < left ? len : left;
+    lens[count++] = len;
+    left -= len;
+  }
+  return count;
+}
+
 double rt_tune_flops(const gen_variant *v, int n) {
   int b, h;
   rt_tune_shape(v, n, &b, &h);
   double f = 4.0 * b * h * (double)n * n * v->head_dim;
+  int *lens = v->varlen ? malloc(sizeof *lens * RT_TUNE_MIX_TOKENS) : NULL;
+  if (lens) { /* the mix's documents, each its own attention */
+    const int count = rt_tune_mix(n, lens);
+    f = 0;
+    for (int i = 0; i < count; i++) f += 4.0 * h * (double)lens[i] * lens[i] * v->head_dim;
+    free(lens);
+  }
   if (v->causal) f /= 2;
   return v->pass == GEN_PASS_BWD ? 2.5 * f : f;
 }
 
 static void group_key(const gen_variant *v, char *buf, size_t len) {
-  rt_request r = {v->pass, v->dtype, v->head_dim, v->causal, v->stab, 0, 0, 0};
+  const rt_request r = {.pass = v->pass, .dtype = v->dtype, .head_dim = v->head_dim,
+                        .causal = v->causal, .varlen = v->varlen, .stab = v->stab};
   rt_tuning_key_for_mode(&r, v->stab, buf, len);
 }
 
@@ -101,12 +138,13 @@ static int make_group(rt_source *s, const gen_variant *sv, const char *arch, int
   g->best = -1;
   g->base.pass = sv->pass, g->base.dtype = sv->dtype, g->base.head_dim = sv->head_dim;
   g->base.causal = sv->causal;
+  g->base.varlen = sv->varlen;
   if (sv->pass == GEN_PASS_FWD) { /* a backward does not depend on the mode */
     g->base.stab = sv->stab, g->base.beta = sv->beta, g->base.eps = sv->eps;
   }
   group_key(&g->base, g->key, sizeof g->key);
   const grid *gr = &GRIDS[sv->pass == GEN_PASS_BWD][wide != 0];
-  const grid *wg = &WGMMA_GRIDS[sv->pass == GEN_PASS_BWD];
+  const grid *wg = &WGMMA_GRIDS[sv->pass == GEN_PASS_BWD ? 1 : sv->head_dim > 128 ? 2 : 0];
   g->cands = calloc((size_t)(1 + gr->n_mw * gr->n_bn * gr->n_st + wg->n_mw * wg->n_bn * wg->n_st),
                     sizeof *g->cands);
   if (!g->cands) return -1;

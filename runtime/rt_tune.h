@@ -109,8 +109,20 @@ json_t *rt_tune_report(const rt_tune_plan *p, const rt_identity *id, const rt_tu
 
 /* Forward FLOPs of one call at length n of group g's shape table
  * (batch * n = 16384 tokens, heads * head_dim = 2048): 4 B H n^2 d, halved
- * when causal, times 2.5 for a backward. */
+ * when causal, times 2.5 for a backward; a varlen variant's, the sum over
+ * the documents of its mix at n. */
 double rt_tune_flops(const gen_variant *v, int n);
+
+/* The varlen kernels are tuned on a realistic mix of lengths per tuned
+ * length n: RT_TUNE_MIX_TOKENS tokens of documents, the first n long (so
+ * max_seqlen, what a call's length class reads, is n), the others drawn from
+ * a log-normal distribution with median n / 8 and sigma 1 (a long tail: at
+ * n = 2048 it is close to bench/varlen_bench.py's mix, median 256, longest
+ * about 2000), cut to at most n, the last one cut to fill the tokens
+ * exactly; a fixed seed per n. Writes the lengths to lens (room for
+ * RT_TUNE_MIX_TOKENS) and returns how many. */
+enum { RT_TUNE_MIX_TOKENS = 16384 };
+int rt_tune_mix(int n, int *lens);
 void rt_tune_shape(const gen_variant *v, int n, int *batch, int *heads);
 
 #endif

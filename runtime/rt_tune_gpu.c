@@ -26,11 +26,14 @@ typedef struct tuner {
   const fa2_tune_options *o;
   rt_tune_plan plan;
   rt_tune_reps r;
-  int any_bwd;
+  int any_bwd, any_varlen;
   FILE *journal;
   double t0;
   /* two input sets, launched in turn: each launch reads what the last did not */
   CUdeviceptr t[N_SETS][N_TENSORS], lse[N_SETS], ws;
+  /* varlen groups: per tuned length, the offsets of its mix (rt_tune_mix) */
+  CUdeviceptr cu_seqlens[RT_TUNE_MAX_SEQLENS];
+  int docs[RT_TUNE_MAX_SEQLENS];
   CUevent ev[2 * MAX_REPS];
   fa2_tune_progress pr;
   double phase_t0, w_total, w_done;
@@ -155,6 +158,20 @@ static int alloc_buffers(tuner *t) {
       rc = cu_ok(cu->cuMemsetD32(t->lse[s], 0, (size_t)tokens * 64), "cuMemsetD32(LSE)");
   }
   free(h);
+  int *lens = t->any_varlen ? malloc(sizeof *lens * (RT_TUNE_MIX_TOKENS + 1)) : NULL;
+  if (rc == FA2_OK && t->any_varlen && !lens)
+    rc = rt_set_error(FA2_ERR_OUT_OF_MEMORY, "fa2_tune: out of host memory");
+  for (int i = 0; rc == FA2_OK && lens && i < t->plan.n_seqlens; i++) {
+    const int docs = rt_tune_mix(t->plan.seqlens[i], lens + 1);
+    lens[0] = 0; /* lengths -> offsets, in place */
+    for (int j = 1; j <= docs; j++) lens[j] += lens[j - 1];
+    t->docs[i] = docs;
+    rc = cu_ok(cu->cuMemAlloc(&t->cu_seqlens[i], sizeof *lens * (size_t)(docs + 1)), "cuMemAlloc(cu_seqlens)");
+    if (rc == FA2_OK)
+      rc = cu_ok(cu->cuMemcpyHtoD(t->cu_seqlens[i], lens, sizeof *lens * (size_t)(docs + 1)),
+                 "cuMemcpyHtoD(cu_seqlens)");
+  }
+  free(lens);
   if (rc == FA2_OK && t->any_bwd) {
     fa2_bwd_args a = {0};
     a.batch = 1, a.seqlen_q = (int)tokens, a.heads_q = 64, a.head_dim = 32;
@@ -172,6 +189,8 @@ static void free_buffers(tuner *t) {
     if (t->lse[s]) cu->cuMemFree(t->lse[s]);
   }
   if (t->ws) cu->cuMemFree(t->ws);
+  for (int i = 0; i < RT_TUNE_MAX_SEQLENS; i++)
+    if (t->cu_seqlens[i]) cu->cuMemFree(t->cu_seqlens[i]);
 }
 
 /* ---- launches ---- */
@@ -193,6 +212,12 @@ static void fwd_args(const tuner *t, const gen_variant *v, int n, int s, fa2_fwd
   a->batch = b, a->seqlen_q = a->seqlen_k = n, a->heads_q = a->heads_kv = h;
   a->head_dim = v->head_dim, a->causal = v->causal;
   a->stab = (fa2_stab)v->stab, a->beta = v->beta, a->eps = v->eps;
+  for (int i = 0; v->varlen && i < t->plan.n_seqlens; i++)
+    if (t->plan.seqlens[i] == n) { /* the mix of length n: its documents, the longest n */
+      a->batch = t->docs[i];
+      a->cu_seqlens_q = a->cu_seqlens_k = (const int *)t->cu_seqlens[i];
+      a->total_q = a->total_k = RT_TUNE_MIX_TOKENS;
+    }
 }
 
 static void bwd_args(const tuner *t, const gen_variant *v, int n, int s, fa2_bwd_args *a) {
@@ -207,8 +232,10 @@ static void bwd_args(const tuner *t, const gen_variant *v, int n, int s, fa2_bwd
   a->dk = tensor(t->t[s][T_DK], v->dtype, n, h, v->head_dim);
   a->dv = tensor(t->t[s][T_DV], v->dtype, n, h, v->head_dim);
   a->lse = f.lse;
-  a->batch = b, a->seqlen_q = a->seqlen_k = n, a->heads_q = a->heads_kv = h;
+  a->batch = f.batch, a->seqlen_q = a->seqlen_k = n, a->heads_q = a->heads_kv = h;
   a->head_dim = v->head_dim, a->causal = v->causal;
+  a->cu_seqlens_q = f.cu_seqlens_q, a->cu_seqlens_k = f.cu_seqlens_k;
+  a->total_q = f.total_q, a->total_k = f.total_k;
 }
 
 static int launch(tuner *t, const rt_kernel *k, const gen_variant *v, int n, int s) {
@@ -442,7 +469,10 @@ fa2_status fa2_tune(fa2_context *ctx, const fa2_tune_options *options, int *comp
                          &t.plan, err, sizeof err);
   rt_source_spec_free(&spec);
   if (rc != FA2_OK) return (fa2_status)rt_set_error(rc, "fa2_tune: %s", err);
-  for (int g = 0; g < t.plan.n; g++) t.any_bwd |= t.plan.groups[g].base.pass == GEN_PASS_BWD;
+  for (int g = 0; g < t.plan.n; g++) {
+    t.any_bwd |= t.plan.groups[g].base.pass == GEN_PASS_BWD;
+    t.any_varlen |= t.plan.groups[g].base.varlen;
+  }
 
   rt_identity id;
   rt_ctx_identity(ctx, &id);

@@ -12,9 +12,11 @@
  *      "bwd_bf16_d128": {"block_m": 64, "block_n": 128, "warps": 8, "stages": 2,
  *                        "by_seqlen": {"1024": {"block_m": 64, "block_n": 64, "warps": 4,
  *                                               "stages": 2}, "16384": {...}, ...}}}}
- * Keys are "{pass}_{dtype}_d{head_dim}[_causal][_{mode}]". A forward looks
+ * Keys are "{pass}_{dtype}_d{head_dim}[_causal][_varlen][_{mode}]". A forward looks
  * for its mode's key, then the key without a mode; tiles there apply to
- * every mode, stab/beta/eps to FA2_STAB_TUNED. by_seqlen (optional) has the
+ * every mode, stab/beta/eps (fixed-length keys only) to FA2_STAB_TUNED. A
+ * variable-length call looks for its _varlen keys first (tuned on a mix of
+ * lengths, rt_tune.h), then the fixed-length ones. by_seqlen (optional) has the
  * tiles per tuned sequence length: a call takes those of the length nearest
  * to sqrt(seqlen_q * seqlen_k) on a log scale (a tie: the shorter). Other
  * fields (timings) are for people. A file that does not parse, is of another format or version,

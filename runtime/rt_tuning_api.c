@@ -36,7 +36,8 @@ fa2_status fa2_tuning_set_stab(fa2_context *ctx, const char *db_path, fa2_dtype 
   static const char *const names[3] = {"none", "paper", "robust"};
   json_t *entries = json_object();
   for (int causal = 0; causal < 2; causal++) {
-    const rt_request r = {GEN_PASS_FWD, (int32_t)dtype, head_dim, causal, (int32_t)stab, 0, 0, 0};
+    const rt_request r = {.pass = GEN_PASS_FWD, .dtype = (int32_t)dtype, .head_dim = head_dim,
+                          .causal = causal, .stab = (int32_t)stab};
     char key[64];
     rt_request_tuning_key(&r, key, sizeof key);
     json_t *e = json_pack("{s:s}", "stab", names[stab]);

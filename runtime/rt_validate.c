@@ -254,11 +254,6 @@ int rt_validate_bwd(const fa2_bwd_args *a) {
   f.dropout = a->dropout, f.dropout_p = a->dropout_p, f.dropout_rng = a->dropout_rng;
   f.sinks = a->sinks;
   if ((rc = rt_validate_fwd(&f))) return rc;
-  if (a->head_dim > 128)
-    return rt_set_error(FA2_ERR_UNSUPPORTED,
-                        "head_dim %d: the backward supports head dims 32, 64, 96 and 128 for now "
-                        "(it keeps dK and dV in registers)",
-                        a->head_dim);
   if ((rc = check_tensor_dtype("dout", &a->dout, a->q.dtype)) ||
       (rc = check_tensor_dtype("dq", &a->dq, a->q.dtype)) ||
       (rc = check_tensor_dtype("dk", &a->dk, a->q.dtype)) ||

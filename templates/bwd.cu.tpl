@@ -48,6 +48,9 @@
 {# Window variants: query i sees keys i + diag - window_left .. i + diag + window_right. #}
 {% local HIDDEN = function(key, q) if not window then return "(kCausal && " .. key .. " > " .. q .. " + diag)" end return "((p.window_right >= 0 && " .. key .. " > " .. q .. " + diag + p.window_right) || (p.window_left >= 0 && " .. key .. " < " .. q .. " + diag - p.window_left))" end %}
 {% local I_BEGIN = window and "p.window_right < 0 ? 0 : max(0, n0 - diag - p.window_right) / kBlockM" or "kCausal ? max(0, n0 - diag) / kBlockM : 0" %}
+{# 8 keys per warp (gen/variant.lua bwd_layout): "quad" (mma.sync, four warps share 32 keys) #}
+{# or "pair" (wgmma, two warpgroups share 64); nil: the layouts described above. #}
+{% local layout = block_n == 8 * warps and (wgmma and "pair" or "quad") or nil %}
 {% include "fa2_params.h" %}
 {% include "common.cuh.tpl" %}
 {% if wgmma %}
@@ -63,7 +66,15 @@ constexpr int kStages = {{ stages }};  // Q/dO/LSE/delta buffers (>= 2)
 constexpr bool kCausal = {{ causal }};
 
 constexpr int kThreads = kWarps * 32;
+{% if layout %}
+// 8 keys per warp (head dims past 128: dK and dV of 16 keys no longer fit one
+// warp): warp pairs share 16 keys and split each step's queries for S^T and
+// dP^T, both P^T and dS^T go through shared memory, and the warps sharing a
+// key group keep dV and dK in column halves ({{ layout == "quad" and "four warps, 32 keys" or "two warpgroups, 64 keys" }}).
+constexpr bool kPaired = true;
+{% else %}
 constexpr bool kPaired = kBlockN / kWarps == 16; // two warps per 32 keys (see above)
+{% end %}
 constexpr int kGroups = kPaired ? kWarps / 2 : kWarps; // key groups
 constexpr int kKeyRows = kBlockN / kGroups;   // keys per group (its rows of dK, dV)
 constexpr int kKTiles = kKeyRows / 16;
@@ -82,6 +93,11 @@ constexpr int kDQSplit = kWarps > kRowGroups ? kWarps / kRowGroups : 1;
 constexpr int kQMTiles = kWarps > kRowGroups ? 1 : kRowGroups / kWarps; // m16 tiles per warp
 constexpr int kQRows = kQMTiles * 16;
 constexpr int kDQTiles = kDTiles / kDQSplit;  // n8 tiles of dQ per warp
+{% if layout == "quad" %}
+// beside dV or dK's registers, dQ is computed in slices of at most 16 n8 tiles
+constexpr int kDQChunk = kDQTiles > 16 ? kDQTiles / 2 : kDQTiles;
+static_assert(kDQTiles % kDQChunk == 0 && kDQChunk % 2 == 0 && kHeadDim % 32 == 0, "quad: dQ slices, column halves");
+{% end %}
 constexpr int kStride = kHeadDim + 8;         // smem row pitch of K, V, Q, dO (elements)
 constexpr int kStrideS = kBlockM + 8;         // smem row pitch of dS^T (elements)
 constexpr int kTileKV = kBlockN * kStride * 2; // bytes
@@ -92,9 +108,9 @@ constexpr int kTileS = kBlockN * kStrideS * 2;
 // fa2_bwd on wgmma: K, V, stages x (Q, dO) swizzled, LSE, delta, dS^T
 // swizzled (keys x 64 queries), plus 1024 bytes to align the tiles.
 constexpr int kMainSmem = 1024 + 2 * kBlockN * kHeadDim * 2 + 2 * kStages * kBlockM * kHeadDim * 2 +
-                          2 * kStages * kVec + kBlockN * kBlockM * 2;
+                          2 * kStages * kVec + {{ layout == "pair" and "2 * " or "" }}kBlockN * kBlockM * 2;{{ layout == "pair" and " // dS^T, P^T" or "" }}
 {% else %}
-constexpr int kMainSmem = 2 * kTileKV + 2 * kStages * kTileQ + 2 * kStages * kVec + kTileS;
+constexpr int kMainSmem = 2 * kTileKV + 2 * kStages * kTileQ + 2 * kStages * kVec + {{ layout == "quad" and "2 * kTileS; // dS^T, P^T" or "kTileS;" }}
 {% end %}
 // fa2_bwd_dq_det (deterministic mode): 16 query rows per warp, Q and dO of
 // its rows, then K and V of one key tile at a time.
@@ -284,6 +300,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   const unsigned sL = sdO + kStages * kTileQ;
   const unsigned sD = sL + kStages * kVec;
   const unsigned sS = sD + kStages * kVec;
+{% if layout == "quad" %}
+  const unsigned sP = sS + kTileS; // P^T, beside dS^T
+{% end %}
   const float *sLf = (const float *)(smem + (sL - sK));
   const float *sDf = (const float *)(smem + (sD - sK));
 
@@ -334,6 +353,18 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   // dV of the warp's keys (paired: dV for half 0, dK for half 1), and dK
   // (unpaired; a stub when paired, and its indexes below stay in range for
   // the stub because a discarded `if constexpr` branch here still compiles).
+{% if layout == "quad" %}
+  // quad: the key group's 32 keys (warp / 4), dV for the group's warps 0, 1 and dK
+  // for 2, 3, each in one column half (warp % 2).
+  const int role = warp % 4, key_g = (warp / 4) * 32, c_half = (warp % 2) * (kHeadDim / 2);
+  float acc[2][kDTiles / 2][4];
+#pragma unroll
+  for (int kt = 0; kt < 2; ++kt)
+#pragma unroll
+    for (int dt = 0; dt < kDTiles / 2; ++dt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[kt][dt][e] = 0.f;
+{% else %}
   float acc[kKTiles][kDTiles][4], acc_k[kPaired ? 1 : kKTiles][kPaired ? 1 : kDTiles][4];
 #pragma unroll
   for (int kt = 0; kt < kKTiles; ++kt)
@@ -347,6 +378,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     for (int dt = 0; dt < (kPaired ? 1 : kDTiles); ++dt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc_k[kt][dt][e] = 0.f;
+{% end %}
 
   for (int t = 0; t < n_steps; ++t) {
     const int slot = t % kStages;
@@ -493,6 +525,36 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
         }
       }
 
+{% if layout == "quad" %}
+    // Every warp publishes its P^T and dS^T; then the group's four warps
+    // accumulate over its 32 keys and every query of the step: dV += P^T dO
+    // (warps 0, 1) or dK += dS^T Q (2, 3), in their column half.
+    store_frags(smem + (sP - sK), ap, kg * kKeyRows, q0, g, qd);
+    store_frags(sSp, as, kg * kKeyRows, q0, g, qd);
+    __syncthreads(); // P^T and dS^T complete (dS^T also for the dQ step)
+    {
+      const unsigned sA = (role < 2 ? sP : sS) + ((key_g + (mi & 1) * 8 + mr) * kStrideS + (mi >> 1) * 8) * 2;
+      const unsigned sB = (role < 2 ? sdOt : sQt) + t_off + c_half * 2;
+#pragma unroll
+      for (int qs = 0; qs < kQSteps; ++qs) {
+        unsigned a[2][4];
+#pragma unroll
+        for (int kt = 0; kt < 2; ++kt)
+          ldmatrix_x4(sA + (kt * 16 * kStrideS + qs * 16) * 2, a[kt][0], a[kt][1], a[kt][2], a[kt][3]);
+#pragma unroll
+        for (int dp = 0; dp < kDTiles / 4; ++dp) {
+          unsigned b0, b1, b2, b3;
+          ldmatrix_x4_trans(sB + (qs * 16 * kStride + dp * 16) * 2, b0, b1, b2, b3);
+#pragma unroll
+          for (int kt = 0; kt < 2; ++kt) {
+            mma_16816(acc[kt][2 * dp], a[kt], b0, b1);
+            mma_16816(acc[kt][2 * dp + 1], a[kt], b2, b3);
+          }
+        }
+      }
+    }
+    if (p.deterministic) continue;
+{% else %}
     if constexpr (!kPaired) { // dV += P^T dO and dK += dS^T Q, B from dO and Q through .trans
 #pragma unroll
       for (int qs = 0; qs < kQSteps; ++qs) {
@@ -560,13 +622,19 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     }
     if (p.deterministic) continue; // (uniform: the barriers below stay matched)
     __syncthreads(); // dS^T complete in shared memory
+{% end %}
 
     // dQ rows (and columns) of this warp: dS K over the block's keys, added to dq_accum.
-    float dq[kQMTiles][kDQTiles][4];
+{% local DQN, DC = layout == "quad" and "kDQChunk" or "kDQTiles", layout == "quad" and "dc * 8 + " or "" %}
+{% if layout == "quad" %}
+#pragma unroll 1
+    for (int dc = 0; dc < kDQTiles; dc += kDQChunk) { // (quad: slices of the warp's dQ columns)
+{% end %}
+    float dq[kQMTiles][{{ DQN }}][4];
 #pragma unroll
     for (int qt = 0; qt < kQMTiles; ++qt)
 #pragma unroll
-      for (int dt = 0; dt < kDQTiles; ++dt)
+      for (int dt = 0; dt < {{ DQN }}; ++dt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) dq[qt][dt][e] = 0.f;
 #pragma unroll
@@ -576,9 +644,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
       for (int qt = 0; qt < kQMTiles; ++qt)
         ldmatrix_x4_trans(sS + s_off + (ks * 16 * kStrideS + qt * 16) * 2, a[qt][0], a[qt][1], a[qt][2], a[qt][3]);
 #pragma unroll
-      for (int dp = 0; dp < kDQTiles / 2; ++dp) {
+      for (int dp = 0; dp < {{ DQN }} / 2; ++dp) {
         unsigned b0, b1, b2, b3;
-        ldmatrix_x4_trans(sK + t_off + (ks * 16 * kStride + dq_col0 + dp * 16) * 2, b0, b1, b2, b3);
+        ldmatrix_x4_trans(sK + t_off + (ks * 16 * kStride + dq_col0 + {{ DC }}dp * 16) * 2, b0, b1, b2, b3);
 #pragma unroll
         for (int qt = 0; qt < kQMTiles; ++qt) {
           mma_16816(dq[qt][2 * dp], a[qt], b0, b1);
@@ -593,10 +661,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
         const int q = m0 + dq_rows + qt * 16 + hh * 8 + g;
         if (q >= {{ SQ }}) continue;
         float *dst = p.dq_accum + (({{ QROW0 }} + q) * p.heads_q + h) * kHeadDim +
-                     dq_col0 + 2 * qd;
+                     dq_col0 + {{ DC }}2 * qd;
 #pragma unroll
-        for (int dt = 0; dt < kDQTiles; ++dt) add2(dst + dt * 8, dq[qt][dt][2 * hh], dq[qt][dt][2 * hh + 1]);
+        for (int dt = 0; dt < {{ DQN }}; ++dt) add2(dst + dt * 8, dq[qt][dt][2 * hh], dq[qt][dt][2 * hh + 1]);
       }
+{% if layout == "quad" %}
+    }
+{% end %}
   }
 
   // dK = scale * dS^T Q, dV = P^T dO for this warp's keys, in {{ dtype }}.
@@ -606,6 +677,24 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 {% if dropout %}
   const float dk_scale = p.scale * p.dropout_scale, dv_scale = p.dropout_scale; // dropout: 1 / (1 - p)
 {% end %}
+{% if layout == "quad" %}
+  { // this warp's column half of dV (warps 0, 1 of its four) or dK (2, 3)
+    elem_t *dst = role < 2 ? dvp : dkp;
+    const long long row_stride = role < 2 ? p.dv_row_stride : p.dk_row_stride;
+    const float f = role < 2 ? {{ dropout and "dv_scale" or "1.f" }} : {{ dropout and "dk_scale" or "p.scale" }};
+#pragma unroll
+    for (int kt = 0; kt < 2; ++kt)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int key = n0 + key_g + kt * 16 + hh * 8 + g;
+        if (key >= {{ SK }}) continue;
+#pragma unroll
+        for (int dt = 0; dt < kDTiles / 2; ++dt)
+          *(unsigned *)(dst + key * row_stride + c_half + dt * 8 + 2 * qd) =
+              pack2(acc[kt][dt][2 * hh] * f, acc[kt][dt][2 * hh + 1] * f);
+      }
+  }
+{% else %}
 #pragma unroll
   for (int kt = 0; kt < kKTiles; ++kt)
 #pragma unroll
@@ -639,6 +728,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
         }
       }
     }
+{% end %}
 }
 
 {% end %}

@@ -10,6 +10,11 @@
 {# Window variants: query i sees keys i + diag - window_left .. i + diag + window_right. #}
 {% local HIDDEN = function(key, q) if not window then return "(kCausal && " .. key .. " > " .. q .. " + diag)" end return "((p.window_right >= 0 && " .. key .. " > " .. q .. " + diag + p.window_right) || (p.window_left >= 0 && " .. key .. " < " .. q .. " + diag - p.window_left))" end %}
 {% local I_BEGIN = window and "p.window_right < 0 ? 0 : max(0, n0 - diag - p.window_right) / kBlockM" or "kCausal ? max(0, n0 - diag) / kBlockM : 0" %}
+{# "pair" (gen/variant.lua bwd_layout): the two warpgroups share 64 keys; dQ's columns split as #}
+{# the first dqn0 (whole 64-column blocks, at least half) and the rest. #}
+{% local pair = block_n == 8 * warps %}
+{% local dqn0 = pair and (head_dim // 2 + 63) // 64 * 64 or 0 %}
+{% local QW, QOFF = pair and "kQWG" or "kBlockM", pair and "wg * kQWG + " or "" %}
 // ---- fa2_bwd on warpgroup MMA (templates/bwd_wgmma.cuh.tpl) -----------------
 // One block per (key block, kv head, batch), as with mma.sync. Each warpgroup
 // owns 64 keys (16 per warp: their rows of dK and dV stay in registers), and
@@ -20,12 +25,27 @@
 //                                  a slice of the head dim, added to dq_accum.
 // K, V, Q, dO and dS^T are 128-byte-swizzled tiles (templates/wgmma.cuh.tpl).
 constexpr int kWG = kWarps / 4;
+{% if pair %}
+// A pair (head dims past 128: dK and dV of 64 keys do not fit one warpgroup's
+// registers): both warpgroups take the block's 64 keys and half of each step's
+// queries for S^T and dP^T; warpgroup 0 publishes dS^T, 1 publishes P^T and
+// dS^T, then 0 keeps dV += P^T dO and 1 keeps dK += dS^T Q (A from registers
+// for its own queries, from shared memory for the other's), and dQ's columns
+// split {{ dqn0 }} + {{ head_dim - dqn0 }}.
+constexpr int kQWG = kBlockM / 2;                 // queries per warpgroup in S^T, dP^T
+static_assert(kWG == 2 && kBlockN == 64, "a pair: two warpgroups, 64 keys");
+{% else %}
 constexpr int kDQN = kHeadDim / kWG;              // dQ columns per warpgroup
+{% end %}
 constexpr int kSwKV = kBlockN * kHeadDim * 2;     // bytes of a swizzled K or V tile
 constexpr int kSwQ = kBlockM * kHeadDim * 2;      // ... of a Q or dO tile
 constexpr int kSwS = kBlockN * kBlockM * 2;       // ... of dS^T (keys x 64 queries)
 constexpr int kSQSteps = kBlockM / 16;            // k16 query steps of dV, dK
+{% if pair %}
+static_assert(kBlockM == 64 && {{ dqn0 }} % 64 == 0 && {{ head_dim - dqn0 }} % 64 == 0, "wgmma backward tile rules");
+{% else %}
 static_assert(kBlockM == 64 && kBlockN == 64 * kWG && kDQN % 64 == 0, "wgmma backward tile rules");
+{% end %}
 static_assert(kSwKV % 1024 == 0 && kSwQ % 1024 == 0 && kSwS % 1024 == 0,
               "swizzled tiles start on 1024-byte boundaries");
 
@@ -35,6 +55,17 @@ __device__ __forceinline__ void load_tile_sw(unsigned dst, const elem_t *src, lo
   load_rows_sw128<kRows, kThreads, kChunks>(dst, src, row_stride, row0, rows, tid);
 }
 
+{% if pair %}
+// A fragment f of one 16-key x 16-query step (rows r, r + 8; 8-query chunks ch,
+// ch + 1) into a swizzled keys x 64 queries tile at s.
+__device__ __forceinline__ void store_sw_frag(unsigned char *s, const unsigned (&f)[4], int r, int ch, int qd) {
+  *(unsigned *)(s + sw128_offset<kBlockN>(r, ch) + qd * 4) = f[0];
+  *(unsigned *)(s + sw128_offset<kBlockN>(r + 8, ch) + qd * 4) = f[1];
+  *(unsigned *)(s + sw128_offset<kBlockN>(r, ch + 1) + qd * 4) = f[2];
+  *(unsigned *)(s + sw128_offset<kBlockN>(r + 8, ch + 1) + qd * 4) = f[3];
+}
+
+{% end %}
 extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_params p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   // Swizzled tiles must start on 1024-byte boundaries (in the shared window).
@@ -75,7 +106,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   const unsigned sQ = sV + kSwKV;
   const unsigned sdO = sQ + kStages * kSwQ;
   const unsigned sS = sdO + kStages * kSwQ; // dS^T: a keys x 64 queries swizzled tile
+{% if pair %}
+  const unsigned sP = sS + kSwS;            // P^T of warpgroup 1's queries, the same layout
+  const unsigned sL = sP + kSwS;
+{% else %}
   const unsigned sL = sS + kSwS;
+{% end %}
   const unsigned sD = sL + kStages * kVec;
   const float *sLf = (const float *)(smem + (sL - sK));
   const float *sDf = (const float *)(smem + (sD - sK));
@@ -107,17 +143,30 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   }
 
   const int g = lane / 4, qd = lane % 4;
+{% if pair %}
+  const int key_row = (warp % 4) * 16;            // this warp's 16 keys in the block
+  const unsigned sKw = sK, sVw = sV;              // both warpgroups take the 64
+{% else %}
   const int key_row = warp * 16;                  // this warp's 16 keys in the block
   const unsigned sKw = sK + wg * 64 * 128, sVw = sV + wg * 64 * 128; // its warpgroup's 64
+{% end %}
   const float c = p.scale * 1.44269504f;          // scores -> log2 units
 {% if softcap %}
   const float cap_in = p.scale / p.softcap, cap_out = p.softcap / p.scale; // softcap, raw units
 {% end %}
+{% if pair %}
+  float acc[kDTiles][4];                          // dV (warpgroup 0) or dK (1) of the warp's keys
+#pragma unroll
+  for (int dt = 0; dt < kDTiles; ++dt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[dt][e] = 0.f;
+{% else %}
   float acc_v[kDTiles][4], acc_k[kDTiles][4];     // dV and dK of the warp's keys
 #pragma unroll
   for (int dt = 0; dt < kDTiles; ++dt)
 #pragma unroll
     for (int e = 0; e < 4; ++e) acc_v[dt][e] = acc_k[dt][e] = 0.f;
+{% end %}
 
   for (int t = 0; t < n_steps; ++t) {
     const int slot = t % kStages;
@@ -132,17 +181,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     cp_async_commit();
     const unsigned sQt = sQ + slot * kSwQ, sdOt = sdO + slot * kSwQ;
 
-    // S^T = K Q^T and dP^T = V dO^T for the warpgroup's 64 keys (fp32)
-    float st[kBlockM / 8][4], dpt[kBlockM / 8][4];
+    // S^T = K Q^T and dP^T = V dO^T for the warpgroup's 64 keys{{ pair and " and 32 queries" or "" }} (fp32)
+    float st[{{ QW }} / 8][4], dpt[{{ QW }} / 8][4];
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks)
-      wgmma_ss_n{{ block_m }}(st, sw128_desc(sKw + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
-                       sw128_desc(sQt + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
+      wgmma_ss_n{{ pair and block_m // 2 or block_m }}(st, sw128_desc(sKw + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
+                       sw128_desc(sQt + {{ pair and "wg * kQWG * 128 + " or "" }}(ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks)
-      wgmma_ss_n{{ block_m }}(dpt, sw128_desc(sVw + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
-                       sw128_desc(sdOt + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
+      wgmma_ss_n{{ pair and block_m // 2 or block_m }}(dpt, sw128_desc(sVw + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
+                       sw128_desc(sdOt + {{ pair and "wg * kQWG * 128 + " or "" }}(ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
     wgmma_commit();
     wgmma_wait<0>();
     fence_regs(st);
@@ -151,28 +200,28 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 {% if softcap %}
     // softcap: S^T capped in place; dS^T takes the derivative 1 - tanh^2 below
 #pragma unroll
-    for (int nt = 0; nt < kBlockM / 8; ++nt)
+    for (int nt = 0; nt < {{ QW }} / 8; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) st[nt][e] = cap_out * tanh_approx(st[nt][e] * cap_in);
 {% end %}
 {% if dropout %}
     // dropout: the keep bits of the warp's 16 keys, unit a per 16 queries (bwd.cu.tpl)
-    drop_bits<kBlockM / 16> kept;
+    drop_bits<{{ QW }} / 16> kept;
     unsigned long long drop_seed, drop_base; // (batch, h)'s Philox key and counter
     dropout_key(p, (long long)batch * p.heads_q + h, drop_seed, drop_base);
 #pragma unroll 1
-    for (int a = 0; a < kBlockM / 16; ++a)
-      kept.set(a, dropout_bits_st(drop_seed, drop_base, m0 / 16 + a, (n0 + key_row) / 16, g, qd,
+    for (int a = 0; a < {{ QW }} / 16; ++a)
+      kept.set(a, dropout_bits_st(drop_seed, drop_base, m0 / 16 + {{ pair and "wg * kQWG / 16 + " or "" }}a, (n0 + key_row) / 16, g, qd,
                                         p.dropout_limit));
 {% end %}
     // P^T = exp2(S^T c - LSE log2 e), dS^T = P^T (dP^T - delta); masked entries are 0.
     const bool masked = m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
                         {{ window and "true; // the window's edges: mask every step" or "(kCausal && n0 + kBlockN - 1 > m0 + diag);" }}
 #pragma unroll
-    for (int nt = 0; nt < kBlockM / 8; ++nt)
+    for (int nt = 0; nt < {{ QW }} / 8; ++nt)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const int col = nt * 8 + 2 * qd + e;
+        const int col = {{ QOFF }}nt * 8 + 2 * qd + e;
         const float l2 = sLf[slot * kBlockM + col] * 1.44269504f;
 {% if dropout %}
         const float dl = sDf[slot * kBlockM + col] * p.dropout_keep; // (1 - p) delta
@@ -214,9 +263,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     // P^T and dS^T rounded to {{ dtype }}: two n8 query tiles of the accumulator
     // are the A fragment of one k16 step. dS^T also goes to shared memory for
     // the dQ step, unless fa2_bwd_dq_det computes dQ.
-    unsigned ap[kSQSteps][4], as[kSQSteps][4];
+{% local QS = pair and "kQWG / 16" or "kSQSteps" %}
+    unsigned ap[{{ QS }}][4], as[{{ QS }}][4];
 #pragma unroll
-    for (int qs = 0; qs < kSQSteps; ++qs) {
+    for (int qs = 0; qs < {{ QS }}; ++qs) {
       ap[qs][0] = pack2(st[2 * qs][0], st[2 * qs][1]);
       ap[qs][1] = pack2(st[2 * qs][2], st[2 * qs][3]);
       ap[qs][2] = pack2(st[2 * qs + 1][0], st[2 * qs + 1][1]);
@@ -225,6 +275,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
       as[qs][1] = pack2(dpt[2 * qs][2], dpt[2 * qs][3]);
       as[qs][2] = pack2(dpt[2 * qs + 1][0], dpt[2 * qs + 1][1]);
       as[qs][3] = pack2(dpt[2 * qs + 1][2], dpt[2 * qs + 1][3]);
+{% if pair %}
+      const int r = key_row + g, ch = wg * (kQWG / 8) + qs * 2; // rows r, r+8; query chunks ch, ch+1
+      if (wg == 0 || !p.deterministic) store_sw_frag(sSp, as[qs], r, ch, qd); // for dK (and dQ)
+      if (wg == 1) store_sw_frag(smem + (sP - sK), ap[qs], r, ch, qd);       // for dV
+{% else %}
       if (!p.deterministic) {
         const int r = key_row + g, ch = qs * 2;  // rows r, r+8; query chunks ch, ch+1
         *(unsigned *)(sSp + sw128_offset<kBlockN>(r, ch) + qd * 4) = as[qs][0];
@@ -232,8 +287,63 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
         *(unsigned *)(sSp + sw128_offset<kBlockN>(r, ch + 1) + qd * 4) = as[qs][2];
         *(unsigned *)(sSp + sw128_offset<kBlockN>(r + 8, ch + 1) + qd * 4) = as[qs][3];
       }
+{% end %}
     }
 
+{% if pair %}
+    fence_proxy_async(); // dS^T, P^T stores -> wgmma reads
+    __syncthreads();     // both warpgroups' halves published
+    // dV += P^T dO (warpgroup 0) or dK += dS^T Q (1): A from registers for the
+    // warpgroup's own queries, from shared memory for the other's; dO and Q
+    // rows (queries) 128 bytes apart, 64-column blocks kBlockM * 128 apart.
+    fence_regs(acc);
+    wgmma_fence();
+    if (wg == 0) {
+#pragma unroll
+      for (int qs = 0; qs < kSQSteps; ++qs) {
+        if (qs < kQWG / 16) wgmma_rs_n{{ head_dim }}(acc, ap[qs % (kQWG / 16)], sw128_desc(sdOt + qs * 16 * 128, kBlockM * 128));
+        else wgmma_st_n{{ head_dim }}(acc, sw128_desc(sP + qs * 32, 16), sw128_desc(sdOt + qs * 16 * 128, kBlockM * 128));
+      }
+    } else {
+#pragma unroll
+      for (int qs = 0; qs < kSQSteps; ++qs) {
+        if (qs >= kQWG / 16) wgmma_rs_n{{ head_dim }}(acc, as[qs % (kQWG / 16)], sw128_desc(sQt + qs * 16 * 128, kBlockM * 128));
+        else wgmma_st_n{{ head_dim }}(acc, sw128_desc(sS + qs * 32, 16), sw128_desc(sQt + qs * 16 * 128, kBlockM * 128));
+      }
+    }
+    wgmma_commit();
+    wgmma_wait<0>(); // before dQ: P^T and dS^T's registers are free for it then
+    fence_regs(acc);
+    keep_regs(ap);
+    keep_regs(as);
+    if (p.deterministic) continue;
+
+    // dQ (64 queries x this warpgroup's columns) = dS K over the block's keys:
+    // A = dS^T read transposed (queries contiguous), B = K's rows.
+{% for w, n in ipairs({ dqn0, head_dim - dqn0 }) %}
+    {{ w == 1 and "if (wg == 0) {" or "} else {" }} // columns {{ (w - 1) * dqn0 }}..{{ (w - 1) * dqn0 + n - 1 }}
+      float dq[{{ n // 8 }}][4];
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kBlockN / 16; ++kk)
+        wgmma_tt_n{{ n }}(dq, sw128_desc(sS + kk * 16 * 128, kBlockN * 128),
+                          sw128_desc(sK + {{ (w - 1) * dqn0 // 64 }} * kBlockN * 128 + kk * 16 * 128, kBlockN * 128), kk > 0);
+      wgmma_commit();
+      wgmma_wait<0>();
+      fence_regs(dq);
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int q = m0 + (warp % 4) * 16 + hh * 8 + g;
+        if (q >= {{ SQ }}) continue;
+        float *dst = p.dq_accum + (({{ QROW0 }} + q) * p.heads_q + h) * kHeadDim + {{ (w - 1) * dqn0 }} + 2 * qd;
+#pragma unroll
+        for (int dt = 0; dt < {{ n // 8 }}; ++dt) add2(dst + dt * 8, dq[dt][2 * hh], dq[dt][2 * hh + 1]);
+      }
+{% end %}
+    }
+  }
+
+{% else %}
     // dV += P^T dO and dK += dS^T Q: dO and Q rows (queries) 128 bytes apart,
     // 64-column blocks kBlockM * 128 bytes apart.
     fence_regs(acc_v);
@@ -278,10 +388,24 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     }
   }
 
+{% end %}
   // dK = scale * dS^T Q, dV = P^T dO for this warp's keys, in {{ dtype }}.
   cp_async_wait<0>();
   elem_t *dkp = (elem_t *)p.dk + {{ BASE("dk") }} + kv_head * p.dk_head_stride;
   elem_t *dvp = (elem_t *)p.dv + {{ BASE("dv") }} + kv_head * p.dv_head_stride;
+{% if pair %}
+  elem_t *dst = wg == 0 ? dvp : dkp; // dV (warpgroup 0) or dK (1)
+  const long long row_stride = wg == 0 ? p.dv_row_stride : p.dk_row_stride;
+  const float f = wg == 0 ? {{ dropout and "p.dropout_scale" or "1.f" }} : {{ dropout and "p.scale * p.dropout_scale" or "p.scale" }};
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const int key = n0 + key_row + hh * 8 + g;
+    if (key >= {{ SK }}) continue;
+#pragma unroll
+    for (int dt = 0; dt < kDTiles; ++dt)
+      *(unsigned *)(dst + key * row_stride + dt * 8 + 2 * qd) = pack2(acc[dt][2 * hh] * f, acc[dt][2 * hh + 1] * f);
+  }
+{% else %}
 #pragma unroll
   for (int hh = 0; hh < 2; ++hh) {
     const int key = n0 + key_row + hh * 8 + g;
@@ -302,4 +426,5 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 {% end %}
     }
   }
+{% end %}
 }

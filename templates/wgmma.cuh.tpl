@@ -19,6 +19,7 @@ __device__ __forceinline__ unsigned sw128_offset(int r, int ch) {
   return (ch / 8) * kRows * 128 + r * 128 + ((ch % 8) ^ (r % 8)) * 16;
 }
 
+{% if (warps * 32) % (head_dim // 8) == 0 and (warps * 32) // (head_dim // 8) % 8 == 0 %}
 // Rows [row0, row0 + kRows) of one head into a swizzled tile; rows at or past
 // `rows` are zero-filled. Threads cover whole rows and walk one pointer each
 // (the last pass may cover part of the tile). kSkipChecks as in load_rows.
@@ -47,6 +48,33 @@ __device__ __forceinline__ void load_rows_sw128(unsigned dst, const elem_t *src,
   }
 }
 
+{% else %}
+// Rows [row0, row0 + kRows) of one head into a swizzled tile; rows at or past
+// `rows` are zero-filled. Rows of {{ head_dim // 8 }} chunks do not cover the threads in
+// whole groups of 8 rows: each thread takes one chunk of 8-chunk block rows,
+// block after block (a pass covers 8-row groups: one swizzle phase for all).
+template <int kRows, int kThreads, int kChunks, bool kSkipChecks = false>
+__device__ __forceinline__ void load_rows_sw128(unsigned dst, const elem_t *src,
+                                                long long row_stride, int row0, int rows, int tid) {
+  constexpr int kRowsPerPass = kThreads / 8;
+  static_assert(kChunks % 8 == 0 && kRowsPerPass % 8 == 0, "64-column blocks, whole block rows per pass");
+  const int r = tid / 8, ch = tid % 8;
+  const elem_t *g = src + (row0 + r) * row_stride + ch * 8;
+  const long long step = kRowsPerPass * row_stride;
+  const bool inside = kSkipChecks && row0 + kRows <= rows;
+  dst += sw128_offset<kRows>(r, ch);
+#pragma unroll
+  for (int i = 0; i < (kRows + kRowsPerPass - 1) / kRowsPerPass; ++i, g += step) {
+    if (kRows % kRowsPerPass == 0 || r + i * kRowsPerPass < kRows) {
+      const bool valid = inside || row0 + r + i * kRowsPerPass < rows;
+#pragma unroll
+      for (int b = 0; b < kChunks / 8; ++b)
+        cp_async16(dst + b * kRows * 128 + i * kRowsPerPass * 128, valid ? g + b * 64 : src, valid);
+    }
+  }
+}
+
+{% end %}
 // Matrix descriptor of a swizzled operand starting at byte address addr:
 // 8-row groups 1024 bytes apart (stride byte offset), 64-column blocks
 // lbo bytes apart (leading byte offset: used when the operand is MN-major
@@ -89,8 +117,13 @@ __device__ __forceinline__ void keep_regs(const unsigned (&r)[N][4]) {
 {# (N = head_dim); the backward's S^T = K Q^T and dP^T = V dO^T (N =        #}
 {# block_m), dV += P^T dO and dK += dS^T Q (N = head_dim), and dQ = dS K    #}
 {# (A and B transposed; N = head_dim / warpgroups, each warpgroup's slice).  #}
-{% local ss_sizes = pass == "fwd" and { block_n } or { block_m } %}
-{% local tt_sizes = pass == "fwd" and {} or { head_dim // (warps // 4) } %}
+{# A backward "pair" (two warpgroups share 64 keys, bwd_wgmma.cuh.tpl): S^T and dP^T  #}
+{# of 32 queries, dQ's columns split as the first whole blocks and the rest, and     #}
+{# dV += P^T dO, dK += dS^T Q with A from shared memory too (st: A K-major, B MN-major). #}
+{% local pair = pass == "bwd" and block_n == 8 * warps %}
+{% local dqn0 = pair and (head_dim // 2 + 63) // 64 * 64 or 0 %}
+{% local ss_sizes = pass == "fwd" and { block_n } or { pair and block_m // 2 or block_m } %}
+{% local tt_sizes = pass == "fwd" and {} or pair and (dqn0 * 2 == head_dim and { dqn0 } or { dqn0, head_dim - dqn0 }) or { head_dim // (warps // 4) } %}
 {% for _, n in ipairs(ss_sizes) %}
 // D (64 x {{ n }}, fp32) = A B^T (+ D when scale_d), A 64x16 and B {{ n }}x16 both
 // K-major in shared memory. The accumulator layout per warp is that of
@@ -117,6 +150,19 @@ __device__ __forceinline__ void wgmma_rs_n{{ head_dim }}(float (&d)[{{ head_dim 
                : {{ outs("d", head_dim // 2) }}
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
 }
+{% if pair %}
+
+// D (64 x {{ head_dim }}, fp32) += A B: A 64x16 K-major in shared memory, B
+// 16x{{ head_dim }} MN-major in shared memory (transposed on the fly).
+__device__ __forceinline__ void wgmma_st_n{{ head_dim }}(float (&d)[{{ head_dim // 8 }}][4], unsigned long long a,
+                                             unsigned long long b) {
+  asm volatile("wgmma.mma_async.sync.aligned.m64n{{ head_dim }}k16.f32.{{ mma_type }}.{{ mma_type }} "
+               "{ {{ regs(0, head_dim // 2) }} }, "
+               "%{{ head_dim // 2 }}, %{{ head_dim // 2 + 1 }}, 1, 1, 1, 0, 1;\n"
+               : {{ outs("d", head_dim // 2) }}
+               : "l"(a), "l"(b));
+}
+{% end %}
 {% for _, n in ipairs(tt_sizes) %}
 
 // D (64 x {{ n }}, fp32) (+)= A B, A 64x16 and B 16x{{ n }} both MN-major in shared

@@ -47,8 +47,10 @@ static const spec_case spec_cases[] = {
      {"stab[1].beta = 2", "not used with mode \"none\""}},
     {"return { " OK_AXES ", stab = {{ mode = 'paper', gamma = 2 }} }",
      {"stab[1].gamma = 2", "unknown stab key", "mode, beta, eps"}},
-    {"return { dtype = {'bf16'}, head_dim = {256}, pass = {'bwd'} }",
-     {"head_dim = 256", "supports head dims up to 128", "allowed: 32, 64, 96, 128"}},
+    {"return { dtype = {'bf16'}, head_dim = {160}, pass = {'bwd'},\n"
+     "  tiles = {{block_m=32, block_n=64, warps=8, stages=2}} }",
+     {"tiles[1].warps = 8", "cannot split its 160 columns into whole pairs of 8",
+      "allowed: fewer warps, or a larger block_m"}},
     {"return { " OK_AXES ", pass = {'bwd'}, tiles = {{block_m=64, block_n=64, warps=4, stages=1}} }",
      {"tiles[1].stages = 1", "double-buffers", "allowed: 2 or 3"}},
     {"return { " OK_AXES ", pass = {'both'} }", {"pass[1] = \"both\"", "allowed: fwd, bwd"}},

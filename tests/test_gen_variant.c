@@ -238,7 +238,7 @@ Test(variant, every_full_spec_name_round_trips) {
   gen_spec s;
   gen_err err;
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
-  cr_assert_eq(s.n_variants, 140); /* 96 forward, 24 more on sm_90's wgmma tiles, 16 + 4 backward */
+  cr_assert_eq(s.n_variants, 188); /* 96 forward, 48 more on sm_90's wgmma tiles, 32 + 12 backward */
   for (int i = 0; i < s.n_variants; i++) {
     gen_variant v;
     cr_assert_eq(gen_variant_from_name(g, s.variants[i].name, &v, &err), GEN_OK, "%s", err.msg);
@@ -259,9 +259,12 @@ Test(variant, bad_and_non_canonical_names) {
       {"fwd_bf16_d128_m128n64w4s2_paper", "_b<beta>_e<eps>"},
       {"fwd_bf16_d128_m128n64w4s2_paper_b1_e1em3", "stab.beta = 1"},
       {"fwd_bf16_d128_causal_none", "m<block_m>n<block_n>"},
-      {"bwd_bf16_d256_m64n64w4s2_none", "supports head dims up to 128"},
+      {"bwd_bf16_d160_m32n64w8s2_none", "cannot split its 160 columns into whole pairs of 8"},
+      {"bwd_bf16_d256_m48n32w4s2_none", "block_m = 48: with 8 keys per warp, four warps share 32 keys"},
+      {"bwd_bf16_d256_m32n16w2s2_none", "warps = 2: with 8 keys per warp"},
+      {"bwd_bf16_d64_m64n64w8s2wg_none", "head_dim 64 has 1 64-column block(s) for the backward's dQ"},
       {"bwd_bf16_d128_m64n64w4s1_none", "double-buffers"},
-      {"bwd_bf16_d128_m64n256w4s2_none", "16 or 32 per warp"},
+      {"bwd_bf16_d128_m64n256w4s2_none", "8, 16 or 32 per warp"},
       {"bwd_bf16_d64_m16n32w2s2_none", "block_m = 16: with 16 keys per warp, warp pairs share 32 keys"},
       {"bwd_bf16_d64_m32n16w1s2_none", "warps = 1: with 16 keys per warp"},
       {"hello", "d<head_dim>"},
@@ -275,7 +278,7 @@ Test(variant, bad_and_non_canonical_names) {
       {"fwd_bf16_d96_m64n64w4s2wg_none", "head_dim = 96: wgmma tiles need a head dim made of 64"},
       {"bwd_bf16_d64_m64n128w8s2wg_none", "head_dim 64 has 1 64-column block(s) for the backward's dQ"},
       {"bwd_bf16_d128_m32n64w4s2wg_none", "block_m = 32: a backward wgmma tile steps 64 queries"},
-      {"bwd_bf16_d128_m64n64w8s2wg_none", "block_n = 64: a backward wgmma tile's warpgroups take 64 keys"},
+      {"bwd_bf16_d128_m64n32w4s2wg_none", "block_n = 32: a backward wgmma tile's warpgroups take 64 keys each, or two"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     gen_variant v;
@@ -436,5 +439,61 @@ Test(variant, sinks_names_entries_and_sources) {
     cr_expect_str_eq(strchr(src, '\n'), strchr(plain, '\n'));
     free(src);
     free(plain);
+  }
+}
+
+/* Head dims past 128 (issue 19). The backward's wide layouts, picked by 8 keys
+ * per warp: "quad" on mma.sync (four warps share 32 keys; P^T beside dS^T in
+ * shared memory) and "pair" on wgmma (two warpgroups share 64 keys; a swizzled
+ * P^T tile beside dS^T), each the "auto" pick where it applies; the forward's
+ * wgmma tiles at d = 192 and 256; and the sources they render. */
+Test(variant, wide_head_dims) {
+  gen_err err;
+  gen_variant v = base(256, 1, GEN_STAB_NONE, 0, 0);
+  v.pass = GEN_PASS_BWD;
+  cr_assert_eq(gen_variant_complete(g, &v, "sm_80", &err), GEN_OK, "%s", err.msg);
+  cr_expect_str_eq(v.name, "bwd_bf16_d256_causal_m32n32w4s2_none");
+  cr_expect_eq(v.smem_bytes, 2 * 264 * (2 * 32 + 2 * 2 * 32) + 8 * 2 * 32 + 2 * 2 * 32 * 40);
+  cr_expect_leq(v.smem_bytes, 166912, "fits sm_80");
+  char *src;
+  size_t len;
+  cr_assert_eq(gen_render(g, &v, &src, &len, &err), GEN_OK, "%s", err.msg);
+  cr_expect(strstr(src, "constexpr bool kPaired = true;") && strstr(src, "const unsigned sP = sS + kTileS;") &&
+                strstr(src, "for (int dc = 0; dc < kDQTiles; dc += kDQChunk)"),
+            "the quad layout's source");
+  free(src);
+  v = base(256, 0, GEN_STAB_NONE, 0, 0);
+  v.pass = GEN_PASS_BWD;
+  cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_expect_str_eq(v.name, "bwd_bf16_d256_m64n64w8s2wg_none");
+  cr_expect_eq(v.smem_bytes, 1024 + 2 * 256 * (2 * 64 + 2 * 2 * 64) + 8 * 2 * 64 + 2 * 2 * 64 * 64);
+  cr_assert_eq(gen_render(g, &v, &src, &len, &err), GEN_OK, "%s", err.msg);
+  cr_expect(strstr(src, "wgmma_st_n256(") && strstr(src, "wgmma_ss_n32(") && strstr(src, "wgmma_tt_n128(") &&
+                !strstr(src, "acc_v["),
+            "the pair layout's source: S^T of 32 queries, dV/dK with A from shared memory, dQ in halves");
+  free(src);
+  v = base(192, 0, GEN_STAB_NONE, 0, 0); /* dQ's columns split 128 + 64 */
+  v.pass = GEN_PASS_BWD;
+  cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_expect_str_eq(v.name, "bwd_bf16_d192_m64n64w8s2wg_none");
+  cr_assert_eq(gen_render(g, &v, &src, &len, &err), GEN_OK, "%s", err.msg);
+  cr_expect(strstr(src, "wgmma_tt_n128(") && strstr(src, "wgmma_tt_n64(") &&
+                strstr(src, "Rows of 24 chunks do not cover the threads"), "%s", v.name);
+  free(src);
+  for (int d = 160; d <= 224; d += 64) { /* not whole 64-column blocks: mma.sync on sm_90 too */
+    v = base(d, 0, GEN_STAB_NONE, 0, 0);
+    v.pass = GEN_PASS_BWD;
+    cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "%s", err.msg);
+    cr_expect_eq(v.wgmma, 0, "%s", v.name);
+    cr_expect_eq(v.block_n / v.warps, 8, "%s: a quad", v.name);
+  }
+  const char *fwd[2] = {"fwd_bf16_d192_m128n96w8s2wg_robust_b2_e1em3", "fwd_bf16_d256_m128n64w8s2wg_robust_b2_e1em3"};
+  for (int i = 0; i < 2; i++) {
+    v = base(192 + 64 * i, 0, GEN_STAB_ROBUST, 2, 1e-3);
+    cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "%s", err.msg);
+    cr_expect_str_eq(v.name, fwd[i]);
+    v = base(192 + 64 * i, 0, GEN_STAB_ROBUST, 2, 1e-3);
+    cr_assert_eq(gen_variant_complete(g, &v, "sm_80", &err), GEN_OK, "%s", err.msg);
+    cr_expect_eq(v.wgmma, 0, "%s", v.name);
   }
 }

@@ -314,12 +314,17 @@ Test(bias_cli, bad_values_exit_2_naming_them) {
       ARGS("bias", "--drift", "--gpu"),  ARGS("bias", "--seed", "-1"), ARGS("bias", "extra"),
       ARGS("bias", "--steps", "5"),      ARGS("bias", "--bogus"),      ARGS("bias", "--arch", "sm_99"),
       ARGS("bias", "--tc", "h200"),      ARGS("bias", "--gpu", "--tc", "h100"),
-      ARGS("bias", "--drift", "--tc", "fp32")};
+      ARGS("bias", "--drift", "--tc", "fp32"), ARGS("bias", "--head-dims", "64,100"),
+      ARGS("bias", "--head-dims", "64,64"), ARGS("bias", "--head-dims", ""),
+      ARGS("bias", "--varlen")};
   static const char *expect[] = {"--beta 1", "--eps 0", "--eps x", "--seqlen 100", "--heads 0",
                                  "choose one", "--drift", "--seed -1", "'extra'", "--steps 5", "bogus",
                                  "--arch sm_99: arch = \"sm_99\": not a supported arch",
                                  "--tc h200: not allowed; allowed: fp32, h100", "drop it with --gpu",
-                                 "drop it with --drift"};
+                                 "drop it with --drift",
+                                 "--head-dims 64,100: '100' not allowed; allowed: up to 8 different kernel head dims",
+                                 "--head-dims 64,64: '64' not allowed", "--head-dims '': empty list",
+                                 "--varlen runs the GPU's variable-length kernels: add --gpu"};
   for (unsigned i = 0; i < sizeof cases / sizeof *cases; i++) {
     tu_run r = tu_fa2(NULL, cases[i]);
     cr_expect_eq(r.status, 2, "%s: exit %d", expect[i], r.status);
@@ -350,6 +355,27 @@ Test(bias_cli, arch_picks_the_key_tiles, .timeout = 120) {
   r = tu_fa2(NULL, ARGS("bias", "--arch", "sm_90", "--seqlen", "128", "--heads", "1", "-j", "2"));
   cr_expect_eq(r.status, 1, "one 128-key tile in 128 keys: the cross-tile case does not fit");
   cr_expect(strstr(r.err, "a case that does not fit --seqlen"), "%s", r.err);
+  tu_run_free(&r);
+}
+
+/* --head-dims: the suite at any kernel head dim, ties against that head dim's tiles. */
+Test(bias_cli, head_dims_past_128) {
+  tu_run r = tu_fa2(NULL, ARGS("bias", "--json", "--head-dims", "160,192", "--seqlen", "128", "--heads", "1",
+                               "-j", "2"));
+  cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+  json_t *a = json_loads(r.out, 0, NULL);
+  cr_assert(json_is_array(a));
+  cr_expect_eq(json_array_size(a), 2 * 13 * 3, "2 head dims x (9 suite + 4 modifier cases) x 3 modes");
+  cr_expect_eq(json_integer_value(json_object_get(json_array_get(a, 0), "head_dim")), 160);
+  cr_expect_eq(json_integer_value(json_object_get(json_array_get(a, 38), "head_dim")), 160);
+  cr_expect_eq(json_integer_value(json_object_get(json_array_get(a, 39), "head_dim")), 192);
+  size_t i;
+  json_t *o;
+  json_array_foreach(a, i, o) cr_expect_eq(json_integer_value(json_object_get(o, "nan_count")), 0);
+  json_decref(a);
+  tu_run_free(&r);
+  r = tu_fa2(NULL, ARGS("bias", "--head-dims", "192,256", "--arch", "sm_90", "--heads", "1", "-j", "2"));
+  cr_expect(strstr(r.out, "key tiles: 96 (d=192), 64 (d=256)"), "%s", r.out);
   tu_run_free(&r);
 }
 

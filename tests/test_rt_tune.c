@@ -238,14 +238,21 @@ static void expect_launch_of(fa2_context *ctx, fa2_fwd_args a, const char *name)
             fake->last_image_head, name);
 }
 
-Test(tuning, mode_keys_then_the_plain_key_and_tuned_beta) {
-  char db[300];
+/* A database with m128n32w8s2 under robust_key and m64n64w4s2, robust beta 4,
+ * eps 2e-3 under fwd_bf16_d64; a context that reads it. */
+static fa2_context *ctx_with_mode_db(const char *robust_key) {
+  char db[300], entries[600];
   snprintf(db, sizeof db, "%s/t.json", root);
-  write_fake_db(db, "{\"fwd_bf16_d64_robust\": {\"block_m\": 128, \"block_n\": 32, \"warps\": 8, "
-                    "\"stages\": 2},"
-                    "\"fwd_bf16_d64\": {\"block_m\": 64, \"block_n\": 64, \"warps\": 4, "
-                    "\"stages\": 2, \"stab\": \"robust\", \"beta\": 4, \"eps\": 0.002}}");
-  fa2_context *ctx = ctx_with_db(db);
+  snprintf(entries, sizeof entries,
+           "{\"%s\": {\"block_m\": 128, \"block_n\": 32, \"warps\": 8, \"stages\": 2},"
+           "\"fwd_bf16_d64\": {\"block_m\": 64, \"block_n\": 64, \"warps\": 4, "
+           "\"stages\": 2, \"stab\": \"robust\", \"beta\": 4, \"eps\": 0.002}}", robust_key);
+  write_fake_db(db, entries);
+  return ctx_with_db(db);
+}
+
+Test(tuning, mode_keys_then_the_plain_key_and_tuned_beta) {
+  fa2_context *ctx = ctx_with_mode_db("fwd_bf16_d64_robust");
   expect_launch_of(ctx, fwd(64, 0, FA2_STAB_ROBUST), "fwd_bf16_d64_m128n32w8s2_robust_b2_e1em3");
   expect_launch_of(ctx, fwd(64, 0, FA2_STAB_TUNED), "fwd_bf16_d64_m128n32w8s2_robust_b4_e2em3");
   expect_launch_of(ctx, fwd(64, 0, FA2_STAB_NONE), "fwd_bf16_d64_m64n64w4s2_none");
@@ -823,4 +830,116 @@ Test(tuning, set_stab_writes_both_causal_keys) {
   fa2_fwd_args a = fwd(128, 1, FA2_STAB_TUNED);
   expect_launch_of(ctx, a, "_robust_b3_e1em3");
   fa2_destroy(ctx);
+}
+
+/* Variable-length calls: their _varlen keys first (tiles tuned on a mix of
+ * lengths), then the fixed-length keys; FA2_STAB_TUNED's mode and beta come
+ * from the fixed-length key either way. */
+Test(tuning, varlen_keys_then_the_fixed_length_ones) {
+  fa2_context *ctx = ctx_with_mode_db("fwd_bf16_d64_varlen_robust");
+  fa2_fwd_args a = fwd(64, 0, FA2_STAB_ROBUST);
+  a.cu_seqlens_q = a.cu_seqlens_k = (const int *)0x400000;
+  a.total_q = a.total_k = 300;
+  expect_launch_of(ctx, a, "fwd_bf16_d64_varlen_m128n32w8s2_robust_b2_e1em3");
+  a.stab = FA2_STAB_TUNED;
+  expect_launch_of(ctx, a, "fwd_bf16_d64_varlen_m128n32w8s2_robust_b4_e2em3");
+  a.stab = FA2_STAB_NONE; /* no varlen key for none: the fixed-length one */
+  expect_launch_of(ctx, a, "fwd_bf16_d64_varlen_m64n64w4s2_none");
+  expect_launch_of(ctx, fwd(64, 0, FA2_STAB_ROBUST), "fwd_bf16_d64_m64n64w4s2_robust_b2_e1em3");
+  cr_expect_eq(seen.count[FA2_LOG_WARN], 0, "%s", seen.last);
+  fa2_destroy(ctx);
+}
+
+/* The varlen tuning mix (rt_tune.h): 16384 tokens, the first document n long,
+ * the others log-normal around n / 8 and at most n; the same every time. */
+Test(tuning, varlen_mix_is_long_tailed_and_fixed) {
+  static int lens[RT_TUNE_MIX_TOKENS], again[RT_TUNE_MIX_TOKENS], sorted[RT_TUNE_MIX_TOKENS];
+  const int n = 2048, count = rt_tune_mix(n, lens);
+  cr_expect_eq(rt_tune_mix(n, again), count);
+  cr_expect(!memcmp(lens, again, sizeof *lens * (size_t)count), "a fixed seed per length");
+  long long sum = 0;
+  for (int i = 0; i < count; i++) {
+    cr_expect(lens[i] >= 1 && lens[i] <= n, "document %d: %d", i, lens[i]);
+    sum += lens[i];
+    sorted[i] = lens[i];
+  }
+  cr_expect_eq(sum, RT_TUNE_MIX_TOKENS);
+  cr_expect_eq(lens[0], n, "max_seqlen is the tuned length");
+  cr_expect(count >= 20 && count <= 120, "%d documents", count);
+  for (int i = 1; i < count; i++) /* insertion sort: the median */
+    for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+      const int x = sorted[j];
+      sorted[j] = sorted[j - 1], sorted[j - 1] = x;
+    }
+  cr_expect(sorted[count / 2] >= n / 16 && sorted[count / 2] <= n / 4, "median %d", sorted[count / 2]);
+  cr_expect_eq(rt_tune_mix(16384, lens), 1);
+  gen_variant v = {.pass = GEN_PASS_FWD, .head_dim = 128, .varlen = 1};
+  double f = 0;
+  const int c2 = rt_tune_mix(1024, lens);
+  for (int i = 0; i < c2; i++) f += 4.0 * 16 * (double)lens[i] * lens[i] * 128;
+  cr_expect_float_eq(rt_tune_flops(&v, 1024), f, 1e-9 * f);
+  v.varlen = 0;
+  cr_expect_float_eq(rt_tune_flops(&v, 1024), 4.0 * 16 * 16 * 1024.0 * 1024 * 128, 1);
+}
+
+/* A spec with varlen and a head dim past 128: varlen groups of their own, and
+ * the wide tiles among the candidates (the backward's pair and quad layouts,
+ * the forward's shorter wgmma key tiles). */
+/* A spec file of one dtype, head dim, causal flag, mode none and both passes
+ * on sm_90, with the varlen axis given; its path (a static buffer). */
+static const char *spec_with(int head_dim, const char *causal, const char *varlen) {
+  static char path[300];
+  snprintf(path, sizeof path, "%s/spec_d%d.lua", root, head_dim);
+  FILE *f = fopen(path, "w");
+  fprintf(f, "return { dtype = {'bf16'}, head_dim = {%d}, causal = {%s}, varlen = {%s},\n"
+             "  stab = {{ mode = 'none' }}, pass = {'fwd', 'bwd'}, arch = {'sm_90'} }\n",
+          head_dim, causal, varlen);
+  fclose(f);
+  return path;
+}
+
+Test(tuning, plan_covers_varlen_and_wide_head_dims) {
+  const int lens[1] = {2048};
+  rt_tune_plan p;
+  spec_plan(spec_with(256, "false", "false, true"), lens, 1, &p);
+  cr_assert_eq(p.n, 4);
+  const char *keys[4] = {"fwd_bf16_d256_none", "fwd_bf16_d256_varlen_none", "bwd_bf16_d256",
+                         "bwd_bf16_d256_varlen"};
+  for (int g = 0; g < 4; g++) {
+    cr_expect_str_eq(p.groups[g].key, keys[g]);
+    cr_expect_eq(p.groups[g].base.varlen, g % 2);
+    int pair = 0, quad = 0, fwd_n80 = 0;
+    for (int c = 0; c < p.groups[g].n; c++) {
+      const char *name = p.groups[g].cands[c].v.name;
+      cr_expect_eq(p.groups[g].cands[c].v.varlen, g % 2, "%s", name);
+      pair += strstr(name, "_m64n64w8s2wg_") != NULL;
+      quad += strstr(name, "_m32n32w4s2_") != NULL;
+      fwd_n80 += strstr(name, "_m128n80w8s2wg_") != NULL;
+    }
+    cr_expect(g < 2 ? fwd_n80 == 1 : pair == 1 && quad == 1, "%s", keys[g]);
+    cr_expect(p.groups[g].cands[0].is_default, "%s: the built-in tiles first", keys[g]);
+  }
+  rt_tune_plan_free(&p);
+}
+
+/* fa2_tune times a varlen key through the varlen launch path (the mix's
+ * offsets on the device) and stores it under its own key. */
+Test(tuning, fa2_tune_stores_a_varlen_key) {
+  char db[300];
+  snprintf(db, sizeof db, "%s/db/t.json", root);
+  fake->elapsed_ms = 1;
+  fa2_context *ctx = ctx_with_db(db);
+  const int lens[1] = {1024};
+  fa2_tune_options o = {.spec_path = spec_with(64, "true", "true"), .seqlens = lens, .n_seqlens = 1,
+                        .finalists = -1};
+  int complete = 0;
+  cr_assert_eq(fa2_tune(ctx, &o, &complete), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(complete, 1);
+  fa2_destroy(ctx);
+  rt_tuning *t = rt_tuning_load(db, NULL, 0, &quiet);
+  rt_tuning_entry e;
+  cr_expect(rt_tuning_find(t, "fwd_bf16_d64_causal_varlen_none", 0, &e) && e.block_m > 0);
+  cr_expect(rt_tuning_find(t, "bwd_bf16_d64_causal_varlen", 0, &e) && e.block_m > 0);
+  cr_expect_not(rt_tuning_find(t, "fwd_bf16_d64_causal_none", 0, &e));
+  rt_tuning_free(t);
 }

@@ -90,7 +90,7 @@ def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=N
     tuning database's choice). beta/eps/scale None: defaults (2, 1e-3,
     1/sqrt(d)). Causal is aligned bottom-right (FlashAttention-2's rule); a
     query row that sees no key gets O = 0 and LSE = +inf (the sink with sinks). Runs on the current
-    stream of the tensors' device. Differentiable (head dims up to 128):
+    stream of the tensors' device. Differentiable (every head dim):
     delta="fp32" makes the forward also keep O in fp32 so the backward's
     delta = rowsum(dO * O) is computed from it, at 4 bytes per output element.
     deterministic=True: dQ without atomics, bit-identical from run to run.

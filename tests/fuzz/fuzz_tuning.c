@@ -92,7 +92,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       for (size_t d = 0; d < sizeof HEAD_DIMS / sizeof *HEAD_DIMS; d++)
         for (int causal = 0; causal < 2; causal++)
           for (size_t lc = 0; lc < sizeof LEN_CLASSES / sizeof *LEN_CLASSES; lc++) {
-            rt_request r = {pass, dtype, HEAD_DIMS[d], causal, FA2_STAB_TUNED, LEN_CLASSES[lc], 0, 0};
+            rt_request r = {.pass = pass, .dtype = dtype, .head_dim = HEAD_DIMS[d], .causal = causal,
+                            .stab = FA2_STAB_TUNED, .len_class = LEN_CLASSES[lc]};
             char key[64];
             rt_request_tuning_key(&r, key, sizeof key);
             rt_tuning_entry e;

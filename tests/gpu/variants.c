@@ -2,8 +2,10 @@
 #include "fwd_check.h"
 #include "gen.h"
 #include "bwd_check.h"
+#include "rt_nvrtc.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,28 +107,80 @@ int gpu_load_variants(gpu *g, const char *dir, fwd_variant **out) {
   return n;
 }
 
-/* A generated variant: render, NVRTC-compile for this device, load. */
-static int load_generated(gpu *g, gen_state *gs, const gen_variant *gv, fwd_variant *v) {
-  char *src = NULL;
-  size_t len = 0;
-  gen_err e;
-  if (gen_render(gs, gv, &src, &len, &e) != GEN_OK) {
-    fprintf(stderr, "%s\n", e.msg);
-    return -1;
+/* NVRTC compiles of a spec's variants, on every CPU (a spec of 50 big kernels
+ * took a minute one after the other): sources rendered first (the generator
+ * is one Lua state), then compiled by threads taking the next one in turn. */
+typedef struct compile_job {
+  const gpu *g;
+  const gen_variant *const *vs;
+  char **src;
+  rt_blob *cubin;
+  int *ok, n, next;
+  pthread_mutex_t lock;
+} compile_job;
+
+static void *compile_worker(void *arg) {
+  compile_job *j = arg;
+  for (;;) {
+    pthread_mutex_lock(&j->lock);
+    const int i = j->next++;
+    pthread_mutex_unlock(&j->lock);
+    if (i >= j->n) return NULL;
+    char err[4096];
+    j->ok[i] = j->src[i] && rt_nvrtc_compile(j->src[i], j->vs[i]->name, gen_compile_arch(j->vs[i], j->g->arch),
+                                             gen_nvrtc_options(), &j->cubin[i], NULL, err, sizeof err) == 0;
+    if (j->src[i] && !j->ok[i]) fprintf(stderr, "%s\n", err);
   }
+}
+
+/* Renders and compiles vs[n] for this device: cubin[i] valid where ok[i]. */
+static void compile_all(const gpu *g, gen_state *gs, const gen_variant *const *vs, int n, rt_blob *cubin,
+                        int *ok) {
+  compile_job j = {g, vs, calloc((size_t)n + 1, sizeof(char *)), cubin, ok, n, 0};
+  for (int i = 0; j.src && i < n; i++) {
+    size_t len;
+    gen_err e;
+    if (gen_render(gs, vs[i], &j.src[i], &len, &e) != GEN_OK) fprintf(stderr, "%s\n", e.msg), j.src[i] = NULL;
+  }
+  if (!j.src) j.n = 0;
+  pthread_mutex_init(&j.lock, NULL);
+  pthread_t th[16];
+  int started = 0;
+  for (; started < 16 && started < n; started++)
+    if (pthread_create(&th[started], NULL, compile_worker, &j) != 0) break;
+  compile_worker(&j);
+  for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+  pthread_mutex_destroy(&j.lock);
+  for (int i = 0; j.src && i < n; i++) free(j.src[i]);
+  free(j.src);
+}
+
+/* The variants of spec that are for pass and run here, in spec order; their count. */
+static int pick(const gpu *g, const gen_spec *spec, int pass, const gen_variant **vs) {
+  int n = 0;
+  for (int i = 0; i < spec->n_variants; i++)
+    if (spec->variants[i].pass == pass && runs_here(g, &spec->variants[i])) vs[n++] = &spec->variants[i];
+  return n;
+}
+
+/* A generated forward variant's compiled module: loaded, its launch facts filled. */
+static int load_generated(gpu *g, const gen_variant *gv, const rt_blob *cubin, void *out) {
+  fwd_variant *v = out;
   fill_fwd(gv, v);
-  const char *const *opts = gen_nvrtc_options();
   CUmodule mod;
-  int rc = gpu_module(g, src, gv->name, gen_compile_arch(gv, g->arch), opts, &mod);
-  free(src);
-  if (rc != 0 || !GPU_OK(g, g->cu->cuModuleGetFunction(&v->fn, mod, gv->entries[0])) ||
+  if (!GPU_OK(g, g->cu->cuModuleLoadData(&mod, cubin->data)) ||
+      !GPU_OK(g, g->cu->cuModuleGetFunction(&v->fn, mod, gv->entries[0])) ||
       !GPU_OK(g, g->cu->cuFuncSetAttribute(v->fn, RT_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                            v->smem_bytes)))
     return -1;
   return 0;
 }
 
-int gpu_render_variants(gpu *g, const char *spec_path, fwd_variant **out) {
+/* The variants of a spec file for pass that run here, compiled on every CPU and
+ * loaded by load into an array of elements of size bytes (*out); their count,
+ * or -1 when the spec does not load. */
+typedef int (*load_fn)(gpu *g, const gen_variant *gv, const rt_blob *cubin, void *v);
+static int load_spec(gpu *g, const char *spec_path, int pass, load_fn load, size_t size, void **out) {
   *out = NULL;
   gen_state *gs;
   gen_err e;
@@ -140,29 +194,32 @@ int gpu_render_variants(gpu *g, const char *spec_path, fwd_variant **out) {
     gen_close(gs);
     return -1;
   }
-  fwd_variant *vars = calloc((size_t)spec.n_variants + 1, sizeof *vars);
-  int n = 0;
-  for (int i = 0; vars && i < spec.n_variants; i++) {
-    if (spec.variants[i].pass != GEN_PASS_FWD || !runs_here(g, &spec.variants[i])) continue;
-    if (load_generated(g, gs, &spec.variants[i], &vars[n]) == 0)
+  unsigned char *vars = calloc((size_t)spec.n_variants + 1, size);
+  const gen_variant **vs = calloc((size_t)spec.n_variants + 1, sizeof *vs);
+  rt_blob *cubin = calloc((size_t)spec.n_variants + 1, sizeof *cubin);
+  int *ok = calloc((size_t)spec.n_variants + 1, sizeof *ok), n = 0;
+  const int m = vars && vs && cubin && ok ? pick(g, &spec, pass, vs) : 0;
+  compile_all(g, gs, vs, m, cubin, ok);
+  for (int i = 0; i < m; i++) {
+    if (ok[i] && load(g, vs[i], &cubin[i], vars + (size_t)n * size) == 0)
       n++;
     else
-      fprintf(stderr, "cannot load %s\n", spec.variants[i].name);
+      fprintf(stderr, "cannot load %s\n", vs[i]->name);
+    if (ok[i]) rt_blob_free(&cubin[i]);
   }
+  free(vs), free(cubin), free(ok);
   gen_spec_free(&spec);
   gen_close(gs);
   *out = vars;
   return n;
 }
 
-static int load_bwd(gpu *g, gen_state *gs, const gen_variant *gv, bwd_variant *v) {
-  char *src = NULL;
-  size_t len = 0;
-  gen_err e;
-  if (gen_render(gs, gv, &src, &len, &e) != GEN_OK) {
-    fprintf(stderr, "%s\n", e.msg);
-    return -1;
-  }
+int gpu_render_variants(gpu *g, const char *spec_path, fwd_variant **out) {
+  return load_spec(g, spec_path, GEN_PASS_FWD, load_generated, sizeof **out, (void **)out);
+}
+
+static int load_bwd(gpu *g, const gen_variant *gv, const rt_blob *cubin, void *out) {
+  bwd_variant *v = out;
   memset(v, 0, sizeof *v);
   snprintf(v->name, sizeof v->name, "%s", gv->name);
   v->bf16 = gv->dtype == GEN_DTYPE_BF16;
@@ -172,9 +229,8 @@ static int load_bwd(gpu *g, gen_state *gs, const gen_variant *gv, bwd_variant *v
   v->threads = gv->threads;
   v->smem_bytes = gv->smem_bytes;
   CUmodule mod;
-  int rc = gpu_module(g, src, gv->name, gen_compile_arch(gv, g->arch), gen_nvrtc_options(), &mod);
-  free(src);
-  if (rc != 0 || !GPU_OK(g, g->cu->cuModuleGetFunction(&v->pre, mod, "fa2_bwd_pre")) ||
+  if (!GPU_OK(g, g->cu->cuModuleLoadData(&mod, cubin->data)) ||
+      !GPU_OK(g, g->cu->cuModuleGetFunction(&v->pre, mod, "fa2_bwd_pre")) ||
       !GPU_OK(g, g->cu->cuModuleGetFunction(&v->main, mod, "fa2_bwd")) ||
       !GPU_OK(g, g->cu->cuModuleGetFunction(&v->dq, mod, "fa2_bwd_dq")) ||
       !GPU_OK(g, g->cu->cuModuleGetFunction(&v->dq_det, mod, "fa2_bwd_dq_det")) ||
@@ -187,25 +243,5 @@ static int load_bwd(gpu *g, gen_state *gs, const gen_variant *gv, bwd_variant *v
 }
 
 int gpu_render_bwd_variants(gpu *g, const char *spec_path, bwd_variant **out) {
-  *out = NULL;
-  gen_state *gs;
-  gen_err e;
-  gen_spec spec;
-  if (gen_open(&gs, NULL, &e) != GEN_OK || gen_spec_load(gs, spec_path, &spec, &e) != GEN_OK) {
-    fprintf(stderr, "%s\n", e.msg);
-    return -1;
-  }
-  bwd_variant *vars = calloc((size_t)spec.n_variants + 1, sizeof *vars);
-  int n = 0;
-  for (int i = 0; vars && i < spec.n_variants; i++) {
-    if (spec.variants[i].pass != GEN_PASS_BWD || !runs_here(g, &spec.variants[i])) continue;
-    if (load_bwd(g, gs, &spec.variants[i], &vars[n]) == 0)
-      n++;
-    else
-      fprintf(stderr, "cannot load %s\n", spec.variants[i].name);
-  }
-  gen_spec_free(&spec);
-  gen_close(gs);
-  *out = vars;
-  return n;
+  return load_spec(g, spec_path, GEN_PASS_BWD, load_bwd, sizeof **out, (void **)out);
 }

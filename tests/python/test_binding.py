@@ -222,8 +222,8 @@ class BackwardStructure(unittest.TestCase):
         self.expect("workspace", 0x100000, "workspace_bytes 0 is too small: these sizes need "
                     "416000 (fa2_backward_workspace_size)")
         self.expect("deterministic", 2, "deterministic is 2: allowed 0 or 1")
-        self.expect("head_dim", 256, "head_dim 256: the backward supports head dims 32, 64, 96 "
-                    "and 128 for now (it keeps dK and dV in registers)")
+        self.expect("head_dim", 100, "head_dim 100 is not supported: allowed 32, 64, 96, 128, "
+                    "160, 192, 224, 256")
         self.expect("heads_kv", 3, "heads_q 8 is not a multiple of heads_kv 3 (GQA/MQA share "
                     "each K/V head among heads_q / heads_kv query heads)")
         self.expect("eps", -1.0, "eps is -1: must be a finite number > 0 (0 picks 0.001)")
