@@ -14,12 +14,14 @@
 #include "rt_memcache.h"
 #include "rt_select.h"
 #include "rt_source.h"
+#include "rt_tma.h"
 #include "rt_tuning.h"
 
 /* A loaded variant: immutable once in the memory cache. */
 typedef struct rt_kernel {
   char name[160];
   int block_m, block_n, threads, smem_bytes, n_fn;
+  int ws; /* a warp-specialized forward: launched with its TMA maps (rt_tma.h) */
   CUmodule module;
   CUfunction fn[GEN_MAX_ENTRIES];
   struct rt_kernel *next; /* ctx->kernels, for fa2_destroy */
@@ -49,13 +51,15 @@ struct fa2_context {
   int jobs;
 
   rt_source source;
-  int source_ready, mc_ready, lock_ready;
+  int source_ready, mc_ready, lock_ready, tma_ready;
   rt_memcache mc; /* keys: rt_request (launch path) and "name@arch" */
 
   pthread_mutex_t lock; /* kernels, compile_ms, load_ms */
   rt_kernel *kernels;
   double compile_ms, load_ms;
   atomic_ullong memory_hits, aot_hits, disk_hits, misses, launches;
+
+  rt_tma_cache tma; /* tensor maps of ws launches, by shape and strides */
 
   pthread_mutex_t ws_lock; /* the backward's workspace when the caller gives none */
   CUdeviceptr ws;

@@ -61,6 +61,9 @@ static int load_locked(void) {
   }
   SYMBOLS(RESOLVE)
 #undef RESOLVE
+#define RESOLVE_OPTIONAL(field, sym) *(void **)&api.field = dlsym(h, sym);
+  RT_CUDA_OPTIONAL(RESOLVE_OPTIONAL)
+#undef RESOLVE_OPTIONAL
   CUresult r = api.cuInit(0);
   if (r != RT_CUDA_SUCCESS) {
     char buf[256];
