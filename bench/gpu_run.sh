@@ -23,6 +23,12 @@
 #   wgmma_bwd the backward's wgmma tiles against float64 (tests/gpu/wgmma_bwd_spec.lua),
 #             then timed (bench/specs/wgmma_bwd_probe.lua) next to the mma.sync
 #             built-ins and SDPA
+#   ws        the warp-specialized forward (ws tiles, TMA; templates/fwd_ws.cu.tpl):
+#             tests/gpu/ws_spec.lua against float64 (all shapes, then the empty-row
+#             ones), then bench/specs/ws_probe.lua timed (ws tiles and the wgmma
+#             default of each key) with SDPA flash/cuDNN: bench/ws_compare.py's table
+#   ws_sanitize compute-sanitizer memcheck, racecheck and synccheck over the odd
+#             shapes on tests/gpu/ws_sanitize_spec.lua
 #   modes     the cost of `paper` and `robust` over `none`: the three modes of each
 #             default forward tile interleaved, two calls of 15 rounds each
 #             (bench/mode_cost.py takes the median of both)
@@ -137,6 +143,24 @@ for s in $steps; do
     step compare_wgmma_bwd 60 python3 bench/compare.py "$OUT/wgmma_bwd_bench.json" "$OUT/sdpa.json" --markdown --backward
     step compare_sync_bwd 60 python3 bench/compare.py "$OUT/sync_bwd_bench.json" "$OUT/sdpa.json" --markdown --backward
     ;;
+  ws)
+    # Built here in parallel (the checks then load the cubins); a kernel that
+    # hangs ends its program after 20 s (gpu_sync).
+    step build_ws 90 bin/fa2 build tests/gpu/ws_spec.lua -o /tmp/fa2_ws -j 16
+    step build_ws_probe 90 bin/fa2 build bench/specs/ws_probe.lua -o /tmp/fa2_ws_probe -j 16
+    step check_ws 130 bin/fa2_gpu_tests --no-smoke --src /tmp/fa2_ws
+    step empty_rows_ws 60 bin/fa2_gpu_tests --no-smoke --empty-rows --src /tmp/fa2_ws
+    step ws_bench 100 bin/fa2_bench --src /tmp/fa2_ws_probe --json "$OUT/ws_bench.json" --reps 10 --rounds 2
+    [ -s "$OUT/sdpa_fwd.json" ] || step sdpa_fwd 90 python3 bench/sdpa_bench.py --json "$OUT/sdpa_fwd.json"
+    step ws_compare 30 python3 bench/ws_compare.py "$OUT/ws_bench.json" "$OUT/sdpa_fwd.json"
+    ;;
+  ws_sanitize)
+    step build_ws_san 60 bin/fa2 build tests/gpu/ws_sanitize_spec.lua -o /tmp/fa2_ws_san -j 16
+    for tool in memcheck racecheck synccheck; do
+      step "${tool}_ws" 120 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        bin/fa2_gpu_tests --no-smoke --odd-shapes --src /tmp/fa2_ws_san
+    done
+    ;;
   modes)
     # The default spec's forward tiles, from the generator (they move with gen/defaults.lua).
     tiles=$(bin/fa2 list specs/default.lua |
@@ -211,12 +235,12 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, empty_rows, dropin, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, empty_rows, dropin, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_sanitize, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 
 cat "$OUT/device.txt"
-for f in tune tune_effect tune_check compare_wgmma compare_sync compare_wgmma_bwd compare_sync_bwd compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
+for f in tune tune_effect tune_check ws_compare compare_wgmma compare_sync compare_wgmma_bwd compare_sync_bwd compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
 [ -s "$OUT/bias_gpu.txt" ] && cat "$OUT/bias_gpu.txt"
 [ -s "$OUT/bias_vs_sdpa.txt" ] && cat "$OUT/bias_vs_sdpa.txt"
 printf '%s\n' "${summary[@]}"

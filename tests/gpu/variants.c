@@ -15,6 +15,25 @@ static int runs_here(const gpu *g, const gen_variant *v) {
   return 0;
 }
 
+/* The generator's NVRTC options; with $FA2_WATCHDOG (clocks) set, also
+ * -DFA2_WATCHDOG: a ws kernel's mbarrier wait traps after that long instead of
+ * hanging (templates/hopper.cuh.tpl). Timings leave it unset. */
+const char *const *gpu_nvrtc_options(void) {
+  static const char *opts[16];
+  static char define[64];
+  if (opts[0]) return opts;
+  const char *const *base = gen_nvrtc_options();
+  int n = 0;
+  while (base[n] && n < 14) opts[n] = base[n], n++;
+  const char *w = getenv("FA2_WATCHDOG");
+  if (w && *w) {
+    snprintf(define, sizeof define, "-DFA2_WATCHDOG=%sLL", w);
+    opts[n++] = define;
+  }
+  opts[n] = NULL;
+  return opts;
+}
+
 /* The launch facts of a completed forward variant. */
 static void fill_fwd(const gen_variant *gv, fwd_variant *v) {
   memset(v, 0, sizeof *v);
@@ -23,6 +42,8 @@ static void fill_fwd(const gen_variant *gv, fwd_variant *v) {
   v->head_dim = gv->head_dim;
   v->causal = gv->causal;
   v->block_m = gv->block_m;
+  v->block_n = gv->block_n;
+  v->ws = gv->ws;
   v->threads = gv->threads;
   v->smem_bytes = gv->smem_bytes;
 }
@@ -54,10 +75,10 @@ static int load_variant(gpu *g, gen_state *gs, const char *dir, const char *src_
     free(bin);
   } else {
     char *src = gpu_read_file(path);
-    rc = src ? gpu_module(g, src, file, gen_compile_arch(&gv, g->arch), gen_nvrtc_options(), &mod) : -1;
+    rc = src ? gpu_module(g, src, file, gen_compile_arch(&gv, g->arch), gpu_nvrtc_options(), &mod) : -1;
     free(src);
   }
-  if (rc != 0 || !GPU_OK(g, g->cu->cuModuleGetFunction(&v->fn, mod, "fa2_fwd")) ||
+  if (rc != 0 || !GPU_OK(g, g->cu->cuModuleGetFunction(&v->fn, mod, gv.entries[0])) ||
       !GPU_OK(g, g->cu->cuFuncSetAttribute(v->fn, RT_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                            v->smem_bytes)))
     return -1;
@@ -115,7 +136,7 @@ static int load_generated(gpu *g, gen_state *gs, const gen_variant *gv, fwd_vari
     return -1;
   }
   fill_fwd(gv, v);
-  const char *const *opts = gen_nvrtc_options();
+  const char *const *opts = gpu_nvrtc_options();
   CUmodule mod;
   int rc = gpu_module(g, src, gv->name, gen_compile_arch(gv, g->arch), opts, &mod);
   free(src);
