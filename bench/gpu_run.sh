@@ -150,15 +150,20 @@ for s in $steps; do
   ws)
     # Built here in parallel (the checks then load the cubins); a kernel that
     # hangs ends its program after 20 s (gpu_sync).
+    # (A failed build leaves no folder: the programs then compile the spec themselves.)
     step build_ws 90 bin/fa2 build tests/gpu/ws_spec.lua -o /tmp/fa2_ws -j 16
     step build_ws_probe 90 bin/fa2 build bench/specs/ws_probe.lua -o /tmp/fa2_ws_probe -j 16
-    step check_ws 130 bin/fa2_gpu_tests --no-smoke --src /tmp/fa2_ws
-    step empty_rows_ws 60 bin/fa2_gpu_tests --no-smoke --empty-rows --src /tmp/fa2_ws
-    step ws_bench 120 bin/fa2_bench --src /tmp/fa2_ws_probe --json "$OUT/ws_bench.json" --reps 10 --rounds 3
+    check="--src /tmp/fa2_ws" probe="--src /tmp/fa2_ws_probe"
+    [ -d /tmp/fa2_ws/sm_90 ] || check="--spec tests/gpu/ws_spec.lua"
+    [ -d /tmp/fa2_ws_probe/sm_90 ] || probe="--spec bench/specs/ws_probe.lua"
+    step check_ws 130 bin/fa2_gpu_tests --no-smoke $check
+    step empty_rows_ws 60 bin/fa2_gpu_tests --no-smoke --empty-rows $check
+    step ws_bench 120 bin/fa2_bench $probe --json "$OUT/ws_bench.json" --reps 10 --rounds 3
     [ -s "$OUT/sdpa_fwd.json" ] || step sdpa_fwd 90 python3 bench/sdpa_bench.py --json "$OUT/sdpa_fwd.json"
     step ws_compare 30 python3 bench/ws_compare.py "$OUT/ws_bench.json" "$OUT/sdpa_fwd.json"
     ;;
   ws_ncu)
+    [ -d /tmp/fa2_ws_probe/sm_90 ] || step build_ws_probe 90 bin/fa2 build bench/specs/ws_probe.lua -o /tmp/fa2_ws_probe -j 16
     for v in d128_m128n128w12s2ws_none d64_m128n128w12s2ws_none d128_m64n96w4s2wg_none; do
       step "ncu_$v" 120 "$(command -v ncu || echo /usr/local/cuda/bin/ncu)" --kernel-name regex:fa2_fwd --launch-count 1 --section SpeedOfLight \
         --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats \

@@ -49,27 +49,20 @@ M.PASSES = {
     -- Each warp owns 16, 32 or 64 whole query rows.
     check = function(t, path)
       local w = t.warps
-      if t.ws then
-        local consumers = w // 4 - 1
-        if t.block_m ~= 64 * consumers then
-          U.fail(path .. ".block_m", t.block_m,
-            "a ws tile's consumer warpgroups take 64 query rows each (one more warpgroup loads)",
-            tostring(64 * consumers) .. " with warps = " .. w)
+      if t.ws or t.wgmma then
+        -- 64 query rows per (consumer) warpgroup; a ws tile's last warpgroup loads.
+        local family = t.ws and "ws" or "wgmma"
+        if not t.ws then check_warpgroups(t, path) end
+        local rows = t.ws and 64 * (w // 4 - 1) or 16 * w
+        if t.block_m ~= rows then
+          U.fail(path .. ".block_m", t.block_m, t.ws
+            and "a ws tile's consumer warpgroups take 64 query rows each (one more warpgroup loads)"
+            or "a wgmma tile's warpgroups take 64 query rows each (16 per warp)",
+            tostring(rows) .. " with warps = " .. w)
         end
         if t.stages < 2 then
-          U.fail(path .. ".stages", t.stages, "ws tiles keep the next K/V tile in flight", "2 to " .. M.MAX_STAGES)
-        end
-        return
-      end
-      if t.wgmma then
-        check_warpgroups(t, path)
-        if t.block_m ~= 16 * w then
-          U.fail(path .. ".block_m", t.block_m,
-            string.format("a wgmma tile's warpgroups take 64 query rows each (16 per warp)"),
-            tostring(16 * w) .. " with warps = " .. w)
-        end
-        if t.stages < 2 then
-          U.fail(path .. ".stages", t.stages, "wgmma tiles keep the next K/V tile in flight", "2 to " .. M.MAX_STAGES)
+          U.fail(path .. ".stages", t.stages, family .. " tiles keep the next K/V tile in flight",
+            "2 to " .. M.MAX_STAGES)
         end
         return
       end
