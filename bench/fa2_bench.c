@@ -49,13 +49,9 @@ static int time_variant(gpu *g, const fwd_variant *var, const bench_buffers *b, 
                       (float *)b->lse, N * row, row, d, N * row, row, d, N * row, row, d,
                       N * row, row, d, B, N, N, H, H, 1.f / sqrtf((float)d)};
   p.o_f32 = (float *)b->o_f32;
-  void *args[] = {&p};
-  const unsigned gx = (unsigned)((N + var->block_m - 1) / var->block_m);
   for (int r = -1; r < reps; r++) {
     if (r >= 0 && !GPU_OK(g, cu->cuEventRecord(ev[2 * r], NULL))) return -1;
-    if (!GPU_OK(g, cu->cuLaunchKernel(var->fn, gx, (unsigned)H, (unsigned)B, (unsigned)var->threads,
-                                      1, 1, (unsigned)var->smem_bytes, NULL, args, NULL)))
-      return -1;
+    if (gpu_launch_fwd(g, var, &p, NULL) != 0) return -1;
     if (r >= 0 && !GPU_OK(g, cu->cuEventRecord(ev[2 * r + 1], NULL))) return -1;
   }
   if (gpu_sync(g, 60, var->name) != 0) return -1;

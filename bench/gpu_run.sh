@@ -34,6 +34,16 @@
 #             (each case's heads as 4 sequences of one batch) at d 192 and 256
 #   tune_head_dims  fa2 tune over bench/specs/tune_head_dims.lua (d 192/256, fixed and
 #             varlen keys; a dry run: report only, no database written)
+#   ws        the warp-specialized forward (ws tiles, TMA; templates/fwd_ws.cu.tpl):
+#             tests/gpu/ws_spec.lua against float64 (all shapes, then the empty-row
+#             ones), then bench/specs/ws_probe.lua timed (ws tiles and the wgmma
+#             default of each key) with SDPA flash/cuDNN: bench/ws_compare.py's table
+#   ws_sanitize compute-sanitizer memcheck, racecheck and synccheck over the odd
+#             shapes on tests/gpu/ws_sanitize_spec.lua
+#   ws_ncu    ncu (speed of light, pipes, warp states, scheduler) of one N = 8k launch:
+#             the d = 128 and d = 64 ws tiles and the d = 128 wgmma default (after ws)
+#   bwd_modes the d = 64 backward after a `none` and after a `robust` forward through
+#             Python (sdpa_bench.py --backward), in both orders, N = 512 and 1k
 #   modes     the cost of `paper` and `robust` over `none`: the three modes of each
 #             default forward tile interleaved, two calls of 15 rounds each
 #             (bench/mode_cost.py takes the median of both)
@@ -180,6 +190,43 @@ for s in $steps; do
     ;;
   tune_head_dims) step tune_head_dims 600 bin/fa2 tune bench/specs/tune_head_dims.lua --no-beta \
       --dry-run -j 16 --report "$OUT/tune_head_dims" --db /tmp/fa2_tune_head_dims.json ;;
+  ws)
+    # Built here in parallel (the checks then load the cubins); a kernel that
+    # hangs ends its program after 20 s (gpu_sync).
+    # (A failed build leaves no folder: the programs then compile the spec themselves.)
+    step build_ws 90 bin/fa2 build tests/gpu/ws_spec.lua -o /tmp/fa2_ws -j 16
+    step build_ws_probe 90 bin/fa2 build bench/specs/ws_probe.lua -o /tmp/fa2_ws_probe -j 16
+    check="--src /tmp/fa2_ws" probe="--src /tmp/fa2_ws_probe"
+    [ -d /tmp/fa2_ws/sm_90 ] || check="--spec tests/gpu/ws_spec.lua"
+    [ -d /tmp/fa2_ws_probe/sm_90 ] || probe="--spec bench/specs/ws_probe.lua"
+    step check_ws 130 bin/fa2_gpu_tests --no-smoke $check
+    step empty_rows_ws 60 bin/fa2_gpu_tests --no-smoke --empty-rows $check
+    step ws_bench 120 bin/fa2_bench $probe --json "$OUT/ws_bench.json" --reps 10 --rounds 3
+    [ -s "$OUT/sdpa_fwd.json" ] || step sdpa_fwd 90 python3 bench/sdpa_bench.py --json "$OUT/sdpa_fwd.json"
+    step ws_compare 30 python3 bench/ws_compare.py "$OUT/ws_bench.json" "$OUT/sdpa_fwd.json"
+    ;;
+  ws_ncu)
+    [ -d /tmp/fa2_ws_probe/sm_90 ] || step build_ws_probe 90 bin/fa2 build bench/specs/ws_probe.lua -o /tmp/fa2_ws_probe -j 16
+    for v in d128_m128n128w12s2ws_none d64_m128n128w12s2ws_none d128_m64n96w4s2wg_none; do
+      step "ncu_$v" 120 "$(command -v ncu || echo /usr/local/cuda/bin/ncu)" --kernel-name regex:fa2_fwd --launch-count 1 --section SpeedOfLight \
+        --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
+        bin/fa2_bench --src /tmp/fa2_ws_probe --only "fwd_bf16_$v" --seqlen 8192 --reps 1 --rounds 1
+    done
+    ;;
+  bwd_modes)
+    for order in fa2gen-none,fa2gen-robust fa2gen-robust,fa2gen-none; do
+      step "bwd_modes_${order%%,*}_first" 150 env PYTHONPATH=python FA2_LIB=lib/libfa2rt.so \
+        python3 bench/sdpa_bench.py --backward --backends "$order" --head-dims 64 \
+        --seqlens 512,1024 --reps 30 --json "$OUT/bwd_modes_${order%%,*}_first.json"
+    done
+    ;;
+  ws_sanitize)
+    step build_ws_san 60 bin/fa2 build tests/gpu/ws_sanitize_spec.lua -o /tmp/fa2_ws_san -j 16
+    for tool in memcheck racecheck synccheck; do
+      step "${tool}_ws" "${SANITIZE_LIMIT:-120}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        bin/fa2_gpu_tests --no-smoke --odd-shapes --src /tmp/fa2_ws_san
+    done
+    ;;
   modes)
     # The default spec's forward tiles, from the generator (they move with gen/defaults.lua).
     tiles=$(bin/fa2 list specs/default.lua |
@@ -268,12 +315,12 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, head_dims, head_dims_perf, bias_head_dims, tune_head_dims, empty_rows, dropin, dropout, sinks, modifiers, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, head_dims, head_dims_perf, bias_head_dims, tune_head_dims, empty_rows, dropin, dropout, sinks, modifiers, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_sanitize, ws_ncu, bwd_modes, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 
 cat "$OUT/device.txt"
-for f in dropout_bench modifiers_bench tune tune_effect tune_check compare_head_dims_fwd compare_head_dims_bwd compare_wgmma compare_sync compare_wgmma_bwd compare_sync_bwd compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
+for f in dropout_bench modifiers_bench tune tune_effect tune_check ws_compare compare_head_dims_fwd compare_head_dims_bwd compare_wgmma compare_sync compare_wgmma_bwd compare_sync_bwd compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
 [ -s "$OUT/bias_gpu.txt" ] && cat "$OUT/bias_gpu.txt"
 [ -s "$OUT/bias_vs_sdpa.txt" ] && cat "$OUT/bias_vs_sdpa.txt"
 printf '%s\n' "${summary[@]}"

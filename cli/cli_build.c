@@ -116,6 +116,10 @@ int cli_build(int argc, char **argv) {
     return 2;
   }
 
+  /* NVRTC keeps a compute cache (~/.nv/ComputeCache) and a hit skips ptxas, so
+   * its -v report, which a build reads for every kernel, would be missing the
+   * second time a source is built on a machine (seen on the H100 host). */
+  setenv("CUDA_CACHE_DISABLE", "1", 1);
   gen_state *g;
   gen_spec s;
   gen_err err;

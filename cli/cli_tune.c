@@ -263,13 +263,15 @@ static int calibration_targets(json_t *rep, int dtype_fp16, int *hd, int *bn) {
 
 /* ---- --show ---- */
 
-/* A database tile object as its name part: m128n64w4s2, or ...wg for wgmma. */
+/* A database tile object as its name part: m128n64w4s2, or ...wg for wgmma, ...ws for ws. */
 static void tile_text(json_t *o, char *buf, size_t n) {
   snprintf(buf, n, "m%lldn%lldw%llds%lld%s", (long long)json_integer_value(json_object_get(o, "block_m")),
            (long long)json_integer_value(json_object_get(o, "block_n")),
            (long long)json_integer_value(json_object_get(o, "warps")),
            (long long)json_integer_value(json_object_get(o, "stages")),
-           json_is_true(json_object_get(o, "wgmma")) ? "wg" : "");
+           json_is_true(json_object_get(o, "ws"))      ? "ws"
+           : json_is_true(json_object_get(o, "wgmma")) ? "wg"
+                                                       : "");
 }
 
 static int show(const char *path) {

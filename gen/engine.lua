@@ -192,7 +192,7 @@ function M.render_variant(v)
     U.fail("name", v.name, "does not match the variant's parameters (" .. c.name
       .. "); complete the variant first")
   end
-  local tpl = V.PASSES[c.pass].template
+  local tpl = V.template(c)
   local src = M.default.render(tpl, c)
   local n = 0
   for line in (src .. "\n"):gmatch("(.-)\n") do

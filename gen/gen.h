@@ -47,6 +47,7 @@ typedef struct gen_variant {
   int sinks;   /* a learnable logit per query head joins each row's softmax sum (gpt-oss) */
   int block_m, block_n, warps, stages;
   int wgmma; /* a tile on Hopper's warpgroup MMA (compiled for sm_90a) */
+  int ws;    /* warp-specialized (a wgmma tile too): TMA producer, consumer warpgroups */
   int stab; /* GEN_STAB_* */
   double beta, eps; /* meaningful for paper/robust only */
   /* Filled by gen_variant_complete: */
@@ -77,8 +78,9 @@ int gen_variant_complete(gen_state *g, gen_variant *v, const char *arch, gen_err
 const char *gen_compile_arch(const gen_variant *v, const char *arch);
 
 /* The tile part of a variant's name, as gen/variant.lua writes it:
- * m128n64w4s2, with "wg" after it for a wgmma tile. */
-void gen_tile_name(int block_m, int block_n, int warps, int stages, int wgmma, char *buf, size_t n);
+ * m128n64w4s2, with "wg" after it for a wgmma tile, "ws" for a ws one. */
+void gen_tile_name(int block_m, int block_n, int warps, int stages, int wgmma, int ws, char *buf,
+                   size_t n);
 
 /* 1 when completed v's instructions exist on arch (wgmma tiles: only_arch,
  * sm_90, as gen/variant.lua WGMMA_ARCH says), else 0. */

@@ -71,6 +71,7 @@ static json_t *variant_json(const gen_variant *v, const char *hash) {
   json_object_set_new(o, "warps", json_integer(v->warps));
   json_object_set_new(o, "stages", json_integer(v->stages));
   json_object_set_new(o, "wgmma", json_boolean(v->wgmma));
+  json_object_set_new(o, "ws", json_boolean(v->ws));
   json_object_set_new(o, "stab", json_string(stab_names[v->stab]));
   json_object_set_new(o, "beta", json_real(v->beta));
   json_object_set_new(o, "eps", json_real(v->eps));

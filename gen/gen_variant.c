@@ -52,6 +52,8 @@ void gen_push_variant(lua_State *L, const gen_variant *v) {
   lua_setfield(L, -2, "stages");
   lua_pushboolean(L, v->wgmma);
   lua_setfield(L, -2, "wgmma");
+  lua_pushboolean(L, v->ws);
+  lua_setfield(L, -2, "ws");
   lua_pushstring(L, enum_name(stab_names, 3, v->stab));
   lua_setfield(L, -2, "stab");
   lua_pushnumber(L, v->beta);
@@ -124,6 +126,9 @@ int gen_read_variant(lua_State *L, int idx, gen_variant *v, gen_err *err) {
   lua_getfield(L, idx, "wgmma");
   c.wgmma = lua_toboolean(L, -1);
   lua_pop(L, 1);
+  lua_getfield(L, idx, "ws");
+  c.ws = lua_toboolean(L, -1);
+  lua_pop(L, 1);
   c.beta = get_num(L, idx, "beta");
   c.eps = get_num(L, idx, "eps");
   c.threads = get_int(L, idx, "threads");
@@ -184,8 +189,9 @@ int gen_variant_from_name(gen_state *g, const char *name, gen_variant *v, gen_er
   return rc;
 }
 
-void gen_tile_name(int block_m, int block_n, int warps, int stages, int wgmma, char *buf, size_t n) {
-  snprintf(buf, n, "m%dn%dw%ds%d%s", block_m, block_n, warps, stages, wgmma ? "wg" : "");
+void gen_tile_name(int block_m, int block_n, int warps, int stages, int wgmma, int ws, char *buf,
+                   size_t n) {
+  snprintf(buf, n, "m%dn%dw%ds%d%s", block_m, block_n, warps, stages, ws ? "ws" : wgmma ? "wg" : "");
 }
 
 /* Both read what gen/variant.lua put in the variant: no arch named here. */

@@ -173,7 +173,7 @@ function M.load(text, path)
                           if not tile.auto then
                             v.block_m, v.block_n = tile.block_m, tile.block_n
                             v.warps, v.stages = tile.warps, tile.stages
-                            v.wgmma = tile.wgmma
+                            v.wgmma, v.ws = tile.wgmma, tile.ws
                           end
                           -- A combination that cannot be a variant (say the backward at a head
                           -- dim it does not support) is an error unless exclude drops it.

@@ -29,6 +29,13 @@ M.MAX_STAGES = 4
 -- which gen_compile_arch and gen_variant_runs_on read in C.
 M.WGMMA_ARCH, M.WGMMA_TARGET = "sm_90", "sm_90a"
 M.WGMMA_HEAD_DIMS = { 64, 128, 192, 256 }
+-- Warp-specialized tiles (`ws = true`, forward, templates/fwd_ws.cu.tpl): a
+-- producer warpgroup loads Q, K and V with TMA for 2 or 3 consumer
+-- warpgroups of 64 query rows each (warps counts all of them, so 12 or 16).
+-- They are wgmma tiles too (sm_90a); head dims of whole 64-column blocks.
+M.WS_WARPS = { 12, 16 }
+M.WS_HEAD_DIMS = { 64, 128, 192, 256 }
+M.WS_ENTRIES = { "fa2_fwd_ws" }
 
 -- wgmma tiles take whole warpgroups of 4 warps (both passes).
 local function check_warpgroups(t, path)
@@ -45,15 +52,20 @@ M.PASSES = {
     -- Each warp owns 16, 32 or 64 whole query rows.
     check = function(t, path)
       local w = t.warps
-      if t.wgmma then
-        check_warpgroups(t, path)
-        if t.block_m ~= 16 * w then
-          U.fail(path .. ".block_m", t.block_m,
-            string.format("a wgmma tile's warpgroups take 64 query rows each (16 per warp)"),
-            tostring(16 * w) .. " with warps = " .. w)
+      if t.ws or t.wgmma then
+        -- 64 query rows per (consumer) warpgroup; a ws tile's last warpgroup loads.
+        local family = t.ws and "ws" or "wgmma"
+        if not t.ws then check_warpgroups(t, path) end
+        local rows = t.ws and 64 * (w // 4 - 1) or 16 * w
+        if t.block_m ~= rows then
+          U.fail(path .. ".block_m", t.block_m, t.ws
+            and "a ws tile's consumer warpgroups take 64 query rows each (one more warpgroup loads)"
+            or "a wgmma tile's warpgroups take 64 query rows each (16 per warp)",
+            tostring(rows) .. " with warps = " .. w)
         end
         if t.stages < 2 then
-          U.fail(path .. ".stages", t.stages, "wgmma tiles keep the next K/V tile in flight", "2 to " .. M.MAX_STAGES)
+          U.fail(path .. ".stages", t.stages, family .. " tiles keep the next K/V tile in flight",
+            "2 to " .. M.MAX_STAGES)
         end
         return
       end
@@ -68,6 +80,8 @@ M.PASSES = {
     -- elements against bank conflicts; 2-byte elements. wgmma tiles are
     -- swizzled instead of padded, plus 1024 bytes to align them.
     smem = function(v)
+      -- ws: the same tiles, then 256 bytes of mbarriers.
+      if v.ws then return 1024 + 2 * v.head_dim * (v.block_m + 2 * v.stages * v.block_n) + 256 end
       if v.wgmma then return 1024 + 2 * v.head_dim * (v.block_m + 2 * v.stages * v.block_n) end
       return 2 * (v.head_dim + 8) * (v.block_m + 2 * v.stages * v.block_n)
     end,
@@ -100,6 +114,10 @@ M.PASSES = {
     -- warp, "quad": dV and dK split in column halves, for head dims past 128);
     -- the Q/dO tiles are double-buffered at least.
     check = function(t, path)
+      if t.ws then
+        U.fail(path .. ".ws", t.ws, "ws tiles are forward tiles (the warp-specialized backward is not written yet)",
+          "ws = false with pass = \"bwd\"")
+      end
       -- wgmma: each warpgroup takes 64 keys (16 per warp), or two warpgroups
       -- share 64 ("pair": 8 per warp, one keeps dV, the other dK), and 64
       -- queries per step; such a tile then meets the rules below too.
@@ -210,7 +228,7 @@ function M.check_pass(x, path)
   return x
 end
 
-local TILE_KEYS = { block_m = true, block_n = true, warps = true, stages = true, wgmma = true }
+local TILE_KEYS = { block_m = true, block_n = true, warps = true, stages = true, wgmma = true, ws = true }
 
 -- A tile table {block_m=, block_n=, warps=, stages=}: every field present,
 -- integers within the forward kernel's rules. Returns a clean copy.
@@ -219,14 +237,23 @@ function M.check_tile(t, path)
     U.fail(path, t, "expected a tile table or \"auto\"",
       "\"auto\" or {block_m=, block_n=, warps=, stages=}")
   end
-  U.check_keys(t, path, TILE_KEYS, "unknown tile key", "block_m, block_n, warps, stages, wgmma")
+  U.check_keys(t, path, TILE_KEYS, "unknown tile key", "block_m, block_n, warps, stages, wgmma, ws")
   for _, k in ipairs({ "block_m", "block_n", "warps", "stages" }) do
     if t[k] == nil then
       U.fail(path, t, "missing " .. k, "a table with block_m, block_n, warps and stages")
     end
   end
-  local w = int(t.warps, path .. ".warps", joined(M.WARPS))
-  if not member(M.WARPS, w) then U.fail(path .. ".warps", t.warps, "not a warp count", joined(M.WARPS)) end
+  for _, k in ipairs({ "wgmma", "ws" }) do
+    if t[k] ~= nil and type(t[k]) ~= "boolean" then
+      U.fail(path .. "." .. k, t[k], "expected a boolean", "true, false")
+    end
+  end
+  local warps = t.ws and M.WS_WARPS or M.WARPS
+  local w = int(t.warps, path .. ".warps", joined(warps))
+  if not member(warps, w) then
+    U.fail(path .. ".warps", t.warps, t.ws and "a ws tile takes 2 or 3 consumer warpgroups and a producer one"
+      or "not a warp count", joined(warps))
+  end
   local bm = int(t.block_m, path .. ".block_m", "multiples of 16")
   if bm <= 0 or bm % 16 ~= 0 then
     U.fail(path .. ".block_m", t.block_m, "not a row-tile size", "positive multiples of 16")
@@ -239,10 +266,9 @@ function M.check_tile(t, path)
   if s < 1 or s > M.MAX_STAGES then
     U.fail(path .. ".stages", t.stages, "not a pipeline depth", "1 to " .. M.MAX_STAGES)
   end
-  if t.wgmma ~= nil and type(t.wgmma) ~= "boolean" then
-    U.fail(path .. ".wgmma", t.wgmma, "expected a boolean", "true, false")
-  end
-  return { block_m = bm, block_n = bn, warps = w, stages = s, wgmma = t.wgmma == true }
+  -- A ws tile runs on warpgroup MMA: it is a wgmma tile too.
+  return { block_m = bm, block_n = bn, warps = w, stages = s, wgmma = t.wgmma == true or t.ws == true,
+    ws = t.ws == true }
 end
 
 local STAB_KEYS = { mode = true, beta = true, eps = true }
@@ -281,6 +307,9 @@ end
 -- Dynamic shared memory of a variant with tiles filled in.
 function M.smem(v) return M.PASSES[v.pass].smem(v) end
 
+-- The template a variant renders: its pass's, or fwd_ws.cu.tpl for ws tiles.
+function M.template(v) return v.ws and "fwd_ws.cu.tpl" or M.PASSES[v.pass].template end
+
 function M.runs_wgmma(arch) return arch == M.WGMMA_ARCH end
 
 -- The backward's layout of a tile: "pair" (wgmma, two warpgroups share 64 keys),
@@ -314,7 +343,7 @@ function M.name(v)
   if v.dropout then parts[#parts + 1] = "dropout" end
   if v.sinks then parts[#parts + 1] = "sinks" end
   parts[#parts + 1] = string.format("m%dn%dw%ds%d%s", v.block_m, v.block_n, v.warps, v.stages,
-    v.wgmma and "wg" or "")
+    v.ws and "ws" or v.wgmma and "wg" or "")
   parts[#parts + 1] = v.stab
   if v.stab ~= "none" then
     parts[#parts + 1] = "b" .. U.name_number(v.beta)
@@ -361,13 +390,21 @@ function M.complete(v, arch, tiles_arch)
     if pass.check then pass.check(tile, where) end
   else
     tile = M.check_tile({ block_m = v.block_m, block_n = v.block_n, warps = v.warps,
-      stages = v.stages, wgmma = v.wgmma }, "tiles")
+      stages = v.stages, wgmma = v.wgmma, ws = v.ws }, "tiles")
     if pass.check then pass.check(tile, "tiles") end
   end
   c.block_m, c.block_n, c.warps, c.stages = tile.block_m, tile.block_n, tile.warps, tile.stages
-  c.wgmma = tile.wgmma
+  c.wgmma, c.ws = tile.wgmma, tile.ws
   if c.wgmma then c.only_arch, c.only_target = M.WGMMA_ARCH, M.WGMMA_TARGET end
-  if c.wgmma and not member(M.WGMMA_HEAD_DIMS, c.head_dim) then
+  if c.ws then
+    if not member(M.WS_HEAD_DIMS, c.head_dim) then
+      U.fail("head_dim", c.head_dim, "ws tiles need a head dim made of 64-column blocks", joined(M.WS_HEAD_DIMS))
+    end
+    -- Not written yet on ws tiles (each fits: bench/NOTES.md "Warp-specialized forward").
+    for _, k in ipairs({ "varlen", "window", "alibi", "softcap", "dropout", "sinks" }) do
+      if c[k] then U.fail(k, true, "not available on ws tiles yet", "a wgmma or mma.sync tile for " .. k .. " variants") end
+    end
+  elseif c.wgmma and not member(M.WGMMA_HEAD_DIMS, c.head_dim) then
     U.fail("head_dim", c.head_dim, "wgmma tiles need a head dim made of 64-column blocks",
       joined(M.WGMMA_HEAD_DIMS))
   end
@@ -403,7 +440,7 @@ function M.complete(v, arch, tiles_arch)
   c.threads = 32 * c.warps
   c.smem_bytes = M.smem(c)
   c.entries = {}
-  for i, e in ipairs(M.PASSES[c.pass].entries) do c.entries[i] = e end
+  for i, e in ipairs(c.ws and M.WS_ENTRIES or M.PASSES[c.pass].entries) do c.entries[i] = e end
   -- A dropout forward also carries the mask kernel (fa2_dropout_mask: the keep bits
   -- of a call, one element per thread, from the same fa2_philox.h), for tests.
   if c.dropout and c.pass == "fwd" then c.entries[#c.entries + 1] = "fa2_dropout_mask" end
@@ -414,14 +451,14 @@ function M.complete(v, arch, tiles_arch)
     M.check_arch(arch, "arch")
     local problem = M.arch_problem(c, arch)
     if problem then
-      U.fail("tiles", tile, problem, c.wgmma and "wgmma = false on " .. arch
+      U.fail("tiles", tile, problem, c.wgmma and not M.runs_wgmma(arch) and "wgmma = false on " .. arch
         or string.format("at most %d bytes on %s", M.ARCH_SMEM[arch], arch))
     end
   end
   return c
 end
 
-local NAME_FORM = "{pass}_{dtype}_d{head_dim}[_causal][_varlen][_window][_alibi][_softcap][_dropout][_sinks]_m{block_m}n{block_n}w{warps}s{stages}[wg]_{mode}[_b{beta}_e{eps}]"
+local NAME_FORM = "{pass}_{dtype}_d{head_dim}[_causal][_varlen][_window][_alibi][_softcap][_dropout][_sinks]_m{block_m}n{block_n}w{warps}s{stages}[wg|ws]_{mode}[_b{beta}_e{eps}]"
 
 -- The base fields of a canonical name (not validated: complete does that).
 function M.parse(name)
@@ -448,11 +485,11 @@ function M.parse(name)
   if v.dropout then i = i + 1 end
   v.sinks = tok[i] == "sinks"
   if v.sinks then i = i + 1 end
-  local m, n, w, s, wg = (tok[i] or ""):match("^m(%d+)n(%d+)w(%d+)s(%d+)(w?g?)$")
-  if not m or (wg ~= "" and wg ~= "wg") then
-    bad("expected the tiles as m<block_m>n<block_n>w<warps>s<stages>[wg]")
+  local m, n, w, s, wg = (tok[i] or ""):match("^m(%d+)n(%d+)w(%d+)s(%d+)(w?[gs]?)$")
+  if not m or (wg ~= "" and wg ~= "wg" and wg ~= "ws") then
+    bad("expected the tiles as m<block_m>n<block_n>w<warps>s<stages>[wg|ws]")
   end
-  v.wgmma = wg == "wg"
+  v.wgmma, v.ws = wg ~= "", wg == "ws"
   v.block_m, v.block_n = math.tointeger(tonumber(m)), math.tointeger(tonumber(n))
   v.warps, v.stages = math.tointeger(tonumber(w)), math.tointeger(tonumber(s))
   if not (v.block_m and v.block_n and v.warps and v.stages) or v.block_m == 0 then

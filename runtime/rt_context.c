@@ -11,17 +11,6 @@
 #include "rt_nvrtc.h"
 #include "rt_paths.h"
 
-int rt_cuda_fail(CUresult r, const char *fmt, ...) {
-  char what[512], desc[256];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  rt_cuda_strerror(r, desc, sizeof desc);
-  return rt_set_error(r == RT_CUDA_ERROR_OUT_OF_MEMORY ? FA2_ERR_OUT_OF_MEMORY : FA2_ERR_CUDA,
-                      "%s failed: %s", what, desc);
-}
-
 int rt_ctx_enter(fa2_context *ctx, CUcontext *saved) {
   CUcontext cur = NULL;
   CUresult r = ctx->cu->cuCtxGetCurrent(&cur);
@@ -176,7 +165,8 @@ fa2_status fa2_create(fa2_context **out, const fa2_options *options) {
   pthread_mutex_init(&ctx->lock, NULL);
   pthread_mutex_init(&ctx->ws_lock, NULL);
   ctx->lock_ready = 1;
-  int rc = open_device(ctx);
+  ctx->tma_ready = rt_tma_cache_init(&ctx->tma) == 0;
+  int rc = ctx->tma_ready ? open_device(ctx) : rt_set_error(FA2_ERR_INTERNAL, "fa2_create: no mutex");
   if (rc == FA2_OK) {
     ctx->mc_ready = rt_mc_init(&ctx->mc) == 0;
     if (!ctx->mc_ready || set_nvrtc_dirs(ctx, o.nvrtc_dirs) != 0)
@@ -209,6 +199,7 @@ void fa2_destroy(fa2_context *ctx) {
     pthread_mutex_destroy(&ctx->lock);
     pthread_mutex_destroy(&ctx->ws_lock);
   }
+  if (ctx->tma_ready) rt_tma_cache_free(&ctx->tma);
   rt_aot_free(ctx->aot);
   rt_tuning_free(ctx->tuning);
   free(ctx->nvrtc_buf);

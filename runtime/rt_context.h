@@ -14,6 +14,7 @@
 #include "rt_memcache.h"
 #include "rt_select.h"
 #include "rt_source.h"
+#include "rt_tma.h"
 #include "rt_tuning.h"
 
 /* A loaded variant: immutable once in the memory cache. Loading and
@@ -21,6 +22,7 @@
 typedef struct rt_kernel {
   char name[160];
   int block_m, block_n, threads, smem_bytes, n_fn;
+  int ws; /* a warp-specialized forward: launched with its TMA maps (rt_tma.h) */
   CUmodule module;
   CUfunction fn[GEN_MAX_ENTRIES];
   struct rt_kernel *next; /* ctx->kernels, for fa2_destroy */
@@ -50,13 +52,15 @@ struct fa2_context {
   int jobs;
 
   rt_source source;
-  int source_ready, mc_ready, lock_ready;
+  int source_ready, mc_ready, lock_ready, tma_ready;
   rt_memcache mc; /* keys: rt_request (launch path) and "name@arch" */
 
   pthread_mutex_t lock; /* kernels, compile_ms, load_ms */
   rt_kernel *kernels;
   double compile_ms, load_ms;
   atomic_ullong memory_hits, aot_hits, disk_hits, misses, launches;
+
+  rt_tma_cache tma; /* tensor maps of ws launches, by shape and strides */
 
   pthread_mutex_t ws_lock; /* the backward's workspace when the caller gives none */
   CUdeviceptr ws;
@@ -72,9 +76,5 @@ void rt_ctx_leave(fa2_context *ctx, CUcontext saved);
 /* This device and software, as a tuning database records them (NVRTC's
  * version only once it is loaded). */
 void rt_ctx_identity(const fa2_context *ctx, rt_identity *id);
-
-/* Sets the error of a failed driver call; returns FA2_ERR_CUDA (or
- * FA2_ERR_OUT_OF_MEMORY). what: printf format naming the call. */
-int rt_cuda_fail(CUresult r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

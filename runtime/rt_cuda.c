@@ -2,10 +2,14 @@
 #include "rt_cuda.h"
 
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "fa2.h"
+#include "rt_error.h"
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static rt_cuda_api api;
@@ -61,6 +65,9 @@ static int load_locked(void) {
   }
   SYMBOLS(RESOLVE)
 #undef RESOLVE
+#define RESOLVE_OPTIONAL(field, sym) *(void **)&api.field = dlsym(h, sym);
+  RT_CUDA_OPTIONAL(RESOLVE_OPTIONAL)
+#undef RESOLVE_OPTIONAL
   CUresult r = api.cuInit(0);
   if (r != RT_CUDA_SUCCESS) {
     char buf[256];
@@ -98,4 +105,15 @@ void rt_cuda_set_library_for_tests(const char *path) {
   library_override = path;
   if (load_state != 1) load_state = 0; /* a failed load may be retried */
   pthread_mutex_unlock(&load_lock);
+}
+
+int rt_cuda_fail(CUresult r, const char *fmt, ...) {
+  char what[512], desc[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  rt_cuda_strerror(r, desc, sizeof desc);
+  return rt_set_error(r == RT_CUDA_ERROR_OUT_OF_MEMORY ? FA2_ERR_OUT_OF_MEMORY : FA2_ERR_CUDA,
+                      "%s failed: %s", what, desc);
 }

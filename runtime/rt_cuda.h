@@ -82,7 +82,22 @@ typedef struct rt_cuda_api {
   CUresult (*cuEventElapsedTime)(float *ms, CUevent start, CUevent end);
   CUresult (*cuGetErrorName)(CUresult err, const char **name);
   CUresult (*cuGetErrorString)(CUresult err, const char **str);
+  /* Optional (CUDA 12.0 drivers and newer; NULL when the driver lacks them):
+   * TMA tensor maps for the warp-specialized forward (rt_tma.c). The enums
+   * are ints; a map is 128 bytes at a 64-byte aligned address. */
+  CUresult (*cuTensorMapEncodeTiled)(void *map, int dtype, unsigned rank, void *address,
+                                     const unsigned long long *dims,
+                                     const unsigned long long *strides, const unsigned *box,
+                                     const unsigned *element_strides, int interleave,
+                                     int swizzle, int l2_promotion, int oob_fill);
+  CUresult (*cuTensorMapReplaceAddress)(void *map, void *address);
 } rt_cuda_api;
+
+/* The driver entry points that may be missing (an older driver): resolved
+ * when present, NULL otherwise; a caller that needs one says which. */
+#define RT_CUDA_OPTIONAL(X)                                                        \
+  X(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled")                              \
+  X(cuTensorMapReplaceAddress, "cuTensorMapReplaceAddress")
 
 /* Loads libcuda.so.1 once (thread-safe) and calls cuInit(0). Returns the
  * table, or NULL with a message in err ("libcuda.so.1 not found: no NVIDIA
@@ -91,6 +106,10 @@ const rt_cuda_api *rt_cuda_load(char *err, size_t errlen);
 
 /* "CUDA_ERROR_OUT_OF_MEMORY (2): out of memory" into buf; never NULL. */
 const char *rt_cuda_strerror(CUresult r, char *buf, size_t len);
+
+/* Sets the error of a failed driver call; returns FA2_ERR_CUDA (or
+ * FA2_ERR_OUT_OF_MEMORY). what: printf format naming the call. */
+int rt_cuda_fail(CUresult r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Test hook (fault injection): load this path instead of libcuda.so.1.
  * NULL restores the default. Only affects loads that have not happened yet. */

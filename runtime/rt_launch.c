@@ -70,9 +70,13 @@ int rt_launch_fwd(fa2_context *ctx, const rt_kernel *k, const fa2_fwd_args *a, v
   fa2_fwd_params p;
   fill_params(a, &p);
   unsigned grid_x = (unsigned)((a->seqlen_q + k->block_m - 1) / k->block_m);
-  void *params[] = {&p};
+  rt_fwd_maps maps; /* ws: the TMA maps, the kernel's second parameter */
+  void *params[] = {&p, &maps};
   CUcontext saved;
   int rc;
+  if (k->ws && (rc = rt_tma_fwd_maps(ctx->cu, &ctx->tma, &p, a->q.dtype == FA2_BF16, a->head_dim,
+                                     k->block_n, &maps)) != FA2_OK)
+    return rc;
   if ((rc = rt_ctx_enter(ctx, &saved)) != FA2_OK) return rc;
   CUresult r = ctx->cu->cuLaunchKernel(k->fn[0], grid_x, (unsigned)a->heads_q,
                                        (unsigned)a->batch, (unsigned)k->threads, 1, 1,

@@ -146,7 +146,7 @@ int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, con
   if (tuned_tiles(t, r, stab, &e)) {
     gen_variant v = *out;
     v.block_m = e.block_m, v.block_n = e.block_n, v.warps = e.warps, v.stages = e.stages;
-    v.wgmma = e.wgmma;
+    v.wgmma = e.wgmma, v.ws = e.ws;
     char why[1024], tile[48];
     if (rt_source_complete(s, &v, arch, why, sizeof why) == FA2_OK) {
       *out = v;
@@ -154,7 +154,7 @@ int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, con
     }
     /* A database from an older generator, or edited by hand: the defaults
      * still work. The warning names the file; the call goes on. */
-    gen_tile_name(e.block_m, e.block_n, e.warps, e.stages, e.wgmma, tile, sizeof tile);
+    gen_tile_name(e.block_m, e.block_n, e.warps, e.stages, e.wgmma, e.ws, tile, sizeof tile);
     rt_logf(rt_tuning_log(t), FA2_LOG_WARN,
             "tuning database %s: tiles %s ignored for %s (%s); built-in tiles", rt_tuning_path(t),
             tile, arch, why);

@@ -424,6 +424,7 @@ static json_t *tiles(const gen_variant *v) {
   json_t *o = json_pack("{s:i, s:i, s:i, s:i}", "block_m", v->block_m, "block_n", v->block_n,
                         "warps", v->warps, "stages", v->stages);
   if (v->wgmma) json_object_set_new(o, "wgmma", json_true());
+  if (v->ws) json_object_set_new(o, "ws", json_true());
   return o;
 }
 
@@ -471,8 +472,8 @@ json_t *rt_tune_report(const rt_tune_plan *p, const rt_identity *id, const rt_tu
         json_object_set_new(tf, n, json_real(rt_tune_flops(&cd->v, p->seqlens[i]) / ms / 1e9));
       }
       char tile[48];
-      gen_tile_name(cd->v.block_m, cd->v.block_n, cd->v.warps, cd->v.stages, cd->v.wgmma, tile,
-                    sizeof tile);
+      gen_tile_name(cd->v.block_m, cd->v.block_n, cd->v.warps, cd->v.stages, cd->v.wgmma, cd->v.ws,
+                    tile, sizeof tile);
       json_array_append_new(
           cands, json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:b, s:s, s:o, s:b, s:o, s:o}", "name",
                            cd->v.name, "tile", tile, "block_m", cd->v.block_m, "block_n",

@@ -123,18 +123,21 @@ static int tile_field(json_t *o, const char *k) {
   return i >= 1 && i <= RT_TUNING_MAX_TILE ? (int)i : -1;
 }
 
-/* The four tile fields of o into tile[0..3] and its optional "wgmma" flag
- * into tile[4]: 1 when all four are there and valid, 0 when none is, -1
- * (with a warning naming where) otherwise. */
-static int read_tiles(const rt_tuning *t, json_t *o, const char *where, int tile[5]) {
+/* The four tile fields of o into tile[0..3] and its optional "wgmma" and
+ * "ws" flags into tile[4] and tile[5]: 1 when all four are there and valid, 0
+ * when none is, -1 (with a warning naming where) otherwise. */
+static int read_tiles(const rt_tuning *t, json_t *o, const char *where, int tile[6]) {
   static const char *const names[4] = {"block_m", "block_n", "warps", "stages"};
-  json_t *wg = json_object_get(o, "wgmma");
-  tile[4] = json_is_true(wg);
-  if (wg && !json_is_boolean(wg)) {
-    rt_logf(&t->log, FA2_LOG_WARN,
-            "tuning database %s, entry %s: wgmma is not true or false; built-in tiles for it",
-            t->path, where);
-    return -1;
+  static const char *const flags[2] = {"wgmma", "ws"};
+  for (int i = 0; i < 2; i++) {
+    json_t *f = json_object_get(o, flags[i]);
+    tile[4 + i] = json_is_true(f);
+    if (f && !json_is_boolean(f)) {
+      rt_logf(&t->log, FA2_LOG_WARN,
+              "tuning database %s, entry %s: %s is not true or false; built-in tiles for it",
+              t->path, where, flags[i]);
+      return -1;
+    }
   }
   int present = 0, bad = -1;
   for (int i = 0; i < 4; i++) {
@@ -161,9 +164,9 @@ static int read_tiles(const rt_tuning *t, json_t *o, const char *where, int tile
   return present ? 1 : 0;
 }
 
-static void set_tiles(rt_tuning_entry *out, const int tile[5]) {
+static void set_tiles(rt_tuning_entry *out, const int tile[6]) {
   out->block_m = tile[0], out->block_n = tile[1], out->warps = tile[2], out->stages = tile[3];
-  out->wgmma = tile[4];
+  out->wgmma = tile[4], out->ws = tile[5];
 }
 
 /* by_seqlen's entry nearest to seqlen (log scale; a tie: the shorter), or
@@ -197,7 +200,7 @@ int rt_tuning_find(const rt_tuning *t, const char *key, double seqlen, rt_tuning
   if (!t) return 0;
   json_t *e = json_object_get(t->entries, key);
   if (!json_is_object(e)) return 0;
-  int tile[5];
+  int tile[6];
   if (read_tiles(t, e, key, tile) > 0) set_tiles(out, tile);
   json_t *by = json_object_get(e, "by_seqlen");
   if (by && !json_is_object(by))

@@ -39,6 +39,7 @@ typedef struct rt_tuning rt_tuning;
 typedef struct rt_tuning_entry {
   int block_m, block_n, warps, stages; /* block_m 0: no tiles recorded */
   int wgmma;                           /* "wgmma": true, a Hopper warpgroup-MMA tile */
+  int ws;                              /* "ws": true, a warp-specialized one (TMA) */
   int seqlen;                          /* the by_seqlen length they came from; 0: the key's */
   int stab;                            /* GEN_STAB_*, -1: none recorded */
   double beta, eps;                    /* 0: not recorded */

@@ -24,8 +24,8 @@ static json_t *existing_entries(const char *path, const rt_identity *id) {
 
 /* The fields one tile timing writes together: an entry with new tiles
  * replaces all of them (an older run's by_seqlen must not outlive it). */
-static const char *const TILE_FIELDS[] = {"block_m", "block_n", "warps", "stages", "wgmma", "ms",
-                                          "by_seqlen"};
+static const char *const TILE_FIELDS[] = {"block_m", "block_n", "warps", "stages", "wgmma", "ws",
+                                          "ms", "by_seqlen"};
 
 int rt_tuning_save(const char *path, const rt_identity *id, json_t *entries, char *err,
                    size_t len) {

@@ -28,10 +28,9 @@
 {% local BASE = function(t) if not varlen then return "batch * p." .. t .. "_batch_stride" end return "(long long)" .. (Q_SIDE[t] and "seq_q0" or "seq_k0") .. " * p." .. t .. "_row_stride" end %}
 {% local LSE = function(h) if not varlen then return "((long long)batch * p.heads_q + " .. h .. ") * p.seqlen_q" end return "((long long)" .. h .. " * p.total_q + seq_q0)" end %}
 {# Window variants count keys from the key tile of the block's first visible key: #}
-{# SK is then that many keys fewer, and a row's visible keys end at ROW_END. #}
+{# SK is then that many keys fewer (softmax_tile.cuh.tpl ends each row's keys from it). #}
 {% local SK_FULL = SK %}
 {% local SK = window and "win_seqlen_k" or SK %}
-{% local ROW_END = function(r) if not window then return "kCausal ? min(" .. SK .. ", " .. r .. " + diag + 1) : " .. SK end return "(p.window_right < 0 ? " .. SK .. " : min(" .. SK .. ", " .. r .. " + diag + p.window_right + 1))" end %}
 {% include "fa2_params.h" %}
 {% include "common.cuh.tpl" %}
 {% if wgmma %}
@@ -80,27 +79,7 @@ static_assert(kSmemBytes == {{ smem_bytes }}, "smem layout differs from gen/vari
 constexpr bool kQInRegs = kMTiles * (kKSteps + kNTiles + kDTiles) * 4 <= 168;
 {% end %}
 
-{% if stab == "paper" %}
-// 1 when x < y, else 0, from the sign of x - y: an FADD and a shift-add
-// (LEA.HI) per score for the tie count. x - y is -0 only for x = -0, y = +0
-// (equal, yet counted below): a tie missed only when thr is exactly +0.
-__device__ __forceinline__ unsigned below(float x, float y) { return __float_as_uint(x - y) >> 31; }
-{% end %}
-__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000); }
-__device__ __forceinline__ float pos_inf() { return __int_as_float(0x7f800000); }
-
-// Max of one thread's scores in row half h of an m16 tile, as a tree: a
-// serial chain of kNTiles*2 dependent max operations stalls the warp.
-__device__ __forceinline__ float row_max_of(const float (&s)[kNTiles][4], int h) {
-  float m[kNTiles];
-#pragma unroll
-  for (int nt = 0; nt < kNTiles; ++nt) m[nt] = fmaxf(s[nt][2 * h], s[nt][2 * h + 1]);
-#pragma unroll
-  for (int w = 1; w < kNTiles; w *= 2)
-#pragma unroll
-    for (int nt = 0; nt + w < kNTiles; nt += 2 * w) m[nt] = fmaxf(m[nt], m[nt + w]);
-  return m[0];
-}
+{% include "softmax.cuh.tpl" %}
 
 template <int kRows>
 __device__ __forceinline__ void load_tile(unsigned dst, const elem_t *src, long long row_stride,
@@ -112,27 +91,7 @@ __device__ __forceinline__ void load_tile(unsigned dst, const elem_t *src, long 
 {% end %}
 }
 
-{% if stab == "robust" %}
-// The robust shift of one row, in raw-score units: tau = 0.5 + (beta-1)*u with
-// u in [0, 1) the fractional part of a mix of the row's first-tile max, its row
-// index and its (batch, head) (bh, from bh_mix), so tau varies from row to row and
-// from step to step (a shift that is the same for every row would round the same
-// way everywhere and bring the bias back). bh matters when the max is the same in
-// every row (softcap saturates rows to the cap): without it row i of every head
-// would take one shift. Rows with fewer than two visible keys cannot tie: tau = 0.
-__device__ __forceinline__ float robust_shift(float rm, int row, float bh, int visible, float scale) {
-  if (visible < 2 || rm == neg_inf()) return 0.f;
-  const float x = fabsf(rm) * scale * 7.38905610f + (float)row * 0.618033989f + bh;
-  return (0.5f + (kBeta - 1.f) * (x - floorf(x))) / scale;
-}
-
-// robust_shift's (batch, head) term: two more irrationals, so that no two (batch,
-// head, row) share a shift by construction.
-__device__ __forceinline__ float bh_mix(int batch, int head) {
-  return (float)head * 0.414213562f + (float)batch * 0.324717957f;
-}
-
-{% end %}
+{% include "softmax_robust.cuh.tpl" %}
 extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_params p) {
 {% if wgmma %}
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -374,161 +333,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
     }
 
 {% end %}
-{% if softcap %}
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < kNTiles; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) s[mt][nt][e] = cap_out * tanh_approx(s[mt][nt][e] * cap_in);
-{% end %}
-    if (j >= n_unmasked) { // sequence tail and/or causal diagonal
-      const int key0 = j * kBlockN + 2 * qd;
-#pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int row = m0 + warp * kWarpRows + mt * 16 + h * 8 + g;
-          const int limit = {{ ROW_END("row") }};
-{% if alibi %}
-#pragma unroll
-          for (int nt = 0; nt < kNTiles; ++nt)
-#pragma unroll
-            for (int e = 0; e < 2; ++e)
-              s[mt][nt][2 * h + e] -= alibi * fabsf((float)(row + diag - (key0 + nt * 8 + e)));
-{% end %}
-{% if window %}
-          const int first = p.window_left < 0 ? 0 : row + diag - p.window_left;
-#pragma unroll
-          for (int nt = 0; nt < kNTiles; ++nt)
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              const int key = key0 + nt * 8 + e;
-              if (key >= limit || key < first) s[mt][nt][2 * h + e] = neg_inf();
-            }
-{% else %}
-#pragma unroll
-          for (int nt = 0; nt < kNTiles; ++nt)
-#pragma unroll
-            for (int e = 0; e < 2; ++e)
-              if (key0 + nt * 8 + e >= limit) s[mt][nt][2 * h + e] = neg_inf();
-{% end %}
-        }
-    }
-
-    // Online softmax: new reference per row, P = exp2(s*c - m*c), rescale l and O.
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const float rm = quad_max(row_max_of(s[mt], h));
-        const float m_old = row_m[mt][h];
-{% if stab == "none" %}
-        const float m_new = fmaxf(m_old, rm);
-{% elif stab == "paper" %}
-        // Algorithm 3 of the paper, per tile: when the tile's max is attained
-        // more than once (within eps), move the reference to beta*rm (rm > 0)
-        // or 0 (rm < 0) so that no P is exactly 1. The count runs on every
-        // lane (shuffles must not diverge); rows with nothing visible ignore it.
-        // The exponentials below start from the classic reference m_exp while
-        // the count runs: it is off their dependency chain, so its ALU work
-        // fills the gaps between them; a row whose count moves the reference
-        // (rare) has its P rescaled afterwards, the same P mathematically.
-        const float m_exp = fmaxf(m_old, rm);
-        const float thr = rm - eps_raw;
-        unsigned below_thr = 0; // scores of this row under thr, on this lane
-#pragma unroll
-        for (int nt = 0; nt < kNTiles; ++nt)
-          below_thr += below(s[mt][nt][2 * h], thr) + below(s[mt][nt][2 * h + 1], thr);
-        below_thr += __shfl_xor_sync(0xffffffffu, below_thr, 1);
-        below_thr += __shfl_xor_sync(0xffffffffu, below_thr, 2);
-        const bool tied = kBlockN - (int)below_thr > 1; // more than one score >= thr
-        float m_prime = rm;
-        if (tied && rm > 0.f && rm != pos_inf()) m_prime = kBeta * rm;
-        if (tied && rm < 0.f && rm != neg_inf()) m_prime = 0.f;
-        const float m_new = fmaxf(m_old, m_prime);
-{% elif stab == "robust" %}
-        // fa2gen robust: the reference sits tau above the running max, tau
-        // fixed per row at the first tile (every visible row sees key 0 there)
-        // and row-dependent, so P is never 1 and ties in any tile round without
-        // bias; bounded, so nothing underflows. One add per row and tile.
-{% if window %}
-        // A row's window may start past this block's first tile: its shift is fixed at
-        // the first tile where it sees a key (the running max is -inf until then).
-        if (m_old == neg_inf()) {
-          const int row = m0 + warp * kWarpRows + mt * 16 + h * 8 + g;
-          const int first = p.window_left < 0 ? 0 : max(0, row + diag - p.window_left);
-          tau_raw[mt][h] = robust_shift(rm, row, bh_mix(batch, head), {{ ROW_END("row") }} - first,
-                                        p.scale);
-        }
-{% else %}
-        if (j == 0) {
-          const int row = m0 + warp * kWarpRows + mt * 16 + h * 8 + g;
-          tau_raw[mt][h] = robust_shift(rm, row, bh_mix(batch, head), {{ ROW_END("row") }},
-                                        p.scale);
-        }
-{% end %}
-        const float m_new = fmaxf(m_old, rm + tau_raw[mt][h]);
-{% end %}
-        const float m_use = m_new == neg_inf() ? 0.f : m_new; // row with nothing visible yet
-        const float mc = m_use * c;
-        const float r = exp2_approx(m_old * c - mc);
-        row_m[mt][h] = m_new;
-{% if stab == "paper" %}
-        const float mc_exp = (m_exp == neg_inf() ? 0.f : m_exp) * c;
-{% end %}
-        float sum[2] = {0.f, 0.f}; // two chains: half the dependent adds
-#pragma unroll
-        for (int nt = 0; nt < kNTiles; ++nt)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const float pe = exp2_approx(fmaf(s[mt][nt][2 * h + e], c, -{{ stab == "paper" and "mc_exp" or "mc" }}));
-            s[mt][nt][2 * h + e] = pe;
-            sum[e] += pe;
-          }
-{% if stab == "paper" %}
-        if (__any_sync(0xffffffffu, m_new != m_exp)) { // a tie moved a row's reference
-          const float fix = exp2_approx(mc_exp - mc);    // 1 on the other rows
-#pragma unroll
-          for (int nt = 0; nt < kNTiles; ++nt)
-#pragma unroll
-            for (int e = 0; e < 2; ++e) s[mt][nt][2 * h + e] *= fix;
-          sum[0] *= fix;
-          sum[1] *= fix;
-        }
-{% end %}
-        row_l[mt][h] = row_l[mt][h] * r + (sum[0] + sum[1]);
-        // Rescale O only when a row of this warp moved its reference: after the
-        // first tiles the max rarely changes, and this is 2*kDTiles FMULs.
-        if (__any_sync(0xffffffffu, m_new != m_old)) {
-#pragma unroll
-          for (int dt = 0; dt < kDTiles; ++dt) {
-            acc[mt][dt][2 * h] *= r;
-            acc[mt][dt][2 * h + 1] *= r;
-          }
-        }
-      }
+{% include "softmax_tile.cuh.tpl" %}
     // P rounded to {{ dtype }} now, so S's registers are free during P V. The S
     // accumulator layout of two n8 tiles is the A fragment layout of one k16 step.
     unsigned pf[kMTiles][kPSteps][4];
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-      for (int ps = 0; ps < kPSteps; ++ps) {
-{% if dropout %}
-        // Dropout: l above summed every P; the dropped ones are zeroed here and O
-        // is scaled by 1 / (1 - p) at the end (FlashAttention-2's order).
-#pragma unroll
-        for (int w = 0; w < 4; ++w)
-#pragma unroll
-          for (int x = 0; x < 2; ++x)
-            if (!kept[mt].has(8 * ps + 2 * w + x)) s[mt][2 * ps + (w & 1)][2 * (w >> 1) + x] = 0.f;
-{% end %}
-        pf[mt][ps][0] = pack2(s[mt][2 * ps][0], s[mt][2 * ps][1]);
-        pf[mt][ps][1] = pack2(s[mt][2 * ps][2], s[mt][2 * ps][3]);
-        pf[mt][ps][2] = pack2(s[mt][2 * ps + 1][0], s[mt][2 * ps + 1][1]);
-        pf[mt][ps][3] = pack2(s[mt][2 * ps + 1][2], s[mt][2 * ps + 1][3]);
-      }
+{% include "softmax_pack.cuh.tpl" %}
 
     if constexpr (kStages == 1) {
       cp_async_wait<0>(); // V(j) has landed ...

@@ -89,6 +89,7 @@ Test(cli, gen_writes_sources_and_exact_manifest) {
   cr_expect_eq(json_integer_value(json_object_get(v, "warps")), 4);
   cr_expect_eq(json_integer_value(json_object_get(v, "stages")), 1);
   cr_expect(json_is_false(json_object_get(v, "wgmma")));
+  cr_expect(json_is_false(json_object_get(v, "ws")));
   cr_expect_str_eq(json_string_value(json_object_get(v, "stab")), "robust");
   cr_expect_eq(json_real_value(json_object_get(v, "beta")), 2.0);
   cr_expect_eq(json_real_value(json_object_get(v, "eps")), 1e-3);
@@ -96,7 +97,7 @@ Test(cli, gen_writes_sources_and_exact_manifest) {
   cr_expect_eq(json_integer_value(json_object_get(v, "smem_bytes")), 60928);
   cr_expect_str_eq(json_string_value(json_object_get(v, "source")),
                    "src/fwd_bf16_d128_causal_m128n48w4s1_robust_b2_e1em3.cu");
-  cr_expect_eq(json_object_size(v), 18, "no fields beyond the documented ones");
+  cr_expect_eq(json_object_size(v), 19, "no fields beyond the documented ones");
 
   /* Every source exists and hashes to its manifest entry and to what the
    * library renders for that name. */

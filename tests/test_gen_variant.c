@@ -149,6 +149,60 @@ Test(variant, wgmma_tiles) {
   cr_expect_eq(w.threads, 256);
 }
 
+/* ws tiles (warp-specialized, TMA): the "ws" suffix, warps counting the
+ * producer warpgroup, the tiles' shared memory plus 256 bytes of mbarriers, its
+ * own entry (the kernel takes the tensor maps too), sm_90a only, a wgmma tile
+ * too; the source is fwd_ws.cu.tpl's. */
+Test(variant, ws_tiles) {
+  gen_variant v = base(128, 1, GEN_STAB_ROBUST, 2, 1e-3);
+  tiles(&v, 128, 128, 12, 2);
+  v.ws = 1;
+  gen_err err;
+  cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_expect_str_eq(v.name, "fwd_bf16_d128_causal_m128n128w12s2ws_robust_b2_e1em3");
+  cr_expect_eq(v.wgmma, 1);
+  cr_expect_eq(v.threads, 384);
+  cr_expect_eq(v.smem_bytes, 1024 + 2 * 128 * (128 + 2 * 2 * 128) + 256);
+  cr_expect_eq(v.n_entries, 1);
+  cr_expect_str_eq(v.entries[0], "fa2_fwd_ws");
+  cr_expect_str_eq(gen_compile_arch(&v, "sm_90"), "sm_90a");
+  cr_expect(gen_variant_runs_on(&v, "sm_90") && !gen_variant_runs_on(&v, "sm_80"));
+  gen_variant parsed;
+  cr_assert_eq(gen_variant_from_name(g, v.name, &parsed, &err), GEN_OK, "%s", err.msg);
+  cr_expect(!memcmp(&parsed, &v, sizeof v), "the name round-trips");
+  char tile[48];
+  gen_tile_name(v.block_m, v.block_n, v.warps, v.stages, v.wgmma, v.ws, tile, sizeof tile);
+  cr_expect_str_eq(tile, "m128n128w12s2ws");
+  /* three consumer warpgroups, d = 64 and 256 */
+  gen_variant w = base(64, 0, GEN_STAB_NONE, 0, 0);
+  tiles(&w, 192, 128, 16, 2);
+  w.ws = 1;
+  cr_assert_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_expect_str_eq(w.name, "fwd_bf16_d64_m192n128w16s2ws_none");
+  cr_expect_eq(w.threads, 512);
+  w = base(256, 0, GEN_STAB_NONE, 0, 0);
+  tiles(&w, 128, 80, 12, 2);
+  w.ws = 1;
+  cr_expect_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_OK, "%s", err.msg);
+  /* off Hopper, or past its shared memory */
+  w = v;
+  cr_assert_eq(gen_variant_complete(g, &w, "sm_80", &err), GEN_ESPEC);
+  cr_expect(strstr(err.msg, "wgmma tiles run on sm_90 only"), "%s", err.msg);
+  w = v;
+  w.stages = 4;
+  cr_assert_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_ESPEC);
+  cr_expect(strstr(err.msg, "296192") && strstr(err.msg, "at most 232448 bytes on sm_90"), "%s", err.msg);
+  /* the source: the warp-specialized template, with the modes' shared softmax */
+  char *src;
+  size_t n;
+  cr_assert_eq(gen_render(g, &v, &src, &n, &err), GEN_OK, "%s", err.msg);
+  cr_expect(strstr(src, "fa2_fwd_ws(const fa2_fwd_params p, const __grid_constant__ fa2_fwd_maps maps)"));
+  cr_expect(strstr(src, "setmaxnreg.inc.sync.aligned.u32"));
+  cr_expect(strstr(src, "tau_raw[mt][h] = robust_shift(rm, row,"), "robust's shift, as fwd.cu.tpl has it");
+  cr_expect(strstr(src, "row_moved[mt][h] = __any_sync"), "O is rescaled by the kernel, not the softmax");
+  free(src);
+}
+
 /* The defaults must fit sm_80 and sm_90 for every supported head dim. */
 Test(variant, default_tiles_fit_sm80_and_sm90) {
   for (int d = 32; d <= 256; d += 32)
@@ -270,8 +324,16 @@ Test(variant, bad_and_non_canonical_names) {
       {"hello", "d<head_dim>"},
       {"", "d<head_dim>"},
       {"fwd_bf16_d128_m99999999999999999999n64w4s2_none", "out of range"},
-      {"fwd_bf16_d128_m128n64w4s2w_none", "m<block_m>n<block_n>w<warps>s<stages>[wg]"},
-      {"fwd_bf16_d128_m128n64w4s2gw_none", "m<block_m>n<block_n>w<warps>s<stages>[wg]"},
+      {"fwd_bf16_d128_m128n64w4s2w_none", "m<block_m>n<block_n>w<warps>s<stages>[wg|ws]"},
+      {"fwd_bf16_d128_m128n64w4s2gw_none", "m<block_m>n<block_n>w<warps>s<stages>[wg|ws]"},
+      {"fwd_bf16_d128_m128n64w4s2sw_none", "m<block_m>n<block_n>w<warps>s<stages>[wg|ws]"},
+      {"fwd_bf16_d128_m128n128w8s2ws_none", "warps = 8: a ws tile takes 2 or 3 consumer warpgroups"},
+      {"fwd_bf16_d128_m64n128w12s2ws_none", "block_m = 64: a ws tile's consumer warpgroups take 64"},
+      {"fwd_bf16_d128_m128n128w12s1ws_none", "stages = 1: ws tiles keep the next K/V tile in flight"},
+      {"fwd_bf16_d96_m128n128w12s2ws_none", "head_dim = 96: ws tiles need a head dim made of 64"},
+      {"fwd_bf16_d128_varlen_m128n128w12s2ws_none", "varlen = true: not available on ws tiles yet"},
+      {"fwd_bf16_d128_softcap_m128n128w12s2ws_none", "softcap = true: not available on ws tiles yet"},
+      {"bwd_bf16_d128_m64n128w12s2ws_none", "ws tiles are forward tiles"},
       {"fwd_bf16_d128_m128n64w2s2wg_none", "warps = 2: wgmma tiles take whole warpgroups"},
       {"fwd_bf16_d128_m128n64w4s2wg_none", "block_m = 128: a wgmma tile's warpgroups take 64"},
       {"fwd_bf16_d128_m64n64w4s1wg_none", "stages = 1: wgmma tiles keep the next K/V tile in flight"},

@@ -203,3 +203,7 @@ static void full_check(const char *spec_path) {
 
 Test(build, default_spec_compiles_without_spills) { full_check("specs/default.lua"); }
 Test(build, full_spec_compiles_without_spills) { full_check("specs/full.lua"); }
+/* ws tiles at their register budgets (240 per consumer with two consumer
+ * warpgroups, 160 with three): no spills (bench/gpu_run.sh ws builds all of
+ * tests/gpu/ws_spec.lua, 60 variants, with the same check). */
+Test(build, ws_tiles_compile_without_spills) { full_check("tests/gpu/ws_sanitize_spec.lua"); }

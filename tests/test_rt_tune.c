@@ -290,6 +290,65 @@ Test(tuning, wgmma_entries) {
   fake->cc_major = 9;
 }
 
+/* "ws": true picks a warp-specialized tile: launched as fa2_fwd_ws with its
+ * block of 384 threads and the four TMA maps as its second parameter; the
+ * maps of a second call with other tensors of the same shapes come from the
+ * context's cache, re-addressed (no new encode), also while the stream captures
+ * a CUDA graph (nothing there allocates or synchronizes). */
+Test(tuning, ws_entries_launch_with_tensor_maps) {
+  char db[300];
+  snprintf(db, sizeof db, "%s/t.json", root);
+  write_fake_db(db, "{\"fwd_bf16_d128_none\": {\"block_m\": 128, \"block_n\": 128, \"warps\": 12, "
+                    "\"stages\": 2, \"ws\": true}}");
+  fa2_context *ctx = ctx_with_db(db);
+  fa2_fwd_args a = fwd(128, 0, FA2_STAB_NONE);
+  expect_launch_of(ctx, a, "fwd_bf16_d128_m128n128w12s2ws_none");
+  cr_expect_eq(seen.count[FA2_LOG_WARN], 0, "%s", seen.last);
+  fake_launch *l = &fake->last;
+  cr_expect_str_eq(l->fn_name, "fa2_fwd_ws");
+  cr_expect_eq(l->grid[0], 3); /* ceil(300 / 128) */
+  cr_expect_eq(l->block[0], 384);
+  cr_expect_eq(l->smem, 1024 + 2 * 128 * (128 + 2 * 2 * 128) + 256);
+  /* Q and O share a key (same shape, strides, box), K and V too: two encodes. */
+  cr_expect_eq(fake->tmap_encodes, 2);
+  cr_expect_eq(fake->tmap_replaces, 2);
+  const unsigned long long row = 2 * 128 * 2; /* bytes: fwd() packs two heads a row */
+  for (int i = 0; i < 4; i++) {
+    const fake_tmap *t = &l->maps[i];
+    cr_expect_eq(t->address, i == 3 ? 0x200000ull : 0x100000ull, "map %d", i);
+    cr_expect_eq(t->dtype, 9, "bf16");
+    cr_expect_eq(t->rank, 4);
+    cr_expect_eq(t->swizzle, 3, "128-byte swizzle");
+    cr_expect_eq(t->oob_fill, 0, "zeros out of bounds");
+    cr_expect(t->dims[0] == 128 && t->dims[1] == 300 && t->dims[2] == 2 && t->dims[3] == 1);
+    cr_expect(t->strides[0] == row && t->strides[1] == 256 && t->strides[2] == 300 * row,
+              "map %d: strides %llu %llu %llu (batch 1: dense)", i, t->strides[0], t->strides[1],
+              t->strides[2]);
+    cr_expect(t->box[0] == 64 && t->box[1] == (i == 1 || i == 2 ? 128u : 64u) && t->box[2] == 1);
+  }
+  fake->capturing = 1;
+  a.q.data = a.k.data = a.v.data = (void *)0x1100000, a.o.data = (void *)0x1200000;
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(fake->tmap_encodes, 2, "the same shapes: no new encode");
+  cr_expect_eq(fake->tmap_replaces, 6);
+  cr_expect_eq(l->maps[0].address, 0x1100000ull);
+  cr_expect_eq(l->maps[3].address, 0x1200000ull);
+  cr_expect_eq(l->maps[1].dims[1], 300);
+  fake->capturing = 0;
+  a.seqlen_k = 500; /* K and V change shape, Q and O do not */
+  a.k.batch_stride = a.v.batch_stride = 500 * row / 2;
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(fake->tmap_encodes, 3, "K's new map; V takes it re-addressed");
+  cr_expect_eq(l->maps[2].dims[1], 500);
+  fake->tmap_result = 1;
+  a.seqlen_k = 700;
+  cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_CUDA);
+  cr_expect(strstr(fa2_last_error(), "cuTensorMapEncodeTiled(k at 0x1100000: 128 x 700 x 2 x 1 "
+                                     "elements, strides 512, 256, 358400 bytes, box 64 x 128) failed"),
+            "%s", fa2_last_error());
+  fa2_destroy(ctx);
+}
+
 /* by_seqlen: a call takes the tiles of the tuned length nearest to its own
  * (log scale), fa2_prepare those of its descriptor's seqlen. */
 Test(tuning, by_seqlen_tiles_follow_the_nearest_tuned_length) {

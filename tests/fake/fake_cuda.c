@@ -101,6 +101,11 @@ API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
     st.last.bwd = *(fa2_bwd_params *)params[0];
   else
     st.last.params = *(fa2_fwd_params *)params[0];
+  if (!strcmp(name, "fa2_fwd_ws")) /* four 128-byte maps, 64-byte aligned */
+    for (int i = 0; i < 4; i++) {
+      if ((unsigned long long)params[1] % 64) return 1; /* INVALID_VALUE */
+      memcpy(&st.last.maps[i], (const char *)params[1] + 128 * i, sizeof(fake_tmap));
+    }
   if (st.n_log < 8) st.log[st.n_log++] = st.last;
   return 0;
 }
@@ -136,6 +141,30 @@ API CUresult cuEventRecord(void *e, void *s) { return 0; }
 API CUresult cuEventSynchronize(void *e) { return 0; }
 API CUresult cuEventElapsedTime(float *ms, void *a, void *b) {
   *ms = st.elapsed_ms > 0 ? st.elapsed_ms * (1.0f + (float)st.last.smem / 65536.0f) : 0;
+  return 0;
+}
+API CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *address,
+                                   const unsigned long long *dims,
+                                   const unsigned long long *strides, const unsigned *box,
+                                   const unsigned *element_strides, int interleave, int swizzle,
+                                   int l2_promotion, int oob_fill) {
+  if ((unsigned long long)map % 64 || rank > 4) return 1; /* INVALID_VALUE */
+  if (st.tmap_result) return st.tmap_result;
+  fake_tmap t = {(unsigned long long)address, dtype, (int)rank, interleave, swizzle, l2_promotion,
+                 oob_fill};
+  for (unsigned i = 0; i < rank; i++) {
+    t.box[i] = box[i], t.element_strides[i] = element_strides[i], t.dims[i] = dims[i];
+    if (i > 0) t.strides[i - 1] = strides[i - 1];
+  }
+  memset(map, 0, 128);
+  memcpy(map, &t, sizeof t);
+  st.tmap_encodes++;
+  return 0;
+}
+API CUresult cuTensorMapReplaceAddress(void *map, void *address) {
+  if ((unsigned long long)map % 64) return 1;
+  ((fake_tmap *)map)->address = (unsigned long long)address;
+  st.tmap_replaces++;
   return 0;
 }
 API CUresult cuGetErrorName(CUresult r, const char **name) {

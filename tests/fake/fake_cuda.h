@@ -5,6 +5,15 @@
 #define FAKE_CUDA_H
 #include "fa2_params.h"
 
+/* What the stand-in cuTensorMapEncodeTiled writes into a map's 128 bytes (a
+ * real map is opaque), so tests read back what the runtime asked for. */
+typedef struct fake_tmap {
+  unsigned long long address;
+  int dtype, rank, interleave, swizzle, l2_promotion, oob_fill;
+  unsigned box[4], element_strides[4];
+  unsigned long long dims[4], strides[3];
+} fake_tmap;
+
 typedef struct fake_launch {
   const void *fn;
   const char *fn_name;
@@ -13,6 +22,7 @@ typedef struct fake_launch {
   void *current_ctx; /* context current on the launching thread */
   fa2_fwd_params params; /* the argument block of a forward entry */
   fa2_bwd_params bwd;    /* ... of a backward entry (fa2_bwd*) */
+  fake_tmap maps[4];     /* fa2_fwd_ws's second parameter: the Q, K, V, O maps */
 } fake_launch;
 
 typedef struct fake_cuda_state {
@@ -38,6 +48,8 @@ typedef struct fake_cuda_state {
   unsigned long long last_alloc; /* device address of the last allocation */
   unsigned long long last_alloc_bytes;
   int capturing; /* cuStreamIsCapturing's status for every stream (1: active) */
+  int tmap_result;              /* cuTensorMapEncodeTiled's result when not 0 */
+  int tmap_encodes, tmap_replaces; /* observed */
 } fake_cuda_state;
 
 typedef fake_cuda_state *(*fake_cuda_state_fn)(void);

@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fa2.h"
 #include "fa2_params.h"
+#include "rt_tma.h"
 
 typedef struct ref_params {
   CUdeviceptr q, k, v, o64, lse64, o_plain;
@@ -167,20 +169,33 @@ static int case_setup(gpu *g, const fwd_shape *s, int head_dim, int bf16, int ca
   return 0;
 }
 
+int gpu_launch_fwd(gpu *g, const fwd_variant *v, const fa2_fwd_params *p, CUstream stream) {
+  static rt_tma_cache cache; /* one process, one thread: maps by shape, re-addressed */
+  static int cache_ready;
+  rt_fwd_maps maps;
+  fa2_fwd_params args = *p;
+  void *params[] = {&args, &maps};
+  if (!cache_ready) cache_ready = rt_tma_cache_init(&cache) == 0;
+  if (v->ws && rt_tma_fwd_maps(g->cu, cache_ready ? &cache : NULL, p, v->bf16, v->head_dim,
+                               v->block_n, &maps) != FA2_OK) {
+    fprintf(stderr, "%s: %s\n", v->name, fa2_last_error());
+    return -1;
+  }
+  const unsigned gx = (unsigned)((p->seqlen_q + v->block_m - 1) / v->block_m);
+  return GPU_OK(g, g->cu->cuLaunchKernel(v->fn, gx, (unsigned)p->heads_q, (unsigned)p->batch,
+                                         (unsigned)v->threads, 1, 1, (unsigned)v->smem_bytes,
+                                         stream, params, NULL))
+             ? 0
+             : -1;
+}
+
 /* Poisons O and LSE, launches the variant once and reads both back. */
-static int launch_once(gpu *g, const fwd_variant *v, CUfunction fn, case_data *c,
-                       const fwd_shape *s) {
+static int launch_once(gpu *g, const fwd_variant *v, case_data *c) {
   const rt_cuda_api *cu = g->cu;
   if (!GPU_OK(g, cu->cuMemsetD16(c->o, 0xFFFF, (size_t)c->n_out)) || /* NaN in bf16 and fp16 */
       !GPU_OK(g, cu->cuMemsetD32(c->lse, 0x7FC00001u, (size_t)c->n_lse)))
     return -1;
-  fa2_fwd_params p = c->p;
-  void *args[] = {&p};
-  unsigned gx = (unsigned)((s->seqlen_q + v->block_m - 1) / v->block_m);
-  if (!GPU_OK(g, cu->cuLaunchKernel(fn, gx, (unsigned)s->heads_q, (unsigned)s->batch,
-                                    (unsigned)v->threads, 1, 1, (unsigned)v->smem_bytes, NULL,
-                                    args, NULL)) ||
-      gpu_sync(g, 20, v->name) != 0 ||
+  if (gpu_launch_fwd(g, v, &c->p, NULL) != 0 || gpu_sync(g, 20, v->name) != 0 ||
       !GPU_OK(g, cu->cuMemcpyDtoH(c->h_o, c->o, (size_t)c->n_out * 2)) ||
       !GPU_OK(g, cu->cuMemcpyDtoH(c->h_lse, c->lse, (size_t)c->n_lse * 4)))
     return -1;
@@ -188,8 +203,7 @@ static int launch_once(gpu *g, const fwd_variant *v, CUfunction fn, case_data *c
 }
 
 /* Launches one variant twice on one case and applies the pass rule. */
-static int check_one(gpu *g, const fwd_variant *v, CUfunction fn, case_data *c, const fwd_shape *s,
-                     fwd_result *res) {
+static int check_one(gpu *g, const fwd_variant *v, case_data *c, fwd_result *res) {
   memset(res, 0, sizeof *res);
   /* Twice on freshly poisoned outputs: a value that is left unwritten or
    * raced over shows as NaN or as bits that differ between the runs. */
@@ -201,7 +215,7 @@ static int check_one(gpu *g, const fwd_variant *v, CUfunction fn, case_data *c, 
       memcpy(first_o, c->h_o, (size_t)c->n_out * 2);
       memcpy(first_lse, c->h_lse, (size_t)c->n_lse * 4);
     }
-    rc = launch_once(g, v, fn, c, s);
+    rc = launch_once(g, v, c);
   }
   res->same_bits = rc == 0 && !memcmp(first_o, c->h_o, (size_t)c->n_out * 2) &&
                    !memcmp(first_lse, c->h_lse, (size_t)c->n_lse * 4);
@@ -255,7 +269,7 @@ int fwd_check(gpu *g, const fwd_variant *vars, int n_vars, const fwd_shape *shap
         if (v->head_dim != vars[a].head_dim || v->bf16 != vars[a].bf16 || v->causal != vars[a].causal)
           continue;
         fwd_result r;
-        if (check_one(g, v, v->fn, &c, &shapes[si], &r) != 0) {
+        if (check_one(g, v, &c, &r) != 0) {
           case_free(g, &c);
           return -1;
         }

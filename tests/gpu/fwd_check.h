@@ -1,11 +1,13 @@
 /* Forward-kernel correctness on the GPU against the float64 reference. */
 #ifndef FWD_CHECK_H
 #define FWD_CHECK_H
+#include "fa2_params.h"
 #include "gpu_util.h"
 
 typedef struct fwd_variant {
   char name[160];
-  int bf16, head_dim, causal, block_m, threads, smem_bytes;
+  int bf16, head_dim, causal, block_m, block_n, threads, smem_bytes;
+  int ws;        /* warp-specialized: launched with its TMA maps (gpu_launch_fwd) */
   CUfunction fn; /* loaded, dynamic smem limit already raised */
 } fwd_variant;
 
@@ -23,6 +25,11 @@ typedef struct fwd_result {
 
 typedef void (*fwd_report_fn)(void *ctx, const fwd_variant *v, const fwd_shape *s,
                               const fwd_result *r);
+
+/* Launches a forward variant on p's shape (grid (ceil(seqlen_q / block_m),
+ * heads_q, batch)), with the TMA maps of p's tensors for a ws variant. Returns
+ * 0, or -1 with the failure printed. */
+int gpu_launch_fwd(gpu *g, const fwd_variant *v, const fa2_fwd_params *p, CUstream stream);
 
 /* Runs every variant on every shape; returns the number of failed checks,
  * or -1 when a CUDA call failed (already reported). */

@@ -29,6 +29,10 @@ int gpu_ok(const gpu *g, CUresult r, const char *call, const char *file, int lin
 int gpu_module(gpu *g, const char *src, const char *name, const char *arch,
                const char *const *opts, CUmodule *mod);
 
+/* gen_nvrtc_options(), plus -DFA2_WATCHDOG=$FA2_WATCHDOG when that is set
+ * (tests/gpu/variants.c). */
+const char *const *gpu_nvrtc_options(void);
+
 /* Waits for the default stream like cuCtxSynchronize, but gives up after
  * `seconds`: a hung kernel ends the program (exit 3) with a message instead
  * of blocking the test run forever. Returns 0 or -1 (CUDA error printed). */

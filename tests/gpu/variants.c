@@ -17,6 +17,25 @@ static int runs_here(const gpu *g, const gen_variant *v) {
   return 0;
 }
 
+/* The generator's NVRTC options; with $FA2_WATCHDOG (clocks) set, also
+ * -DFA2_WATCHDOG: a ws kernel's mbarrier wait traps after that long instead of
+ * hanging (templates/hopper.cuh.tpl). Timings leave it unset. */
+const char *const *gpu_nvrtc_options(void) {
+  static const char *opts[16];
+  static char define[64];
+  if (opts[0]) return opts;
+  const char *const *base = gen_nvrtc_options();
+  int n = 0;
+  while (base[n] && n < 14) opts[n] = base[n], n++;
+  const char *w = getenv("FA2_WATCHDOG");
+  if (w && *w) {
+    snprintf(define, sizeof define, "-DFA2_WATCHDOG=%sLL", w);
+    opts[n++] = define;
+  }
+  opts[n] = NULL;
+  return opts;
+}
+
 /* The launch facts of a completed forward variant. */
 static void fill_fwd(const gen_variant *gv, fwd_variant *v) {
   memset(v, 0, sizeof *v);
@@ -25,6 +44,8 @@ static void fill_fwd(const gen_variant *gv, fwd_variant *v) {
   v->head_dim = gv->head_dim;
   v->causal = gv->causal;
   v->block_m = gv->block_m;
+  v->block_n = gv->block_n;
+  v->ws = gv->ws;
   v->threads = gv->threads;
   v->smem_bytes = gv->smem_bytes;
 }
@@ -56,10 +77,10 @@ static int load_variant(gpu *g, gen_state *gs, const char *dir, const char *src_
     free(bin);
   } else {
     char *src = gpu_read_file(path);
-    rc = src ? gpu_module(g, src, file, gen_compile_arch(&gv, g->arch), gen_nvrtc_options(), &mod) : -1;
+    rc = src ? gpu_module(g, src, file, gen_compile_arch(&gv, g->arch), gpu_nvrtc_options(), &mod) : -1;
     free(src);
   }
-  if (rc != 0 || !GPU_OK(g, g->cu->cuModuleGetFunction(&v->fn, mod, "fa2_fwd")) ||
+  if (rc != 0 || !GPU_OK(g, g->cu->cuModuleGetFunction(&v->fn, mod, gv.entries[0])) ||
       !GPU_OK(g, g->cu->cuFuncSetAttribute(v->fn, RT_CU_FUNC_ATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                            v->smem_bytes)))
     return -1;
@@ -128,7 +149,7 @@ static void *compile_worker(void *arg) {
     if (i >= j->n) return NULL;
     char err[4096];
     j->ok[i] = j->src[i] && rt_nvrtc_compile(j->src[i], j->vs[i]->name, gen_compile_arch(j->vs[i], j->g->arch),
-                                             gen_nvrtc_options(), &j->cubin[i], NULL, err, sizeof err) == 0;
+                                             gpu_nvrtc_options(), &j->cubin[i], NULL, err, sizeof err) == 0;
     if (j->src[i] && !j->ok[i]) fprintf(stderr, "%s\n", err);
   }
 }
@@ -137,6 +158,7 @@ static void *compile_worker(void *arg) {
 static void compile_all(const gpu *g, gen_state *gs, const gen_variant *const *vs, int n, rt_blob *cubin,
                         int *ok) {
   compile_job j = {g, vs, calloc((size_t)n + 1, sizeof(char *)), cubin, ok, n, 0};
+  (void)gpu_nvrtc_options(); /* its static table filled once, before the threads read it */
   for (int i = 0; j.src && i < n; i++) {
     size_t len;
     gen_err e;

@@ -1,0 +1,114 @@
+/* rt_tma: TMA tensor maps of the warp-specialized forward (see rt_tma.h). */
+#include "rt_tma.h"
+
+#include <string.h>
+
+#include "fa2.h"
+#include "rt_error.h"
+
+/* The driver's enums (cuda.h, stable ABI). */
+enum {
+  TMA_FLOAT16 = 6,
+  TMA_BFLOAT16 = 9,
+  TMA_INTERLEAVE_NONE = 0,
+  TMA_SWIZZLE_128B = 3,
+  TMA_L2_PROMOTION_128B = 2,
+  TMA_OOB_FILL_ZEROS = 0,
+};
+
+int rt_tma_cache_init(rt_tma_cache *c) {
+  memset(c, 0, sizeof *c);
+  return pthread_mutex_init(&c->lock, NULL) == 0 ? 0 : -1;
+}
+
+void rt_tma_cache_free(rt_tma_cache *c) { pthread_mutex_destroy(&c->lock); }
+
+/* A tensor of the call as a map's key: (head_dim, rows, heads, batch). A
+ * dimension of one index gets a stride past everything inside it (the
+ * caller's may be anything there; the driver wants multiples of 16 bytes). */
+static void make_key(int bf16, int head_dim, int box_rows, long long rows, long long heads,
+                     long long batch, long long row_stride, long long head_stride,
+                     long long batch_stride, rt_tma_key *k) {
+  memset(k, 0, sizeof *k); /* padding too: keys compare with memcmp */
+  k->dtype = bf16 ? TMA_BFLOAT16 : TMA_FLOAT16;
+  k->box_rows = box_rows;
+  const long long dims[4] = {head_dim, rows, heads, batch};
+  const long long strides[3] = {row_stride, head_stride, batch_stride};
+  for (int i = 0; i < 4; i++) k->dims[i] = dims[i] > 1 ? (unsigned long long)dims[i] : 1;
+  unsigned long long past = 2ull * (unsigned long long)head_dim; /* bytes spanned so far */
+  for (int i = 0; i < 3; i++) {
+    k->strides[i] = dims[i + 1] > 1 ? 2ull * (unsigned long long)strides[i] : past;
+    const unsigned long long span = k->strides[i] * k->dims[i + 1];
+    if (span > past) past = span;
+  }
+}
+
+static int encode(const rt_cuda_api *cu, const char *name, const void *data, const rt_tma_key *k,
+                  rt_tmap *out) {
+  const unsigned box[4] = {64, (unsigned)k->box_rows, 1, 1}, ones[4] = {1, 1, 1, 1};
+  CUresult r = cu->cuTensorMapEncodeTiled(out, k->dtype, 4, (void *)data, k->dims, k->strides, box,
+                                          ones, TMA_INTERLEAVE_NONE, TMA_SWIZZLE_128B,
+                                          TMA_L2_PROMOTION_128B, TMA_OOB_FILL_ZEROS);
+  if (r != RT_CUDA_SUCCESS)
+    return rt_cuda_fail(r,
+                        "cuTensorMapEncodeTiled(%s at %p: %llu x %llu x %llu x %llu elements, "
+                        "strides %llu, %llu, %llu bytes, box 64 x %d)",
+                        name, data, k->dims[0], k->dims[1], k->dims[2], k->dims[3], k->strides[0],
+                        k->strides[1], k->strides[2], k->box_rows);
+  return FA2_OK;
+}
+
+/* The map of one tensor: a cached map of the same key re-addressed, else a
+ * new one (then cached). */
+static int tensor_map(const rt_cuda_api *cu, rt_tma_cache *c, const char *name, const void *data,
+                      const rt_tma_key *k, rt_tmap *out) {
+  int hit = 0;
+  if (c) {
+    pthread_mutex_lock(&c->lock);
+    for (int i = 0; i < c->n && !hit; i++)
+      if (!memcmp(&c->keys[i], k, sizeof *k)) memcpy(out, c->maps[i], sizeof *out), hit = 1;
+    if (hit) c->hits++;
+    pthread_mutex_unlock(&c->lock);
+  }
+  if (hit) {
+    CUresult r = cu->cuTensorMapReplaceAddress(out, (void *)data);
+    if (r != RT_CUDA_SUCCESS) return rt_cuda_fail(r, "cuTensorMapReplaceAddress(%s at %p)", name, data);
+    return FA2_OK;
+  }
+  int rc = encode(cu, name, data, k, out);
+  if (rc != FA2_OK || !c) return rc;
+  pthread_mutex_lock(&c->lock);
+  const int i = c->n < RT_TMA_CACHE_SLOTS ? c->n++ : (int)(c->next++ % RT_TMA_CACHE_SLOTS);
+  c->keys[i] = *k;
+  memcpy(c->maps[i], out, sizeof *out);
+  c->misses++;
+  pthread_mutex_unlock(&c->lock);
+  return FA2_OK;
+}
+
+int rt_tma_fwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_fwd_params *p, int bf16,
+                    int head_dim, int block_n, rt_fwd_maps *out) {
+  if (!cu->cuTensorMapEncodeTiled || !cu->cuTensorMapReplaceAddress)
+    return rt_set_error(FA2_ERR_UNSUPPORTED,
+                        "the CUDA driver lacks %s, which ws tiles (TMA) need: a CUDA 12.0 or "
+                        "newer driver runs them; or use a wgmma tile (\"wg\" names, gen/defaults.lua "
+                        "TILES_SM90)",
+                        !cu->cuTensorMapEncodeTiled ? "cuTensorMapEncodeTiled"
+                                                    : "cuTensorMapReplaceAddress");
+  rt_tma_key k[4];
+  make_key(bf16, head_dim, 64, p->seqlen_q, p->heads_q, p->batch, p->q_row_stride,
+           p->q_head_stride, p->q_batch_stride, &k[0]);
+  make_key(bf16, head_dim, block_n, p->seqlen_k, p->heads_kv, p->batch, p->k_row_stride,
+           p->k_head_stride, p->k_batch_stride, &k[1]);
+  make_key(bf16, head_dim, block_n, p->seqlen_k, p->heads_kv, p->batch, p->v_row_stride,
+           p->v_head_stride, p->v_batch_stride, &k[2]);
+  make_key(bf16, head_dim, 64, p->seqlen_q, p->heads_q, p->batch, p->o_row_stride,
+           p->o_head_stride, p->o_batch_stride, &k[3]);
+  int rc;
+  if ((rc = tensor_map(cu, cache, "q", p->q, &k[0], &out->q)) != FA2_OK ||
+      (rc = tensor_map(cu, cache, "k", p->k, &k[1], &out->k)) != FA2_OK ||
+      (rc = tensor_map(cu, cache, "v", p->v, &k[2], &out->v)) != FA2_OK ||
+      (rc = tensor_map(cu, cache, "o", p->o, &k[3], &out->o)) != FA2_OK)
+    return rc;
+  return FA2_OK;
+}

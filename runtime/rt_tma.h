@@ -1,0 +1,63 @@
+/* rt_tma: the TMA tensor maps of a warp-specialized forward
+ * (templates/fwd_ws.cu.tpl, `ws` tiles).
+ *
+ * Q, K, V and O are each described to the TMA unit as a 4-d tensor of 16-bit
+ * elements, (head_dim, rows, heads, batch) innermost first, with the call's
+ * strides; boxes of 64 columns (one 128-byte swizzled block) by 64 query rows
+ * (Q, O) or block_n key rows (K, V); rows out of bounds read as zeros and are
+ * not written. The driver encodes a map on the host (cuTensorMapEncodeTiled)
+ * and the kernel takes the four by value as its second parameter: no device
+ * memory, no synchronization, so a launch can be captured in a CUDA graph.
+ *
+ * A map depends on the tensor's address, which changes from call to call in
+ * training, and on its shape and strides, which do not: the cache keeps maps
+ * by everything but the address and re-addresses a copy with
+ * cuTensorMapReplaceAddress (fixed-size, no allocation after init). */
+#ifndef RT_TMA_H
+#define RT_TMA_H
+#include <pthread.h>
+
+#include "fa2_params.h"
+#include "rt_cuda.h"
+
+/* A CUtensorMap; the kernel's struct fa2_tmap (templates/hopper.cuh.tpl). */
+typedef struct rt_tmap {
+  _Alignas(64) unsigned char bytes[128];
+} rt_tmap;
+
+/* The kernel's fa2_fwd_maps: its second parameter. */
+typedef struct rt_fwd_maps {
+  rt_tmap q, k, v, o;
+} rt_fwd_maps;
+
+/* Everything a map depends on but the address. */
+typedef struct rt_tma_key {
+  int dtype, box_rows;
+  unsigned long long dims[4], strides[3]; /* strides in bytes, of dims 1..3 */
+} rt_tma_key;
+
+enum { RT_TMA_CACHE_SLOTS = 16 };
+
+typedef struct rt_tma_cache {
+  pthread_mutex_t lock;
+  int n;         /* slots in use */
+  unsigned next; /* the slot a miss replaces when all are used */
+  rt_tma_key keys[RT_TMA_CACHE_SLOTS];
+  unsigned char maps[RT_TMA_CACHE_SLOTS][128]; /* copied out to an aligned rt_tmap */
+  unsigned long long hits, misses;
+} rt_tma_cache;
+
+/* 0, or -1 when the lock cannot be made. */
+int rt_tma_cache_init(rt_tma_cache *c);
+void rt_tma_cache_free(rt_tma_cache *c);
+
+/* The four maps of a forward call with argument block p (pointers, strides,
+ * shape) for 16-bit elements of dtype bf16 (1) or fp16 (0), head_dim a
+ * multiple of 64 and K/V boxes of block_n rows. cache may be NULL (always
+ * encode). Returns FA2_OK, or an fa2 status with the error set: the driver
+ * lacks the entry points, or refused a map (naming the tensor, its dims and
+ * strides). */
+int rt_tma_fwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_fwd_params *p, int bf16,
+                    int head_dim, int block_n, rt_fwd_maps *out);
+
+#endif
