@@ -36,8 +36,12 @@
 #             varlen keys; a dry run: report only, no database written)
 #   ws        the warp-specialized forward (ws tiles, TMA; templates/fwd_ws.cu.tpl):
 #             tests/gpu/ws_spec.lua against float64 (all shapes, then the empty-row
-#             ones), then bench/specs/ws_probe.lua timed (ws tiles and the wgmma
-#             default of each key) with SDPA flash/cuDNN: bench/ws_compare.py's table
+#             ones; ws_check alone), then bench/specs/ws_probe.lua timed (ws tiles and
+#             the wgmma default of each key) with SDPA flash/cuDNN: bench/ws_compare.py's
+#             table (ws_perf alone)
+#   suites    every correctness check at once, no timings: all of tests/gpu/*.py on 8
+#             pytest-xdist workers beside fa2_gpu_tests on the default spec, the head
+#             dims past 128 and the ws tiles
 #   ws_sanitize compute-sanitizer memcheck, racecheck and synccheck over the odd
 #             shapes on tests/gpu/ws_sanitize_spec.lua
 #   ws_ncu    ncu (speed of light, pipes, warp states, scheduler) of one N = 8k launch:
@@ -190,20 +194,42 @@ for s in $steps; do
     ;;
   tune_head_dims) step tune_head_dims 600 bin/fa2 tune bench/specs/tune_head_dims.lua --no-beta \
       --dry-run -j 16 --report "$OUT/tune_head_dims" --db /tmp/fa2_tune_head_dims.json ;;
-  ws)
+  ws|ws_check)
     # Built here in parallel (the checks then load the cubins); a kernel that
     # hangs ends its program after 20 s (gpu_sync).
     # (A failed build leaves no folder: the programs then compile the spec themselves.)
     step build_ws 90 bin/fa2 build tests/gpu/ws_spec.lua -o /tmp/fa2_ws -j 16
-    step build_ws_probe 90 bin/fa2 build bench/specs/ws_probe.lua -o /tmp/fa2_ws_probe -j 16
-    check="--src /tmp/fa2_ws" probe="--src /tmp/fa2_ws_probe"
+    check="--src /tmp/fa2_ws"
     [ -d /tmp/fa2_ws/sm_90 ] || check="--spec tests/gpu/ws_spec.lua"
-    [ -d /tmp/fa2_ws_probe/sm_90 ] || probe="--spec bench/specs/ws_probe.lua"
     step check_ws 130 bin/fa2_gpu_tests --no-smoke $check
     step empty_rows_ws 60 bin/fa2_gpu_tests --no-smoke --empty-rows $check
+    ;;&
+  ws|ws_perf)
+    step build_ws_probe 90 bin/fa2 build bench/specs/ws_probe.lua -o /tmp/fa2_ws_probe -j 16
+    probe="--src /tmp/fa2_ws_probe"
+    [ -d /tmp/fa2_ws_probe/sm_90 ] || probe="--spec bench/specs/ws_probe.lua"
     step ws_bench 120 bin/fa2_bench $probe --json "$OUT/ws_bench.json" --reps 10 --rounds 3
     [ -s "$OUT/sdpa_fwd.json" ] || step sdpa_fwd 90 python3 bench/sdpa_bench.py --json "$OUT/sdpa_fwd.json"
     step ws_compare 30 python3 bench/ws_compare.py "$OUT/ws_bench.json" "$OUT/sdpa_fwd.json"
+    ;;
+  ws_check|ws_perf) ;;
+  suites)
+    # Correctness of everything at once, no timings: every PyTorch GPU suite on 8
+    # pytest-xdist workers sharing one kernel cache (each kernel compiled once)
+    # beside the C checks: the default spec, the head dims past 128, the ws tiles.
+    ( t0=$SECONDS
+      timeout "${SUITES_LIMIT:-480}" env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
+        python3 -m pytest -q -rfEsx -n 8 -p no:cacheprovider tests/gpu >"$OUT/pytest_suites.txt" 2>&1
+      printf '%-16s rc=%-3d %4ds  %s\n' pytest_suites $? $((SECONDS - t0)) \
+        "$(tail -n 1 "$OUT/pytest_suites.txt")" >"$OUT/.pytest_summary" ) &
+    step check 300 bin/fa2_gpu_tests --bench
+    step check_head_dims 300 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/head_dims_spec.lua
+    step build_ws 90 bin/fa2 build tests/gpu/ws_spec.lua -o /tmp/fa2_ws -j 8
+    step check_ws 130 bin/fa2_gpu_tests --no-smoke --src /tmp/fa2_ws
+    step empty_rows_ws 60 bin/fa2_gpu_tests --no-smoke --empty-rows --src /tmp/fa2_ws
+    wait
+    summary+=("$(cat "$OUT/.pytest_summary" 2>/dev/null || echo 'pytest_suites    no summary')")
+    rm -f "$OUT/.pytest_summary"
     ;;
   ws_ncu)
     [ -d /tmp/fa2_ws_probe/sm_90 ] || step build_ws_probe 90 bin/fa2 build bench/specs/ws_probe.lua -o /tmp/fa2_ws_probe -j 16
@@ -315,7 +341,7 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, head_dims, head_dims_perf, bias_head_dims, tune_head_dims, empty_rows, dropin, dropout, sinks, modifiers, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_sanitize, ws_ncu, bwd_modes, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, head_dims, head_dims_perf, bias_head_dims, tune_head_dims, suites, empty_rows, dropin, dropout, sinks, modifiers, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_check, ws_perf, ws_sanitize, ws_ncu, bwd_modes, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 
