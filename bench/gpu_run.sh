@@ -222,11 +222,11 @@ for s in $steps; do
         python3 -m pytest -q -rfEsx -n 8 -p no:cacheprovider tests/gpu >"$OUT/pytest_suites.txt" 2>&1
       printf '%-16s rc=%-3d %4ds  %s\n' pytest_suites $? $((SECONDS - t0)) \
         "$(tail -n 1 "$OUT/pytest_suites.txt")" >"$OUT/.pytest_summary" ) &
-    step check 300 bin/fa2_gpu_tests --bench
-    step check_head_dims 300 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/head_dims_spec.lua
-    step build_ws 90 bin/fa2 build tests/gpu/ws_spec.lua -o /tmp/fa2_ws -j 8
-    step check_ws 130 bin/fa2_gpu_tests --no-smoke --src /tmp/fa2_ws
-    step empty_rows_ws 60 bin/fa2_gpu_tests --no-smoke --empty-rows --src /tmp/fa2_ws
+    step check 150 bin/fa2_gpu_tests --bench
+    step check_head_dims 200 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/head_dims_spec.lua
+    step build_ws 60 bin/fa2 build tests/gpu/ws_spec.lua -o /tmp/fa2_ws -j 8
+    step check_ws 100 bin/fa2_gpu_tests --no-smoke --src /tmp/fa2_ws
+    step empty_rows_ws 40 bin/fa2_gpu_tests --no-smoke --empty-rows --src /tmp/fa2_ws
     wait
     summary+=("$(cat "$OUT/.pytest_summary" 2>/dev/null || echo 'pytest_suites    no summary')")
     rm -f "$OUT/.pytest_summary"
