@@ -8,6 +8,7 @@ that of the same computation done in the input precision by PyTorch; gradients
 """
 import copy
 import math
+import re
 import os
 
 import pytest
@@ -164,7 +165,10 @@ def test_flash_attn_func_matches_attention_and_packed_views():
     assert torch.equal(flash_attn_qkvpacked_func(qkv, causal=True), ref)
     assert torch.equal(flash_attn_kvpacked_func(q, torch.stack((k, v), 2), causal=True), ref)
     out2, lse, probs = flash_attn_func(q, k, v, causal=True, return_attn_probs=True)
-    assert torch.equal(out2, ref) and probs is None
+    assert torch.equal(out2, ref)
+    # FA2's S_dmask without dropout: the softmax probabilities, rows summing to 1, none negated
+    assert probs.shape == (B, H, S, S) and probs.dtype == torch.float32 and not torch.signbit(probs).any()
+    torch.testing.assert_close(probs.sum(-1), torch.ones(B, H, S, device=DEV), rtol=0, atol=1e-4)
     assert lse.shape == (B, H, S) and lse.dtype == torch.float32 and lse.is_contiguous()
     # no copy of the packed input: the op hands the strided views to the kernel as they are
     from fa2gen import _ops
@@ -178,10 +182,14 @@ def test_flash_attn_func_matches_attention_and_packed_views():
                ref_attention(q, k, v, True, 0.05, dtype=torch.bfloat16), 2)
 
 
-@pytest.mark.parametrize("kw,name", [({"dropout_p": 0.1}, "dropout_p")])
-def test_flash_attn_func_refuses_what_it_cannot_honour(kw, name):
+@pytest.mark.parametrize("kw,text", [({"dropout_p": 1.0}, "dropout_p=1.0: allowed 0.0 <= dropout_p < 1.0"),
+                                     ({"softcap": -1.0}, "softcap=-1.0: allowed 0.0 (none) or a finite cap > 0")])
+def test_flash_attn_func_refuses_bad_values(kw, text):
+    """Every FA2 argument is honoured now; a value out of its range is a ValueError
+    naming it and what is allowed (the paged KV cache, block_table, is refused by the
+    varlen function: test_varlen.py)."""
     q = rand(1, 300, 2, 64)
-    with pytest.raises(NotImplementedError, match=f"fa2gen.flash_attn_func: {name}="):
+    with pytest.raises(ValueError, match=f"fa2gen.flash_attn_func: {re.escape(text)}"):
         flash_attn_func(q, q, q, **kw)
 
 
