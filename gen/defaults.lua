@@ -34,6 +34,18 @@ M.TILES_SM90 = {
   [256] = { block_m = 128, block_n = 64,  warps = 8, stages = 2, wgmma = true },
 }
 
+-- Warp-specialized forward tiles on Hopper (ws: a TMA producer warpgroup and two
+-- consumer warpgroups, templates/fwd_ws.cu.tpl): they replace TILES_SM90 for the
+-- variants they cover (no varlen, window, ALiBi, softcap, dropout or sinks yet;
+-- those keep TILES_SM90's). H100 run 17 (bench/NOTES.md "Warp-specialized
+-- forward"), d = 128: 1.14-1.44x the wgmma tile's speed on every row (N = 512..16k,
+-- causal and not, every mode), 0.96-1.07x cuDNN. d = 64 stays on wgmma: its ws
+-- tiles lose 4-21 % at N <= 1k (and causal 2k), win 8-29 % beyond; `fa2 tune`
+-- can pick them per length.
+M.TILES_SM90_WS = {
+  [128] = { block_m = 128, block_n = 128, warps = 12, stages = 2, ws = true },
+}
+
 -- Backward tiles per head dim: queries per step (block_m), keys per block
 -- (block_n: 32 per warp, 16 per warp in pairs, or 8 per warp in fours),
 -- warps, Q/dO buffers (stages, 2 or 3). dK and dV stay in registers: past

@@ -354,11 +354,17 @@ end
 
 -- The "auto" tile of a pass and head dim on arch (nil: any arch), and where
 -- gen/defaults.lua keeps it.
-function M.auto_tile(pass, head_dim, arch)
+-- The "auto" tile of a pass and head dim on arch. ws_ok: the variant has no feature
+-- the ws tiles lack (a forward on sm_90 then takes TILES_SM90_WS where it has one).
+function M.auto_tile(pass, head_dim, arch, ws_ok)
   local name = pass == "bwd" and "BWD_TILES" or "TILES"
-  if arch == "sm_90" and D[name .. "_SM90"][head_dim] then name = name .. "_SM90" end
+  if arch == M.WGMMA_ARCH and D[name .. "_SM90"][head_dim] then name = name .. "_SM90" end
+  if name == "TILES_SM90" and ws_ok and D.TILES_SM90_WS[head_dim] then name = "TILES_SM90_WS" end
   return D[name][head_dim], "gen/defaults.lua " .. name .. "[" .. head_dim .. "]"
 end
+
+-- Variant features the ws tiles do not have yet.
+M.WS_LACKS = { "varlen", "window", "alibi", "softcap", "dropout", "sinks" }
 
 -- Validates the base fields of v (as gen_variant carries them: tiles with
 -- block_m == 0 are "auto"), checks shared memory against arch when given,
@@ -385,7 +391,9 @@ function M.complete(v, arch, tiles_arch)
   local tile
   local pass = M.PASSES[c.pass]
   if v.block_m == 0 or v.block_m == nil then
-    local auto, where = M.auto_tile(c.pass, c.head_dim, tiles_arch or arch)
+    local ws_ok = true
+    for _, k in ipairs(M.WS_LACKS) do ws_ok = ws_ok and not c[k] end
+    local auto, where = M.auto_tile(c.pass, c.head_dim, tiles_arch or arch, ws_ok)
     tile = M.check_tile(auto, where)
     if pass.check then pass.check(tile, where) end
   else
@@ -401,7 +409,7 @@ function M.complete(v, arch, tiles_arch)
       U.fail("head_dim", c.head_dim, "ws tiles need a head dim made of 64-column blocks", joined(M.WS_HEAD_DIMS))
     end
     -- Not written yet on ws tiles (each fits: bench/NOTES.md "Warp-specialized forward").
-    for _, k in ipairs({ "varlen", "window", "alibi", "softcap", "dropout", "sinks" }) do
+    for _, k in ipairs(M.WS_LACKS) do
       if c[k] then U.fail(k, true, "not available on ws tiles yet", "a wgmma or mma.sync tile for " .. k .. " variants") end
     end
   elseif c.wgmma and not member(M.WGMMA_HEAD_DIMS, c.head_dim) then

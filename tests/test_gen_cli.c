@@ -67,12 +67,12 @@ Test(cli, gen_writes_sources_and_exact_manifest) {
   json_t *vs = json_object_get(m, "variants");
   cr_assert_eq(json_array_size(vs), 30); /* fwd: 12 on mma.sync, 12 on wgmma for sm_90; bwd: 4 + 2 */
 
-  /* The sm_90 pick of the same key: a wgmma tile. */
+  /* The sm_90 pick of the same key: a ws tile (warp-specialized, on wgmma). */
   json_t *w = json_array_get(vs, 23);
   cr_expect_str_eq(json_string_value(json_object_get(w, "name")),
-                   "fwd_bf16_d128_causal_m64n96w4s2wg_robust_b2_e1em3");
-  cr_expect(json_is_true(json_object_get(w, "wgmma")));
-  cr_expect_eq(json_integer_value(json_object_get(w, "smem_bytes")), 1024 + 2 * 128 * (64 + 4 * 96));
+                   "fwd_bf16_d128_causal_m128n128w12s2ws_robust_b2_e1em3");
+  cr_expect(json_is_true(json_object_get(w, "wgmma")) && json_is_true(json_object_get(w, "ws")));
+  cr_expect_eq(json_integer_value(json_object_get(w, "smem_bytes")), 1024 + 2 * 128 * (128 + 4 * 128) + 256);
 
   /* One variant, every field. */
   json_t *v = json_array_get(vs, 20);
@@ -210,10 +210,10 @@ Test(cli, list_prints_the_table_and_names) {
   cr_expect(strstr(r.out, "specs/default.lua: 30 variants; arch sm_80, sm_90; spills not allowed"),
             "%s", r.out);
   cr_expect(strstr(r.out, "VARIANT"));
-  const char *row = "fwd_bf16_d128_causal_m128n48w4s1_paper_b2_e1em3     128  yes         128       48"
-                    "      4       1  paper   2       0.001         128   60928";
-  cr_expect(strstr(r.out, "fwd_bf16_d128_causal_m64n96w4s2wg_paper_b2_e1em3    128  yes          64       96"
-                          "      4       2  paper   2       0.001         128  115712"),
+  const char *row = "fwd_bf16_d128_causal_m128n48w4s1_paper_b2_e1em3        128  yes         128 "
+                    "      48      4       1  paper   2       0.001         128   60928";
+  cr_expect(strstr(r.out, "fwd_bf16_d128_causal_m128n128w12s2ws_paper_b2_e1em3    128  yes    "
+                          "     128      128     12       2  paper   2       0.001         384  165120"),
             "the sm_90 pick not found in:\n%s", r.out);
   cr_expect(strstr(r.out, row), "row not found in:\n%s", r.out);
   tu_run_free(&r);

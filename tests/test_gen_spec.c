@@ -69,10 +69,11 @@ Test(spec, product_order_exclude_and_dedup) {
       "  exclude = function(v) return v.dtype == 'fp16' and v.head_dim == 64 end,\n"
       "}\n";
   cr_assert_eq(load(text, &s, &err, &path), GEN_OK, "%s", err.msg);
-  /* "auto" on sm_90: the wgmma tiles of gen/defaults.lua TILES_SM90 */
-  const char *names[] = {"fwd_fp16_d128_causal_m64n96w4s2wg_paper_b2_e1em3",
+  /* "auto" on sm_90: the ws tile of gen/defaults.lua TILES_SM90_WS (d = 128), else
+   * the wgmma tiles of TILES_SM90 */
+  const char *names[] = {"fwd_fp16_d128_causal_m128n128w12s2ws_paper_b2_e1em3",
                          "fwd_fp16_d128_causal_m64n32w2s1_paper_b2_e1em3",
-                         "fwd_bf16_d128_causal_m64n96w4s2wg_paper_b2_e1em3",
+                         "fwd_bf16_d128_causal_m128n128w12s2ws_paper_b2_e1em3",
                          "fwd_bf16_d128_causal_m64n32w2s1_paper_b2_e1em3",
                          "fwd_bf16_d64_causal_m64n128w4s2wg_paper_b2_e1em3",
                          "fwd_bf16_d64_causal_m64n32w2s1_paper_b2_e1em3"};

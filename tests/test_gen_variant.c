@@ -351,9 +351,11 @@ Test(variant, bad_and_non_canonical_names) {
   }
 }
 
-/* Variable-length variants: "_varlen" after "_causal", the fixed-length
- * kernel's auto tiles, and a source that reads the sequence from cu_seqlens
- * where the fixed-length one (rendered unchanged) uses the batch strides. */
+/* Variable-length variants: "_varlen" after "_causal", the wgmma tiles on sm_90
+ * (the ws tiles have no varlen yet: d = 128's fixed-length auto pick is a ws tile,
+ * the varlen one TILES_SM90's), and a source that reads the sequence from
+ * cu_seqlens where the fixed-length one of the same tile (rendered unchanged)
+ * uses the batch strides. */
 Test(variant, varlen_names_and_sources) {
   gen_variant v = base(128, 1, GEN_STAB_ROBUST, 2, 1e-3), fixed;
   v.varlen = 1;
@@ -367,7 +369,11 @@ Test(variant, varlen_names_and_sources) {
                GEN_ESPEC);
   fixed = base(128, 1, GEN_STAB_ROBUST, 2, 1e-3);
   cr_assert_eq(gen_variant_complete(g, &fixed, "sm_90", &err), GEN_OK, "%s", err.msg);
-  cr_expect_eq(fixed.block_n, v.block_n);
+  cr_expect(fixed.ws && !v.ws && v.wgmma, "auto: ws for the fixed length, wgmma for varlen");
+  fixed = base(128, 1, GEN_STAB_ROBUST, 2, 1e-3);
+  fixed.block_m = v.block_m, fixed.block_n = v.block_n, fixed.warps = v.warps, fixed.stages = v.stages;
+  fixed.wgmma = 1;
+  cr_assert_eq(gen_variant_complete(g, &fixed, "sm_90", &err), GEN_OK, "%s", err.msg);
   char *src, *fsrc;
   size_t len, flen;
   cr_assert_eq(gen_render(g, &v, &src, &len, &err), GEN_OK, "%s", err.msg);
