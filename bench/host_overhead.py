@@ -1,0 +1,62 @@
+"""Host time per attention call: fa2gen.attention against PyTorch SDPA (flash, cuDNN).
+
+    python3 bench/host_overhead.py [--calls 200] [--shape B,N,H,d] [--causal]
+
+For each implementation: the host time to enqueue one call (back-to-back calls,
+no synchronization; the GPU queue absorbs them), and the time per call once the
+GPU has finished them all (throughput). When the first is the larger, a call is
+host-bound: the GPU waits for the Python side. sdpa_bench.py's per-call event
+timing adds the host time of one call to its GPU time, so at small shapes it
+reports the larger of the two, not the kernel (bench/NOTES.md).
+"""
+import argparse
+import time
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+
+def per_call(fn, calls):
+    """(host seconds per call, wall seconds per call until the GPU is done)."""
+    for _ in range(20):
+        fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    host = time.perf_counter() - t0
+    torch.cuda.synchronize()
+    return host / calls, (time.perf_counter() - t0) / calls
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--calls", type=int, default=200)
+    ap.add_argument("--shape", default="8,1024,12,64", help="B,N,H,d (default: GPT-2 small)")
+    ap.add_argument("--causal", action="store_true")
+    args = ap.parse_args()
+    import fa2gen
+    B, N, H, d = (int(x) for x in args.shape.split(","))
+    q, k, v = (torch.randn(B, N, H, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
+
+    def sdpa(backend):
+        def run():
+            with sdpa_kernel(backend):
+                return F.scaled_dot_product_attention(qt, kt, vt, is_causal=args.causal)
+        return run
+
+    impls = {"fa2gen-none": lambda: fa2gen.attention(q, k, v, causal=args.causal, stab="none"),
+             "fa2gen-robust": lambda: fa2gen.attention(q, k, v, causal=args.causal),
+             "sdpa-flash": sdpa(SDPBackend.FLASH_ATTENTION),
+             "sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION)}
+    print(f"shape B={B} N={N} H={H} d={d} causal={args.causal}, {args.calls} calls each")
+    print(f"{'impl':<14} {'host us/call':>13} {'wall us/call':>13}")
+    for name, fn in impls.items():
+        host, wall = per_call(fn, args.calls)
+        print(f"{name:<14} {host * 1e6:13.1f} {wall * 1e6:13.1f}")
+
+
+if __name__ == "__main__":
+    main()
