@@ -97,6 +97,11 @@ CASES = [  # B, Sq, Sk, H, Hkv, d, causal, window
     (2, 513, 513, 4, 2, 96, True, (-1, -1)),
     (2, 700, 700, 4, 4, 128, False, (127, 0)),
     (2, 400, 600, 4, 2, 64, False, (64, 64)),
+    # head dims past 128: the backward's quad (mma.sync, d 160) and pair (wgmma, d 192:
+    # dQ split 128 + 64; d 256) layouts, each drawing the mask in its own layout
+    (1, 333, 333, 4, 2, 160, True, (-1, -1)),
+    (1, 257, 300, 4, 4, 192, True, (-1, -1)),
+    (2, 300, 300, 2, 2, 256, False, (-1, -1)),
 ]
 
 
