@@ -212,6 +212,9 @@ test: deps test-bins
 	@echo "== Every bench/results path the docs cite exists (tests/test_results_cited.py)"
 	@if command -v python3 >/dev/null 2>&1; then python3 tests/test_results_cited.py; \
 	else echo "python3 not found: the results-citation check skipped"; fi
+	@echo "== bench/results: no source copies, under a tenth of the text lines (tests/test_results_budget.py)"
+	@if command -v python3 >/dev/null 2>&1; then python3 tests/test_results_budget.py; \
+	else echo "python3 not found: the results-budget check skipped"; fi
 	@echo "== CPU tests under AddressSanitizer + UndefinedBehaviorSanitizer (quick mode)"
 	@$(MAKE) --no-print-directory B=$(B)/asan O=$(B)/asan SAN=1 \
 	  $(B)/asan/bin/fa2 $(B)/asan/bin/fa2_tests
