@@ -82,7 +82,7 @@ def causal_and_window(fn, causal, window_size, seqlen_q, seqlen_k):
 
 def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=None,
               delta="lowp", deterministic=False, return_lse=False, window_size=(-1, -1),
-              dropout_p=0.0, sinks=None):
+              dropout_p=0.0, sinks=None, softcap=0.0, alibi_slopes=None):
     """softmax(scale q k^T) v for CUDA tensors of shape (B, N, H, d), bf16 or fp16.
 
     k and v may have fewer heads than q (GQA/MQA). stab: "none" (classic FA2),
@@ -105,6 +105,10 @@ def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=N
     softmax sum (and LSE) but not the output, so O = softmax([S, sink])[:, :-1] V; a row
     that sees no key gives O = 0 and LSE = sinks[h]. Differentiable: sinks.grad is
     -sum over batch and rows of exp(sink - LSE) rowsum(dO * O), the same bits every run.
+    softcap: 0 (none) or a cap c > 0: each scaled score s becomes c tanh(s / c) before the
+    softmax (Gemma 2), as flash_attn_func's softcap.
+    alibi_slopes: None or fp32 slopes (H,) or (B, H) on q's device: each scaled score
+    gets -slope |i + seqlen_k - seqlen_q - j|, as flash_attn_func's alibi_slopes.
     A torch.library custom operator (torch.ops.fa2gen.fwd/bwd): torch.compile
     traces it without graph breaks, and it can be captured in a CUDA graph
     once its kernels are loaded (one eager call, or fa2gen.prepare)."""
@@ -113,9 +117,12 @@ def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=N
     check_inputs(fn, q, k, v)
     causal, window = causal_and_window(fn, causal, window_size, q.shape[1], k.shape[1])
     check_dropout(fn, dropout_p)
+    check_softcap(fn, softcap)
+    alibi_slopes = check_alibi(fn, alibi_slopes, q, q.shape[0])
     sinks = check_sinks(fn, sinks, q)
     return forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, return_lse,
-                   window, dropout_p=dropout_p, sinks=sinks)
+                   window, alibi_slopes=alibi_slopes, softcap=softcap, dropout_p=dropout_p,
+                   sinks=sinks)
 
 
 # Head dims the kernels are generated for; any other d up to 256 is zero-padded to the
@@ -195,6 +202,13 @@ def check_dropout(fn, p):
     if not (isinstance(p, (int, float)) and 0.0 <= p < 1.0):
         raise ValueError(f"{fn}: dropout_p={p!r}: allowed 0.0 <= dropout_p < 1.0 (the "
                          "probability of dropping an attention weight; 0.0: none)")
+
+
+def check_softcap(fn, softcap):
+    """softcap as FlashAttention-2 takes it: 0.0 (none) or a finite cap > 0."""
+    if not (isinstance(softcap, (int, float)) and
+            (softcap == 0.0 or 0.0 < softcap < float("inf"))):
+        raise ValueError(f"{fn}: softcap={softcap!r}: allowed 0.0 (none) or a finite cap > 0")
 
 
 def check_sinks(fn, sinks, q):

@@ -31,8 +31,7 @@ def _unsupported(fn, what, value, allowed):
 def _check_modifiers(fn, dropout_p, softcap):
     """dropout_p in [0, 1); softcap 0 (none) or a finite positive cap."""
     _torch.check_dropout(fn, dropout_p)
-    if not (softcap == 0.0 or 0.0 < softcap < float("inf")):
-        raise ValueError(f"{fn}: softcap={softcap!r}: allowed 0.0 (none) or a finite cap > 0")
+    _torch.check_softcap(fn, softcap)
 
 
 def _attention(fn, q, k, v, dropout_p, softmax_scale, causal, window_size, softcap,

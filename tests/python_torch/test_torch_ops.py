@@ -150,6 +150,27 @@ class ArgumentChecks(unittest.TestCase):
         self.raises(ValueError, "window_size=(-3, 0): each side >= 0, or -1", fa2gen.attention,
                     q, q, q, window_size=(-3, 0))
 
+    def test_attention_takes_softcap_and_alibi_as_flash_attn_func(self):
+        q = meta(2, 10, 4, 64)
+        self.raises(ValueError, "fa2gen.attention: softcap=-1.0: allowed 0.0 (none) or a finite cap > 0",
+                    fa2gen.attention, q, q, q, softcap=-1.0)
+        self.raises(ValueError, "softcap=inf", fa2gen.attention, q, q, q, softcap=float("inf"))
+        self.raises(ValueError, "fa2gen.attention: alibi_slopes is torch.float32 of shape (3,): "
+                    "expected torch.float32 of shape (4,) or (2, 4)", fa2gen.attention, q, q, q,
+                    alibi_slopes=torch.zeros(3, device="meta"))
+        self.raises(ValueError, "alibi_slopes is torch.bfloat16", fa2gen.attention, q, q, q,
+                    alibi_slopes=meta(4))
+        from unittest import mock
+        seen = []
+        with mock.patch.object(torch.ops.fa2gen, "fwd", lambda *a: seen.append(a) or
+                               (torch.empty_like(a[0]), meta(2, 4, 10, dtype=torch.float32), None)):
+            slopes = torch.zeros(2, 4, device="meta")
+            o = fa2gen.attention(q, q, q, causal=True, softcap=30.0, alibi_slopes=slopes)
+        self.assertEqual(o.shape, q.shape)
+        # fwd(q, k, v, causal, stab, beta, eps, scale, o32, det, wl, wr, alibi, softcap, ...)
+        self.assertIs(seen[0][12], slopes)
+        self.assertEqual((seen[0][3], seen[0][13]), (True, 30.0))
+
     def test_any_head_dim_to_256_pads_to_a_kernel_head_dim(self):
         for d, kernel in ((8, 32), (40, 64), (59, 64), (80, 96), (111, 128), (200, 224)):
             q = meta(2, 10, 4, d).requires_grad_()
