@@ -10,7 +10,7 @@ local U, V = mods.util, mods.variant
 local M = {}
 
 local MAX_INCLUDE_DEPTH = 16
-local STATEMENTS = "if, elif, else, end, endif, endfor, for, local, include"
+local STATEMENTS = "if, elif, else, end, endif, endfor, for, local, set, include"
 
 local function trim(s) return (s:gsub("^%s+", ""):gsub("%s+$", "")) end
 local q = U.quote
@@ -67,6 +67,12 @@ local function translate(text, chunkname)
     elseif kw == "local" then
       if not rest:match("^[%a_][%w_%s,]*=.+$") then err("expected {% local NAME = EXPR %}") end
       return "local " .. rest
+    elseif kw == "set" then
+      -- A name for the rest of the render, includers included (a local ends
+      -- with its file): how one include defines helpers for several templates.
+      local name, expr = rest:match("^([%a_][%w_]*)%s*=%s*(.+)$")
+      if not name then err("expected {% set NAME = EXPR %}") end
+      return "__set(" .. q(name) .. ", " .. expr .. ")"
     elseif kw == "include" then
       local name = rest:match('^"([^"]+)"$') or rest:match("^'([^']+)'$")
       if not name then err("expected {% include \"name\" %}") end
@@ -115,7 +121,7 @@ local function translate(text, chunkname)
     lineno = open.line
     err(string.format("this %s is never closed (add {%% end %%})", open.kind))
   end
-  lua[1] = "local __emit, __val, __inc, _ENV = ... " .. (lua[1] or "")
+  lua[1] = "local __emit, __val, __inc, __set, _ENV = ... " .. (lua[1] or "")
   return table.concat(lua, "\n")
 end
 
@@ -160,7 +166,13 @@ function M.new(read)
     local env = U.sandbox("templates", env_vars)
     local depth = 0
     local include
-    local function run(n) compile(n)(emit, value, include, env) end
+    -- {% set %}: never over a variant field or an earlier set (a silent
+    -- change of head_dim or of a helper would be a wrong kernel, not an error).
+    local function set(n, x)
+      if rawget(env, n) ~= nil then error("{% set " .. n .. " %}: " .. n .. " is already defined", 2) end
+      rawset(env, n, x)
+    end
+    local function run(n) compile(n)(emit, value, include, set, env) end
     include = function(n)
       if depth >= MAX_INCLUDE_DEPTH then
         error("includes nested deeper than " .. MAX_INCLUDE_DEPTH .. " (a cycle?)", 2)
@@ -172,7 +184,7 @@ function M.new(read)
         error(f, 0)
       end
       depth = depth + 1
-      f(emit, value, include, env)
+      f(emit, value, include, set, env)
       depth = depth - 1
     end
     run(name)

@@ -1,15 +1,5 @@
 {# fa2_bwd on Hopper's warpgroup MMA, included by bwd.cu.tpl for wgmma tiles. #}
-{# Variable-length batches (varlen): sequence `batch` is rows seq_q0.. of q, seq_k0.. of k/v #}
-{# (cu_seqlens) and LSE is (heads, total_q). These spell, for either layout, the #}
-{# sequence's lengths, a tensor's start, the flat index of its first q row, an LSE row. #}
-{% local SQ, SK = varlen and "seqlen_q" or "p.seqlen_q", varlen and "seqlen_k" or "p.seqlen_k" %}
-{% local QROW0 = varlen and "(long long)seq_q0" or "(long long)batch * p.seqlen_q" %}
-{% local Q_SIDE = { q = true, o = true, ["do"] = true, dq = true } %}
-{% local BASE = function(t) if not varlen then return "batch * p." .. t .. "_batch_stride" end return "(long long)" .. (Q_SIDE[t] and "seq_q0" or "seq_k0") .. " * p." .. t .. "_row_stride" end %}
-{% local LSE = function(h) if not varlen then return "((long long)batch * p.heads_q + " .. h .. ") * p.seqlen_q" end return "((long long)" .. h .. " * p.total_q + seq_q0)" end %}
-{# Window variants: query i sees keys i + diag - window_left .. i + diag + window_right. #}
-{% local HIDDEN = function(key, q) if not window then return "(kCausal && " .. key .. " > " .. q .. " + diag)" end return "((p.window_right >= 0 && " .. key .. " > " .. q .. " + diag + p.window_right) || (p.window_left >= 0 && " .. key .. " < " .. q .. " + diag - p.window_left))" end %}
-{% local I_BEGIN = window and "p.window_right < 0 ? 0 : max(0, n0 - diag - p.window_right) / kBlockM" or "kCausal ? max(0, n0 - diag) / kBlockM : 0" %}
+{# SQ, SK, BASE, LSE, HIDDEN, I_BEGIN: set by tensor_index.tpl and bwd.cu.tpl. #}
 {# "pair" (gen/variant.lua bwd_layout): the two warpgroups share 64 keys; dQ's columns split as #}
 {# the first dqn0 (whole 64-column blocks, at least half) and the rest. #}
 {% local pair = block_n == 8 * warps %}
@@ -71,34 +61,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   // Swizzled tiles must start on 1024-byte boundaries (in the shared window).
   unsigned char *smem = smem_raw + ((1024 - smem_addr(smem_raw) % 1024) % 1024);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, wg = warp / 4;
-  const int n_block = blockIdx.x, kv_head = blockIdx.y, batch = blockIdx.z;
-  const int group = p.heads_q / p.heads_kv;
-  const int n0 = n_block * kBlockN;
-{% if varlen %}
-  // This block's sequence of the variable-length batch (the grid covers the longest).
-  const int seq_q0 = p.cu_seqlens_q[batch], seqlen_q = p.cu_seqlens_q[batch + 1] - seq_q0;
-  const int seq_k0 = p.cu_seqlens_k[batch], seqlen_k = p.cu_seqlens_k[batch + 1] - seq_k0;
-{% end %}
-{% if varlen %}
-  if (n0 >= seqlen_k) return;
-{% end %}
-  const int diag = {{ SK }} - {{ SQ }}; // causal: query i sees keys j <= i + diag
-
-  // Query blocks that see this key block (causal: from the one where the
-  // block's first key becomes visible), for every query head of the group.
-  const int i_begin = {{ I_BEGIN }};
-{% if window %}
-  // the last query that sees this block's last key
-  const int i_end = p.window_left < 0 ? ({{ SQ }} + kBlockM - 1) / kBlockM
-      : (max(0, min({{ SQ }}, n0 + kBlockN - diag + p.window_left)) + kBlockM - 1) / kBlockM;
-{% else %}
-  const int i_end = ({{ SQ }} + kBlockM - 1) / kBlockM;
-{% end %}
-  const int n_i = max(0, i_end - i_begin);
-  const int n_steps = group * n_i;
-
-  const elem_t *k = (const elem_t *)p.k + {{ BASE("k") }} + kv_head * p.k_head_stride;
-  const elem_t *v = (const elem_t *)p.v + {{ BASE("v") }} + kv_head * p.v_head_stride;
+{% include "bwd_block.cuh.tpl" %}
 
   // The swizzled tiles first (each a multiple of 1024 bytes), then LSE, delta.
   const unsigned sK = smem_addr(smem);
@@ -117,30 +80,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   const float *sDf = (const float *)(smem + (sD - sK));
   unsigned char *sSp = smem + (sS - sK);
 
-  // Step t loads Q, dO, LSE and delta of (query head h, query block i) into slot t % kStages.
-  auto load_step = [&](int t) {
-    const int h = kv_head * group + t / n_i, m0 = (i_begin + t % n_i) * kBlockM;
-    const int slot = t % kStages;
-    const elem_t *q = (const elem_t *)p.q + {{ BASE("q") }} + h * p.q_head_stride;
-    const elem_t *dout = (const elem_t *)p.dout + {{ BASE("do") }} + h * p.do_head_stride;
-    load_tile_sw<kBlockM>(sQ + slot * kSwQ, q, p.q_row_stride, m0, {{ SQ }}, tid);
-    load_tile_sw<kBlockM>(sdO + slot * kSwQ, dout, p.do_row_stride, m0, {{ SQ }}, tid);
-    const long long vec = {{ LSE("h") }};
-    for (int x = tid; x < kBlockM; x += kThreads) {
-      const bool valid = m0 + x < {{ SQ }};
-      cp_async4(sL + slot * kVec + x * 4, p.lse + vec + (valid ? m0 + x : 0), valid);
-      cp_async4(sD + slot * kVec + x * 4, p.delta + vec + (valid ? m0 + x : 0), valid);
-    }
-  };
-
-  // K and V travel with step 0; one commit group per step, kStages-1 ahead.
-  load_tile_sw<kBlockN>(sK, k, p.k_row_stride, n0, {{ SK }}, tid);
-  load_tile_sw<kBlockN>(sV, v, p.v_row_stride, n0, {{ SK }}, tid);
-#pragma unroll
-  for (int t = 0; t < kStages - 1; ++t) {
-    if (t < n_steps) load_step(t);
-    cp_async_commit();
-  }
+{% include "bwd_load.cuh.tpl" %}
 
   const int g = lane / 4, qd = lane % 4;
 {% if pair %}

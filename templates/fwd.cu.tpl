@@ -19,14 +19,7 @@
 // softmax in registers, P rounded to {{ dtype }} in registers, O += P V.
 // K/V tiles stream through shared memory with cp.async, one stage ahead.
 {% end %}
-{# Variable-length batches (varlen): sequence `batch` is rows seq_q0.. of q, seq_k0.. of k/v #}
-{# (cu_seqlens) and LSE is (heads, total_q). These spell, for either layout, the #}
-{# sequence's lengths, a tensor's start, the flat index of its first q row, an LSE row. #}
-{% local SQ, SK = varlen and "seqlen_q" or "p.seqlen_q", varlen and "seqlen_k" or "p.seqlen_k" %}
-{% local QROW0 = varlen and "(long long)seq_q0" or "(long long)batch * p.seqlen_q" %}
-{% local Q_SIDE = { q = true, o = true, ["do"] = true, dq = true } %}
-{% local BASE = function(t) if not varlen then return "batch * p." .. t .. "_batch_stride" end return "(long long)" .. (Q_SIDE[t] and "seq_q0" or "seq_k0") .. " * p." .. t .. "_row_stride" end %}
-{% local LSE = function(h) if not varlen then return "((long long)batch * p.heads_q + " .. h .. ") * p.seqlen_q" end return "((long long)" .. h .. " * p.total_q + seq_q0)" end %}
+{% include "tensor_index.tpl" %}
 {# Window variants count keys from the key tile of the block's first visible key: #}
 {# SK is then that many keys fewer (softmax_tile.cuh.tpl ends each row's keys from it). #}
 {% local SK_FULL = SK %}
@@ -152,25 +145,26 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
   const unsigned sK = sQ + kTileQ;
   const unsigned sV = sK + kStages * kTileKV;
 
-  // Pipeline. kStages == 1 is FlashAttention-2's scheme: one K and one V
-  // buffer, V(j) loads during Q K(j)^T and K(j+1) during softmax and P V(j),
-  // two barriers per tile. kStages >= 2 keeps tiles j..j+kStages-2 in flight
-  // (one commit group per tile, K and V together) with one barrier per tile,
-  // so the warps of a block drift apart and cover each other's latencies.
+{% if stages == 1 %}
+  // Pipeline, FlashAttention-2's scheme: one K and one V buffer, V(j) loads
+  // during Q K(j)^T and K(j+1) during softmax and P V(j), two barriers per tile.
   load_tile<kBlockM>(sQ, q, p.q_row_stride, m0, {{ SQ }}, tid);
-  if constexpr (kStages == 1) {
-    if (n_tiles > 0) load_tile<kBlockN>(sK, k, p.k_row_stride, 0, {{ SK }}, tid);
-    cp_async_commit();
-  } else {
+  if (n_tiles > 0) load_tile<kBlockN>(sK, k, p.k_row_stride, 0, {{ SK }}, tid);
+  cp_async_commit();
+{% else %}
+  // Pipeline: tiles j..j+kStages-2 in flight (one commit group per tile, K and
+  // V together) with one barrier per tile, so the warps of a block drift apart
+  // and cover each other's latencies.
+  load_tile<kBlockM>(sQ, q, p.q_row_stride, m0, {{ SQ }}, tid);
 #pragma unroll
-    for (int t = 0; t < kStages - 1; ++t) {
-      if (t < n_tiles) {
-        load_tile<kBlockN>(sK + t * kTileKV, k, p.k_row_stride, t * kBlockN, {{ SK }}, tid);
-        load_tile<kBlockN>(sV + t * kTileKV, v, p.v_row_stride, t * kBlockN, {{ SK }}, tid);
-      }
-      cp_async_commit();
+  for (int t = 0; t < kStages - 1; ++t) {
+    if (t < n_tiles) {
+      load_tile<kBlockN>(sK + t * kTileKV, k, p.k_row_stride, t * kBlockN, {{ SK }}, tid);
+      load_tile<kBlockN>(sV + t * kTileKV, v, p.v_row_stride, t * kBlockN, {{ SK }}, tid);
     }
+    cp_async_commit();
   }
+{% end %}
 
   // Fragment geometry. Lane l feeds ldmatrix row l%8 of 8x8 matrix l/8:
   // A (Q) matrices go rows+0/+8 then cols+0/+8; B (K) go k+0/+8 then n+0/+8;
@@ -221,24 +215,24 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
 
   for (int j = 0; j < n_tiles; ++j) {
     const int slot = j % kStages;
-    if constexpr (kStages == 1) {
-      cp_async_wait<0>(); // K(j) (and Q) have landed ...
-      __syncthreads();    // ... for every thread, and P V(j-1) is done everywhere
-      load_tile<kBlockN>(sV, v, p.v_row_stride, j * kBlockN, {{ SK }}, tid);
-      cp_async_commit();
-    } else {
-      cp_async_wait<kStages - 2>(); // tile j (and Q) have landed ...
+{% if stages == 1 %}
+    cp_async_wait<0>(); // K(j) (and Q) have landed ...
+    __syncthreads();    // ... for every thread, and P V(j-1) is done everywhere
+    load_tile<kBlockN>(sV, v, p.v_row_stride, j * kBlockN, {{ SK }}, tid);
+    cp_async_commit();
+{% else %}
+    cp_async_wait<kStages - 2>(); // tile j (and Q) have landed ...
 {% if wgmma %}
-      fence_proxy_async();          // ... visible to wgmma ...
+    fence_proxy_async();          // ... visible to wgmma ...
 {% end %}
-      __syncthreads();              // ... for every thread, and tile j-1 is done everywhere
-      const int t = j + kStages - 1;  // refill the slot tile j-1 used
-      if (t < n_tiles) {
-        load_tile<kBlockN>(sK + (t % kStages) * kTileKV, k, p.k_row_stride, t * kBlockN, {{ SK }}, tid);
-        load_tile<kBlockN>(sV + (t % kStages) * kTileKV, v, p.v_row_stride, t * kBlockN, {{ SK }}, tid);
-      }
-      cp_async_commit();
+    __syncthreads();              // ... for every thread, and tile j-1 is done everywhere
+    const int t = j + kStages - 1;  // refill the slot tile j-1 used
+    if (t < n_tiles) {
+      load_tile<kBlockN>(sK + (t % kStages) * kTileKV, k, p.k_row_stride, t * kBlockN, {{ SK }}, tid);
+      load_tile<kBlockN>(sV + (t % kStages) * kTileKV, v, p.v_row_stride, t * kBlockN, {{ SK }}, tid);
     }
+    cp_async_commit();
+{% end %}
 {% if wgmma %}
     // S = Q K^T (raw scores, fp32 accumulation): one wgmma per k16 step, the
     // first one overwriting S. Q and K are 64-column swizzled blocks; a k step
@@ -339,12 +333,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
     unsigned pf[kMTiles][kPSteps][4];
 {% include "softmax_pack.cuh.tpl" %}
 
-    if constexpr (kStages == 1) {
-      cp_async_wait<0>(); // V(j) has landed ...
-      __syncthreads();    // ... for every thread, and Q K(j)^T is done everywhere
-      if (j + 1 < n_tiles) load_tile<kBlockN>(sK, k, p.k_row_stride, (j + 1) * kBlockN, {{ SK }}, tid);
-      cp_async_commit();
-    }
+{% if stages == 1 %}
+    cp_async_wait<0>(); // V(j) has landed ...
+    __syncthreads();    // ... for every thread, and Q K(j)^T is done everywhere
+    if (j + 1 < n_tiles) load_tile<kBlockN>(sK, k, p.k_row_stride, (j + 1) * kBlockN, {{ SK }}, tid);
+    cp_async_commit();
+{% end %}
 
 {% if wgmma %}
     // O += P V (fp32 accumulation): P from registers, V rows (keys) 128 bytes

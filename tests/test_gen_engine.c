@@ -73,6 +73,20 @@ Test(engine, statements) {
   expect_output("a\r\nb {{ 1 }}\r\n", "a\r\nb 1\r\n");
 }
 
+Test(engine, set_reaches_the_includer_and_never_overwrites) {
+  if (!dir) dir = tu_tmpdir();
+  free(tu_write(dir, "helpers.tpl", "{% set twice = function(x) return 2 * x end %}\n{% set D = head_dim + 1 %}\n"));
+  expect_output("{% include \"helpers.tpl\" %}\n{{ twice(D) }}\n", "258\n");
+  expect_output("{% local D = 1 %}\n{% include \"helpers.tpl\" %}\n{{ D }} {{ twice(D) }}\n", "1 2\n");
+  expect_error("x\n{% set head_dim = 64 %}\n", 2, "{% set head_dim %}: head_dim is already defined");
+  char *out, want[1400];
+  gen_err err;
+  cr_assert_eq(render("{% set D = 1 %}\n{% include \"helpers.tpl\" %}\n", &out, &err), GEN_ETEMPLATE);
+  snprintf(want, sizeof want, "%s/helpers.tpl:2: {%% set D %%}: D is already defined", dir);
+  cr_expect(!strncmp(err.msg, want, strlen(want)), "got: %s", err.msg);
+  expect_error("{% set 1 = 2 %}\n", 1, "expected {% set NAME = EXPR %}");
+}
+
 Test(engine, include_renders_with_the_same_variables) {
   if (!dir) dir = tu_tmpdir();
   free(tu_write(dir, "part.h", "part {{ head_dim }}\n{% include \"leaf.h\" %}\n"));

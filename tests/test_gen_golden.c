@@ -7,7 +7,9 @@
  *
  *    FA2_UPDATE_GOLDEN=1 bin/fa2_tests --filter 'golden/full_spec*'
  *
- * and the diff of the file shows which variants the change touched. */
+ * and the diff of the file shows which variants the change touched. A change
+ * of the text only (a shared include, a dead branch no longer rendered) shows
+ * that it kept the machine code with tools/same_machine_code.py. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
