@@ -18,7 +18,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: fa2 bias [--cpu | --gpu [--varlen]] [--json] [--seed N] [--beta B] [--eps E]\n"
           "                [--seqlen N] [--heads H] [--head-dims D,...] [--fp16] [--arch A]\n"
-          "                [--tc T] [-j N]\n"
+          "                [--tc T] [--normalizer L] [--out-round R] [-j N]\n"
           "       fa2 bias --drift [--steps N] [--json] [--seed N] [--beta B] [--eps E]\n"
           "       fa2 bias --dump DIR [--seed N] [--seqlen N] [--heads H] [--fp16]\n"
           "\n"
@@ -39,7 +39,8 @@ static void usage(FILE *f) {
           "                scores expected\n"
           "  --head-dims D,...  head dims of the suite (default 64,128; kernel head dims\n"
           "                32, 64, ..., 256, up to 8)\n"
-          "  --json        an array of objects: case, repeats, head_dim, mode, beta, eps,\n"
+          "  --json        an array of objects: case, repeats, head_dim, mode (with its\n"
+          "                +lrnd/+lmax/+sr label), beta, eps,\n"
           "                bias_ratio, mean_abs_err, rel_err, max_abs_err, nan_count,\n"
           "                delta_bias, tied_rate\n"
           "  --seed N      input seed (default 1)\n"
@@ -56,6 +57,12 @@ static void usage(FILE *f) {
           "                or h100 (Hopper: blocks of 16 products aligned and truncated,\n"
           "                rounded toward zero; lab/lab_tc.c); default h100 for --arch\n"
           "                sm_90, else fp32\n"
+          "  --normalizer L  issue 22's constructions, CPU lab only, every mode: fp32 (the\n"
+          "                kernels': l sums the fp32 P), rounded (l sums the P that P V uses,\n"
+          "                mode label +lrnd), maxres (fp32, plus each tile maximum's\n"
+          "                rounding residual: +lmax)\n"
+          "  --out-round R rn (the kernels': O rounded to nearest) or sr (stochastic\n"
+          "                rounding, one seeded random number per element: +sr)\n"
           "  -j N          CPU threads (default: CPUs)\n"
           "  --drift       the paper's mechanism: norm of the accumulated dW_Q error over\n"
           "                training-like steps (d=64, N=256, r=2), per mode, and its growth\n"
@@ -78,6 +85,7 @@ typedef struct options {
   const char *dump; /* --dump DIR */
   const char *arch; /* --arch: whose default key tiles (NULL: sm_80's; --gpu: the device's) */
   int tc;           /* --tc: the lab's tensor-core model (a lab_tc; -1: by arch) */
+  lab_numerics num; /* --normalizer, --out-round (lab only) */
   lab_dtype dtype;
   unsigned long long seed;
   double beta, eps;
@@ -157,7 +165,8 @@ static void *worker(void *arg) {
     if (i >= w->n_cases) return NULL;
     lab_inputs in;
     int rc = lab_inputs_make(&w->cases[i], w->o->dtype, w->o->seed, &in);
-    if (rc == 0) rc = lab_run_cpu(&w->cases[i], &in, MODES, N_MODES, w->o->beta, w->o->eps, w->results[i]);
+    if (rc == 0) rc = lab_run_cpu(&w->cases[i], &in, MODES, N_MODES, w->o->beta, w->o->eps, &w->o->num,
+                                  w->results[i]);
     lab_inputs_free(&in);
     pthread_mutex_lock(&w->lock);
     w->done++;
@@ -204,6 +213,13 @@ static int run_gpu(work *w, cli_bias_gpu *g) {
   return 0;
 }
 
+/* The MODE column: "robust" or longer labels ("robust+lrnd+sr"). */
+static int label_width(const options *o) {
+  char label[32];
+  lab_mode_label(LAB_ROBUST, &o->num, label, sizeof label);
+  return (int)strlen(label);
+}
+
 static void print_table(const work *w) {
   const options *o = w->o;
   char what[64];
@@ -214,13 +230,15 @@ static void print_table(const work *w) {
   for (int i = 0; i < w->n_cases; i += N_PER_D)
     printf("%s %d (d=%d)", i ? "," : "", w->cases[i].block_n, w->cases[i].head_dim);
   printf("\n\n");
-  printf("%-10s %3s %4s  %-6s %8s %8s  %9s %9s %9s %4s %11s %11s %5s\n", "CASE", "R", "D", "MODE",
+  printf("%-10s %3s %4s  %-*s %8s %8s  %9s %9s %9s %4s %11s %11s %5s\n", "CASE", "R", "D", label_width(o), "MODE",
          "BIAS", "RN-BIAS", "MEAN|ERR|", "REL_ERR", "MAX_ERR", "NAN", "DELTA_BIAS", "DB_FP32_O", "TIED");
   for (int i = 0; i < w->n_cases; i++)
     for (int m = 0; m < N_MODES; m++) {
       const lab_result *r = &w->results[i][m];
-      printf("%-10s %3d %4d  %-6s %+8.4f %+8.4f  %9.3e %9.3e %9.3e %4lld %+11.3e %+11.3e %5.2f\n",
-             lab_case_name(r->c.kind), r->c.repeats, r->c.head_dim, lab_mode_name(r->mode),
+      char label[32];
+      lab_mode_label(r->mode, &o->num, label, sizeof label);
+      printf("%-10s %3d %4d  %-*s %+8.4f %+8.4f  %9.3e %9.3e %9.3e %4lld %+11.3e %+11.3e %5.2f\n",
+             lab_case_name(r->c.kind), r->c.repeats, r->c.head_dim, label_width(o), label,
              r->err.bias_ratio, r->rounded.bias_ratio, r->err.mean_abs_err, r->err.rel_err,
              r->err.max_abs_err, r->err.nan_count, r->delta_bias, r->delta_bias_fp32, r->tied_rate);
     }
@@ -238,10 +256,12 @@ static void print_json(const work *w) {
   for (int i = 0; i < w->n_cases; i++)
     for (int m = 0; m < N_MODES; m++) {
       const lab_result *r = &w->results[i][m];
+      char label[32];
+      lab_mode_label(r->mode, &w->o->num, label, sizeof label);
       json_array_append_new(
           a, json_pack("{s:s, s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:f, s:f}", "case",
                        lab_case_name(r->c.kind), "repeats", r->c.repeats, "head_dim", r->c.head_dim,
-                       "mode", lab_mode_name(r->mode), "beta", r->beta, "eps", r->eps, "bias_ratio",
+                       "mode", label, "beta", r->beta, "eps", r->eps, "bias_ratio",
                        r->err.bias_ratio, "mean_abs_err", r->err.mean_abs_err, "rel_err",
                        r->err.rel_err, "max_abs_err", r->err.max_abs_err, "nan_count",
                        (json_int_t)r->err.nan_count, "delta_bias", r->delta_bias, "tied_rate",
@@ -342,7 +362,7 @@ static int parse_head_dims(const char *arg, options *o) {
 
 int cli_bias(int argc, char **argv) {
   enum { O_CPU = 256, O_GPU, O_JSON, O_SEED, O_BETA, O_EPS, O_SEQLEN, O_HEADS, O_FP16, O_DRIFT, O_STEPS, O_DUMP, O_ARCH, O_TC,
-         O_HEAD_DIMS, O_VARLEN };
+         O_HEAD_DIMS, O_VARLEN, O_NORMALIZER, O_OUT_ROUND };
   static const struct option opts[] = {
       {"cpu", no_argument, NULL, O_CPU},          {"gpu", no_argument, NULL, O_GPU},
       {"json", no_argument, NULL, O_JSON},        {"seed", required_argument, NULL, O_SEED},
@@ -352,13 +372,14 @@ int cli_bias(int argc, char **argv) {
       {"steps", required_argument, NULL, O_STEPS}, {"dump", required_argument, NULL, O_DUMP},
       {"arch", required_argument, NULL, O_ARCH},  {"tc", required_argument, NULL, O_TC},
       {"head-dims", required_argument, NULL, O_HEAD_DIMS}, {"varlen", no_argument, NULL, O_VARLEN},
+      {"normalizer", required_argument, NULL, O_NORMALIZER}, {"out-round", required_argument, NULL, O_OUT_ROUND},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   options o = {.heads = CLI_BIAS_HEADS, .seqlen = 0, .steps = 300, .jobs = cpus > 0 ? (int)cpus : 1,
                .dtype = LAB_BF16, .seed = 1, .beta = 2.0, .eps = 1e-3, .tc = -1,
                .head_dims = {64, 128}, .n_hd = 2};
-  int cpu_flag = 0;
+  int cpu_flag = 0, lab_set = 0;
   optind = 0;
   for (int c; (c = cli_getopt("bias", argc, argv, ":hj:", opts)) != -1;) {
     int bad = 0;
@@ -391,6 +412,19 @@ int cli_bias(int argc, char **argv) {
     }
     case O_HEAD_DIMS: bad = parse_head_dims(optarg, &o); break;
     case O_VARLEN: o.varlen = 1; break;
+    case O_NORMALIZER:
+      if (!strcmp(optarg, "fp32")) o.num.norm = LAB_NORM_FP32;
+      else if (!strcmp(optarg, "rounded")) o.num.norm = LAB_NORM_ROUNDED;
+      else if (!strcmp(optarg, "maxres")) o.num.norm = LAB_NORM_MAXRES;
+      else bad = fprintf(stderr, "fa2 bias: --normalizer %s: not allowed; allowed: fp32, rounded, maxres\n", optarg) > 0;
+      lab_set = 1;
+      break;
+    case O_OUT_ROUND:
+      if (!strcmp(optarg, "rn")) o.num.out = LAB_OUT_RN;
+      else if (!strcmp(optarg, "sr")) o.num.out = LAB_OUT_SR;
+      else bad = fprintf(stderr, "fa2 bias: --out-round %s: not allowed; allowed: rn, sr\n", optarg) > 0;
+      lab_set = 1;
+      break;
     case 'j': bad = cli_parse_range("bias", "-j", optarg, 1, 64, &o.jobs); break;
     case 'h': usage(stdout); return 0;
     default: return 2;
@@ -414,6 +448,13 @@ int cli_bias(int argc, char **argv) {
             o.gpu ? "--gpu" : "--drift");
     return 2;
   }
+  if (lab_set && (o.gpu || o.drift || o.dump)) {
+    fprintf(stderr, "fa2 bias: --normalizer and --out-round change the CPU lab's arithmetic "
+                    "(issue 22's constructions): drop them with %s\n",
+            o.gpu ? "--gpu" : o.drift ? "--drift" : "--dump");
+    return 2;
+  }
+  o.num.seed = o.seed; /* --out-round sr: the input seed also seeds the rounding */
   if (o.varlen && !o.gpu) {
     fprintf(stderr, "fa2 bias: --varlen runs the GPU's variable-length kernels: add --gpu\n");
     return 2;

@@ -32,6 +32,13 @@ float lab_bf16_to_f32(uint16_t h);
 uint16_t lab_f32_to_fp16(float x); /* RNE; subnormals; overflow -> inf; NaN quiet */
 float lab_fp16_to_f32(uint16_t h);
 float lab_round(float x, lab_dtype t); /* x rounded to the dtype, as a float */
+/* x rounded stochastically to one of its two dtype neighbours, the farther one
+ * with probability |x - nearer| / |farther - nearer| (so the expected result is
+ * x); u in [0, 1) decides. A dtype value, inf or NaN comes back as lab_round's. */
+float lab_round_stochastic(float x, lab_dtype t, double u);
+/* A uniform [0, 1) number from (seed, index): splitmix64's mix, so that each
+ * output element of a run has its own, the same in every run. */
+double lab_hash_uniform(uint64_t seed, uint64_t index);
 
 /* ---- lab_shape.c: shapes and names ----------------------------------------------- */
 const char *lab_dtype_name(lab_dtype t);
@@ -99,12 +106,28 @@ int lab_tc_accumulate(lab_tc t, float *acc, int d, const float *p, const float *
                       int n);
 
 /* ---- lab_fa2.c: the kernels' forward, emulated --------------------------------- */
+/* Constructions of issue 22 (lab/README.md, "Where robust's extra error comes
+ * from"), the lab's only; zeros are the kernels' arithmetic. The normalizer l:
+ * the fp32 P summed (kernels), the rounded P summed (the weights of P V then sum
+ * to one exactly), or the fp32 sum plus each tile maximum's rounding residual.
+ * O: rounded to nearest (kernels) or stochastically (seeded by element). */
+typedef enum lab_norm { LAB_NORM_FP32 = 0, LAB_NORM_ROUNDED = 1, LAB_NORM_MAXRES = 2 } lab_norm;
+typedef enum lab_out_round { LAB_OUT_RN = 0, LAB_OUT_SR = 1 } lab_out_round;
+typedef struct lab_numerics {
+  lab_norm norm;
+  lab_out_round out;
+  uint64_t seed; /* LAB_OUT_SR: the random numbers' seed */
+} lab_numerics;
+/* "none", "robust+lrnd", "none+sr", ...: a mode and its numerics, as fa2 bias prints them. */
+void lab_mode_label(lab_mode m, const lab_numerics *n, char *buf, int size);
+
 typedef struct lab_fa2_config {
   lab_dtype dtype;
   lab_mode mode;
   int block_n;      /* keys per tile, as in the kernel variant */
   double beta, eps; /* paper / robust; eps in softmax-scaled units */
   lab_tc tc;        /* the arithmetic of Q K^T and P V (default: IEEE fp32) */
+  lab_numerics num; /* issue 22's constructions (zeros: the kernels') */
 } lab_fa2_config;
 
 /* o: output rounded to the dtype (q_elems); o32: the same before rounding
@@ -203,10 +226,11 @@ typedef struct lab_result {
 } lab_result;
 
 /* Measures one case's inputs in every mode of modes[n_modes] (beta, eps for
- * the stabilized ones) with the CPU emulation. results[n_modes]. The float64
- * reference is computed once. Returns 0 or -1 (out of memory, bad config). */
+ * the stabilized ones) with the CPU emulation, under numerics num (NULL: the
+ * kernels'). results[n_modes]. The float64 reference is computed once. Returns
+ * 0 or -1 (out of memory, bad config). */
 int lab_run_cpu(const lab_case *c, const lab_inputs *in, const lab_mode *modes, int n_modes,
-                double beta, double eps, lab_result *results);
+                double beta, double eps, const lab_numerics *num, lab_result *results);
 
 /* Scores the output of some other implementation (the GPU kernels) on the
  * same inputs: o (q_elems, dtype values) and, when not NULL, the same output

@@ -11,6 +11,9 @@
  * last bit, and tanh.approx's error (softcap: tanhf here, 2^-11 relative apart;
  * both 1 on saturated scores).
  *
+ * cfg->num (issue 22's constructions, lab only): the normalizer from the rounded
+ * P or with the tile maxima's residuals, O rounded stochastically.
+ *
  * Modifiers as the kernels apply them: softcap then ALiBi on the raw scores
  * (lab_modified_raw), masked keys out of the tile; a window's row starts at the
  * tile of its first key (a window kernel's tiles before it leave the row as it
@@ -74,7 +77,8 @@ static float new_reference(const lab_fa2_config *c, float m_old, const float *s,
 
 static void forward_row(const lab_shape *sh, const lab_fa2_config *c, const float *qrow,
                         const float *kh, const float *vh, long long kv_row_stride, int b, int h,
-                        int row, float *s, float *acc, float *o, float *o32, float *lse) {
+                        int row, long long o_index, float *s, float *acc, float *o, float *o32,
+                        float *lse) {
   const int d = sh->head_dim, bn = c->block_n;
   int lo, hi;
   lab_key_range(sh, row, &lo, &hi);
@@ -109,8 +113,12 @@ static void forward_row(const lab_shape *sh, const lab_fa2_config *c, const floa
     for (int i = 0; i < d; i++) acc[i] *= r;
     for (int j = 0; j < n; j++) {
       const float p = exp2f(fmaf(s[j], cl2, -mc));
-      sum += p;                          /* the normalizer keeps fp32 p ... */
-      s[j] = lab_round(p, c->dtype);     /* ... P V uses the rounded one */
+      s[j] = lab_round(p, c->dtype);     /* P V uses the rounded p ... */
+      sum += c->num.norm == LAB_NORM_ROUNDED ? s[j] : p; /* ... the kernels' l the fp32 one */
+    }
+    if (c->num.norm == LAB_NORM_MAXRES && rm != -INFINITY) { /* the tile max's residual */
+      const float pm = exp2f(fmaf(rm, cl2, -mc));
+      sum += lab_round(pm, c->dtype) - pm;
     }
     /* P V, keys in order from the tile's first: Hopper's k16 blocks start
      * there, and the kernel's masked keys have P = 0, which adds nothing. */
@@ -129,7 +137,9 @@ static void forward_row(const lab_shape *sh, const lab_fa2_config *c, const floa
   }
   for (int i = 0; i < d; i++) {
     const float x = acc[i] * inv;
-    o[i] = lab_round(x, c->dtype);
+    o[i] = c->num.out == LAB_OUT_SR
+               ? lab_round_stochastic(x, c->dtype, lab_hash_uniform(c->num.seed, (uint64_t)(o_index + i)))
+               : lab_round(x, c->dtype);
     if (o32) o32[i] = x;
   }
 }
@@ -153,7 +163,7 @@ int lab_fa2_forward(const lab_shape *sh, const lab_fa2_config *c, const float *q
       const float *vh = v + (long long)b * sh->seqlen_k * kv_row + (long long)(h / group) * d;
       for (int i = 0; i < sh->seqlen_q; i++) {
         const long long off = ((long long)b * sh->seqlen_q + i) * q_row + (long long)h * d;
-        forward_row(sh, c, q + off, kh, vh, kv_row, b, h, i, s, acc, o + off, o32 ? o32 + off : NULL,
+        forward_row(sh, c, q + off, kh, vh, kv_row, b, h, i, off, s, acc, o + off, o32 ? o32 + off : NULL,
                     lse + ((long long)b * sh->heads_q + h) * sh->seqlen_q + i);
       }
     }

@@ -1,5 +1,6 @@
 /* float32 <-> bf16 / fp16 on the bit patterns, round-to-nearest-even: the
  * result never depends on the compiler's _Float16 or the FPU rounding mode. */
+#include <math.h>
 #include <string.h>
 
 #include "lab.h"
@@ -67,4 +68,28 @@ float lab_fp16_to_f32(uint16_t h) {
 
 float lab_round(float x, lab_dtype t) {
   return t == LAB_FP16 ? lab_fp16_to_f32(lab_f32_to_fp16(x)) : lab_bf16_to_f32(lab_f32_to_bf16(x));
+}
+
+/* The 16-bit neighbour of dtype value a (finite) one step toward x != a. */
+static float step_toward(float a, float x, lab_dtype t) {
+  uint16_t h = t == LAB_FP16 ? lab_f32_to_fp16(a) : lab_f32_to_bf16(a);
+  if ((h & 0x7fff) == 0) h = (uint16_t)((x < 0 ? 0x8000 : 0) | 1); /* the smallest subnormal */
+  else if ((x > a) == (a > 0)) h++;                                   /* magnitude up */
+  else h--;                                                           /* magnitude down */
+  return t == LAB_FP16 ? lab_fp16_to_f32(h) : lab_bf16_to_f32(h);
+}
+
+float lab_round_stochastic(float x, lab_dtype t, double u) {
+  const float a = lab_round(x, t);
+  if (a == x || isinf(a) || isnan(a)) return a;
+  const float b = step_toward(a, x, t);
+  return u < fabs((double)x - a) / fabs((double)b - a) ? b : a;
+}
+
+double lab_hash_uniform(uint64_t seed, uint64_t index) {
+  uint64_t z = seed * 0x9e3779b97f4a7c15ull + index + 0x632be59bd9b4e019ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return (double)(z >> 11) * (1.0 / 9007199254740992.0);
 }

@@ -1,6 +1,7 @@
 /* Shapes: sizes, the softmax scale, the masks (causal, window; bottom-right aligned)
  * and the score modifiers (softcap, ALiBi). */
 #include <math.h>
+#include <stdio.h>
 
 #include "lab.h"
 
@@ -54,4 +55,11 @@ const char *lab_dtype_name(lab_dtype t) { return t == LAB_FP16 ? "fp16" : "bf16"
 
 const char *lab_mode_name(lab_mode m) {
   return m == LAB_PAPER ? "paper" : m == LAB_ROBUST ? "robust" : "none";
+}
+
+void lab_mode_label(lab_mode m, const lab_numerics *n, char *buf, int size) {
+  const lab_norm l = n ? n->norm : LAB_NORM_FP32;
+  snprintf(buf, (size_t)size, "%s%s%s", lab_mode_name(m),
+           l == LAB_NORM_ROUNDED ? "+lrnd" : l == LAB_NORM_MAXRES ? "+lmax" : "",
+           n && n->out == LAB_OUT_SR ? "+sr" : "");
 }

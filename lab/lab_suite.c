@@ -270,7 +270,7 @@ void lab_score(const lab_case *c, const lab_inputs *in, lab_mode mode, double be
 }
 
 int lab_run_cpu(const lab_case *c, const lab_inputs *in, const lab_mode *modes, int n_modes,
-                double beta, double eps, lab_result *results) {
+                double beta, double eps, const lab_numerics *num, lab_result *results) {
   const lab_shape *s = &in->shape;
   const long long n = lab_q_elems(s);
   double *o_ref = malloc(sizeof(double) * n), *lse_ref = malloc(sizeof(double) * lab_rows(s));
@@ -281,7 +281,8 @@ int lab_run_cpu(const lab_case *c, const lab_inputs *in, const lab_mode *modes, 
   lab_ref_forward(s, in->q, in->k, in->v, o_ref, lse_ref);
   const double tied = lab_tied_rate(s, in->q, in->k);
   for (int i = 0; i < n_modes; i++) {
-    const lab_fa2_config cfg = {in->dtype, modes[i], c->block_n, beta, eps, c->tc};
+    const lab_fa2_config cfg = {in->dtype, modes[i], c->block_n, beta, eps, c->tc,
+                                num ? *num : (lab_numerics){0}};
     if (lab_fa2_forward(s, &cfg, in->q, in->k, in->v, o, o32, lse) != 0) goto out;
     lab_score(c, in, modes[i], beta, eps, o, o32, o_ref, &results[i]);
     results[i].tied_rate = tied;

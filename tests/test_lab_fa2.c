@@ -290,3 +290,59 @@ Test(lab_fa2, modifiers_backward_and_dsinks_match_float64) {
   free(dout), free(delta), free(dq), free(dk), free(dv), free(rq), free(rk), free(rv);
   run_free(&r);
 }
+
+/* Issue 22's large-logit fp16 backward case (FlashAttention-2's overflow test):
+ * batch 2, 5 heads, seqlen 2, d 32, causal, q = 5 N(0,1), k = v = 3 N(0,1), dO =
+ * N(0,1); max |dQ - ref| and |dK - ref| per forward construction, averaged over 400
+ * draws (one draw of 10 rows is noise). robust's O error doubles the gradients' (its
+ * delta comes from that O); a normalizer from the rounded P gives none's back, and
+ * stochastic rounding of O costs about half of robust's excess (lab/README.md). */
+static double max_err(const float *x, const double *ref, long long n) {
+  double m = 0;
+  for (long long i = 0; i < n; i++) m = fmax(m, fabs(x[i] - ref[i]));
+  return m;
+}
+
+Test(lab_fa2, issue22_large_logit_fp16_backward) {
+  const lab_shape s = {2, 2, 2, 5, 5, 32, 1, 0};
+  const long long nq = lab_q_elems(&s), nk = lab_kv_elems(&s), rows = lab_rows(&s);
+  float *q = malloc(4 * nq), *k = malloc(4 * nk), *v = malloc(4 * nk), *dout = malloc(4 * nq);
+  float *o = malloc(4 * nq), *lse = malloc(4 * rows), *delta = malloc(4 * rows);
+  float *dq = malloc(4 * nq), *dk = malloc(4 * nk), *dv = malloc(4 * nk);
+  double *o_ref = malloc(8 * nq), *lse_ref = malloc(8 * rows), *dq_ref = malloc(8 * nq);
+  double *dk_ref = malloc(8 * nk), *dv_ref = malloc(8 * nk);
+  enum { NONE, ROBUST, ROBUST_LRND, NONE_SR, N_CFG, DRAWS = 400 };
+  const lab_mode cfg_modes[N_CFG] = {LAB_NONE, LAB_ROBUST, LAB_ROBUST, LAB_NONE};
+  const lab_numerics nums[N_CFG] = {{0}, {0}, {LAB_NORM_ROUNDED, LAB_OUT_RN, 0}, {LAB_NORM_FP32, LAB_OUT_SR, 0}};
+  double e_dq[N_CFG] = {0}, e_dk[N_CFG] = {0};
+  for (int draw = 0; draw < DRAWS; draw++) {
+    lab_rng r;
+    lab_rng_seed(&r, 1000 + (uint64_t)draw);
+    for (long long i = 0; i < nq; i++) q[i] = lab_round((float)(5 * lab_rng_normal(&r)), LAB_FP16);
+    for (long long i = 0; i < nk; i++) k[i] = lab_round((float)(3 * lab_rng_normal(&r)), LAB_FP16);
+    for (long long i = 0; i < nk; i++) v[i] = lab_round((float)(3 * lab_rng_normal(&r)), LAB_FP16);
+    for (long long i = 0; i < nq; i++) dout[i] = lab_round((float)lab_rng_normal(&r), LAB_FP16);
+    lab_ref_forward(&s, q, k, v, o_ref, lse_ref);
+    lab_ref_backward(&s, q, k, v, dout, dq_ref, dk_ref, dv_ref, NULL);
+    for (int c = 0; c < N_CFG; c++) {
+      lab_fa2_config fc = {LAB_FP16, cfg_modes[c], 64, 2.0, 1e-3, LAB_TC_FP32, nums[c]};
+      fc.num.seed = 77 + (uint64_t)draw;
+      cr_assert_eq(lab_fa2_forward(&s, &fc, q, k, v, o, NULL, lse), 0);
+      lab_fa2_delta(&s, o, dout, delta);
+      cr_assert_eq(lab_fa2_backward(&s, LAB_FP16, q, k, v, dout, lse, delta, dq, dk, dv), 0);
+      e_dq[c] += max_err(dq, dq_ref, nq) / DRAWS;
+      e_dk[c] += max_err(dk, dk_ref, nk) / DRAWS;
+    }
+  }
+  cr_log_info("large-logit fp16 backward, mean of max|err| over %d draws: dQ none %.3e robust %.3e "
+              "robust+lrnd %.3e none+sr %.3e; dK %.3e %.3e %.3e %.3e", DRAWS, e_dq[0], e_dq[1], e_dq[2],
+              e_dq[3], e_dk[0], e_dk[1], e_dk[2], e_dk[3]);
+  cr_expect(e_dq[ROBUST] > 1.6 * e_dq[NONE] && e_dk[ROBUST] > 1.6 * e_dk[NONE], "robust doubles the error: dQ %.2fx, dK %.2fx",
+            e_dq[ROBUST] / e_dq[NONE], e_dk[ROBUST] / e_dk[NONE]);
+  cr_expect(e_dq[ROBUST_LRND] < 1.05 * e_dq[NONE] && e_dk[ROBUST_LRND] < 1.05 * e_dk[NONE],
+            "robust+lrnd is none's: dQ %.3fx, dK %.3fx", e_dq[ROBUST_LRND] / e_dq[NONE], e_dk[ROBUST_LRND] / e_dk[NONE]);
+  cr_expect(e_dq[NONE_SR] < 0.8 * e_dq[ROBUST] && e_dq[NONE_SR] > e_dq[NONE],
+            "none+sr between: dQ %.2fx none's, %.2fx robust's", e_dq[NONE_SR] / e_dq[NONE], e_dq[NONE_SR] / e_dq[ROBUST]);
+  free(q), free(k), free(v), free(dout), free(o), free(lse), free(delta), free(dq), free(dk), free(dv);
+  free(o_ref), free(lse_ref), free(dq_ref), free(dk_ref), free(dv_ref);
+}

@@ -239,3 +239,36 @@ Test(lab_round, sweep_is_nearest_even_bf16) {
 Test(lab_round, sweep_is_nearest_even_fp16) {
   sweep(lab_f32_to_fp16, drop_fp16, 0x7c00, fp16_value, "fp16");
 }
+
+/* Stochastic rounding (issue 22's lab construction): the two neighbours, with
+ * the probability of the farther one equal to the distance to the nearer. */
+Test(lab_round, stochastic_picks_a_neighbour_by_distance) {
+  const float up = 1.f + 0x1p-7f; /* bf16 neighbours of 1 + 2^-9: 1 and 1 + 2^-7 */
+  cr_expect_eq(lab_round_stochastic(1.f + 0x1p-9f, LAB_BF16, 0.24), up);
+  cr_expect_eq(lab_round_stochastic(1.f + 0x1p-9f, LAB_BF16, 0.26), 1.f);
+  cr_expect_eq(lab_round_stochastic(-(1.f + 0x1p-9f), LAB_BF16, 0.24), -up, "negative: magnitude up");
+  /* 1 - 2^-10 sits below 1: neighbours 1 - 2^-8 (bf16 ulp below 1) and 1, 3/4 of the way up */
+  cr_expect_eq(lab_round_stochastic(1.f - 0x1p-10f, LAB_BF16, 0.20), 1.f - 0x1p-8f);
+  cr_expect_eq(lab_round_stochastic(1.f - 0x1p-10f, LAB_BF16, 0.30), 1.f);
+  cr_expect_eq(lab_round_stochastic(0x1p-26f, LAB_FP16, 0.2), 0x1p-24f, "fp16: up to the smallest subnormal");
+  cr_expect_eq(lab_round_stochastic(0x1p-26f, LAB_FP16, 0.6), 0.f);
+  cr_expect_eq(lab_round_stochastic(-0x1p-26f, LAB_FP16, 0.1), -0x1p-24f);
+  cr_expect_eq(lab_round_stochastic(0.75f, LAB_BF16, 0.999), 0.75f, "a dtype value stays");
+  cr_expect(isinf(lab_round_stochastic(INFINITY, LAB_FP16, 0.5)));
+  cr_expect(isnan(lab_round_stochastic(NAN, LAB_BF16, 0.5)));
+  /* Unbiased: the mean over many draws is x (3 standard errors at 40000 draws). */
+  const float x = 3.f + 0.3f * 0x1p-6f; /* 3 + 0.3 ulp */
+  double sum = 0;
+  for (int i = 0; i < 40000; i++) sum += lab_round_stochastic(x, LAB_BF16, lab_hash_uniform(7, (uint64_t)i));
+  cr_expect_float_eq(sum / 40000, x, 3 * 0x1p-6 * sqrt(0.21 / 40000), "mean %.9g, x %.9g", sum / 40000, (double)x);
+}
+
+Test(lab_round, hash_uniform_is_fixed_per_seed_and_index) {
+  cr_expect_eq(lab_hash_uniform(1, 5), lab_hash_uniform(1, 5));
+  cr_expect_neq(lab_hash_uniform(1, 5), lab_hash_uniform(1, 6));
+  cr_expect_neq(lab_hash_uniform(1, 5), lab_hash_uniform(2, 5));
+  for (uint64_t i = 0; i < 1000; i++) {
+    const double u = lab_hash_uniform(3, i);
+    cr_assert(u >= 0 && u < 1, "%g", u);
+  }
+}

@@ -40,7 +40,7 @@ static void measure_tc(lab_case_kind kind, int repeats, int d, lab_tc tc, lab_re
   const lab_case c = {kind, repeats, d, SEQLEN, HEADS, block_n(d), 0, tc};
   lab_inputs in;
   cr_assert_eq(lab_inputs_make(&c, LAB_BF16, 1, &in), 0);
-  cr_assert_eq(lab_run_cpu(&c, &in, modes, 3, 2.0, 1e-3, res), 0);
+  cr_assert_eq(lab_run_cpu(&c, &in, modes, 3, 2.0, 1e-3, NULL, res), 0);
   lab_inputs_free(&in);
 }
 
@@ -148,6 +148,42 @@ Test(suite, robust_is_unbiased_on_every_case, .timeout = 600) {
 /* The modifier cases make the ties they describe (lab_suite.c): softcap's copies tie
  * only once capped; ALiBi's maximum is the pair of keys D either side of the row;
  * the window's rows see two copies from row 63 on; the sinks sit near the maxima. */
+/* Issue 22's first experiment (lab/README.md, "Where robust's extra error comes
+ * from"), d = 64: robust's noise is the normalizer's disagreement with the rounded P
+ * (make them agree and robust is none, error and bias), and stochastic rounding of
+ * O alone makes none unbiased at 1.1-1.2x its error with two copies, under 2x with one. */
+static void measure_num(lab_case_kind kind, int repeats, lab_mode m, lab_norm norm, lab_out_round out,
+                        lab_result *res) {
+  const lab_case c = {kind, repeats, 64, SEQLEN, HEADS, block_n(64), 0, LAB_TC_FP32};
+  const lab_numerics num = {norm, out, 1};
+  lab_inputs in;
+  cr_assert_eq(lab_inputs_make(&c, LAB_BF16, 1, &in), 0);
+  cr_assert_eq(lab_run_cpu(&c, &in, &m, 1, 2.0, 1e-3, &num, res), 0);
+  lab_inputs_free(&in);
+}
+
+Test(suite, issue22_normalizer_and_stochastic_output, .timeout = 300) {
+  for (int r = 1; r <= 2; r++) {
+    lab_result none, robust, lrnd, sr;
+    measure_num(LAB_CASE_REPEAT, r, LAB_NONE, LAB_NORM_FP32, LAB_OUT_RN, &none);
+    measure_num(LAB_CASE_REPEAT, r, LAB_ROBUST, LAB_NORM_FP32, LAB_OUT_RN, &robust);
+    measure_num(LAB_CASE_REPEAT, r, LAB_ROBUST, LAB_NORM_ROUNDED, LAB_OUT_RN, &lrnd);
+    measure_num(LAB_CASE_REPEAT, r, LAB_NONE, LAB_NORM_FP32, LAB_OUT_SR, &sr);
+    const double e0 = none.err.mean_abs_err;
+    cr_expect(fabs(none.err.bias_ratio) > 0.1, "r=%d: none is biased: %.4f", r, none.err.bias_ratio);
+    cr_expect(fabs(robust.err.bias_ratio) < 0.03, "r=%d: robust %.4f", r, robust.err.bias_ratio);
+    cr_expect(robust.err.mean_abs_err > (r == 1 ? 5.0 : 1.2) * e0, "r=%d: robust pays %.3fx",
+              r, robust.err.mean_abs_err / e0);
+    cr_expect(fabs(lrnd.err.mean_abs_err / e0 - 1) < 0.01 && fabs(lrnd.err.bias_ratio - none.err.bias_ratio) < 0.02,
+              "r=%d: robust+lrnd %.4fx none's error, bias %.4f (none %.4f)", r, lrnd.err.mean_abs_err / e0,
+              lrnd.err.bias_ratio, none.err.bias_ratio);
+    const double lo = r == 1 ? 1.6 : 1.1, hi = r == 1 ? 2.0 : 1.2;
+    cr_expect(fabs(sr.err.bias_ratio) < 0.02 && sr.err.mean_abs_err / e0 > lo && sr.err.mean_abs_err / e0 < hi,
+              "r=%d: none+sr bias %.4f, %.4fx none's error (want within %.1f..%.1f)", r, sr.err.bias_ratio,
+              sr.err.mean_abs_err / e0, lo, hi);
+  }
+}
+
 Test(suite, modifier_cases_have_the_ties_they_promise) {
   lab_inputs in;
   lab_case c = {LAB_CASE_SOFTCAP, 8, 64, SEQLEN, 2, 64, 0};
@@ -229,7 +265,7 @@ Test(suite, robust_shift_varies_with_batch_and_head) {
   cr_assert_eq(lab_inputs_make(&c, LAB_BF16, 1, &in), 0);
   cr_assert_eq(in.shape.softcap, 30.0);
   lab_result res[3];
-  cr_assert_eq(lab_run_cpu(&c, &in, modes, 3, 2.0, 1e-3, res), 0);
+  cr_assert_eq(lab_run_cpu(&c, &in, modes, 3, 2.0, 1e-3, NULL, res), 0);
   lab_inputs_free(&in);
   cr_expect_leq(fabs(res[2].err.bias_ratio), 0.015, "robust, cap 30: %.4f", res[2].err.bias_ratio);
   cr_expect_leq(fabs(res[0].err.bias_ratio), 0.015, "none, cap 30: %.4f", res[0].err.bias_ratio);
@@ -316,7 +352,9 @@ Test(bias_cli, bad_values_exit_2_naming_them) {
       ARGS("bias", "--tc", "h200"),      ARGS("bias", "--gpu", "--tc", "h100"),
       ARGS("bias", "--drift", "--tc", "fp32"), ARGS("bias", "--head-dims", "64,100"),
       ARGS("bias", "--head-dims", "64,64"), ARGS("bias", "--head-dims", ""),
-      ARGS("bias", "--varlen")};
+      ARGS("bias", "--varlen"),          ARGS("bias", "--normalizer", "fp16"),
+      ARGS("bias", "--out-round", "rz"), ARGS("bias", "--gpu", "--out-round", "sr"),
+      ARGS("bias", "--drift", "--normalizer", "rounded")};
   static const char *expect[] = {"--beta 1", "--eps 0", "--eps x", "--seqlen 100", "--heads 0",
                                  "choose one", "--drift", "--seed -1", "'extra'", "--steps 5", "bogus",
                                  "--arch sm_99: arch = \"sm_99\": not a supported arch",
@@ -324,7 +362,10 @@ Test(bias_cli, bad_values_exit_2_naming_them) {
                                  "drop it with --drift",
                                  "--head-dims 64,100: '100' not allowed; allowed: up to 8 different kernel head dims",
                                  "--head-dims 64,64: '64' not allowed", "--head-dims '': empty list",
-                                 "--varlen runs the GPU's variable-length kernels: add --gpu"};
+                                 "--varlen runs the GPU's variable-length kernels: add --gpu",
+                                 "--normalizer fp16: not allowed; allowed: fp32, rounded, maxres",
+                                 "--out-round rz: not allowed; allowed: rn, sr",
+                                 "issue 22's constructions): drop them with --gpu", "drop them with --drift"};
   for (unsigned i = 0; i < sizeof cases / sizeof *cases; i++) {
     tu_run r = tu_fa2(NULL, cases[i]);
     cr_expect_eq(r.status, 2, "%s: exit %d", expect[i], r.status);
@@ -395,8 +436,8 @@ Test(bias_cli, gpu_without_a_device_says_so) {
 Test(bias_cli, help_documents_every_option) {
   tu_run r = tu_fa2(NULL, ARGS("bias", "--help"));
   cr_expect_eq(r.status, 0);
-  static const char *opts[] = {"--cpu", "--gpu", "--json", "--seed", "--beta", "--eps",
-                               "--seqlen", "--heads", "--fp16", "--drift", "--steps", "-j", "--arch", "--tc"};
+  static const char *opts[] = {"--cpu", "--gpu", "--json", "--seed", "--beta", "--eps", "--seqlen", "--heads",
+                               "--fp16", "--drift", "--steps", "-j", "--arch", "--tc", "--normalizer", "--out-round"};
   for (unsigned i = 0; i < sizeof opts / sizeof *opts; i++) cr_expect(strstr(r.out, opts[i]), "%s", opts[i]);
   tu_run_free(&r);
 }
