@@ -144,6 +144,13 @@ Test(engine, rendered_source_must_not_include) {
   gen_err err;
   cr_assert_eq(render("// ok\n  #  include <cuda_bf16.h>\n", &out, &err), GEN_ETEMPLATE);
   cr_expect(strstr(err.msg, "#include at line 2"), "%s", err.msg);
+  cr_assert_eq(render("#include <x.h>\n", &out, &err), GEN_ETEMPLATE);
+  cr_expect(strstr(err.msg, "#include at line 1"), "%s", err.msg);
+  cr_assert_eq(render("a\n\nb\n\t#include \"y.h\"", &out, &err), GEN_ETEMPLATE);
+  cr_expect(strstr(err.msg, "#include at line 4"), "%s", err.msg);
+  /* not a directive: a comment or text before the '#' */
+  cr_assert_eq(render("// #include <x.h>\nint a; #include\n", &out, &err), GEN_OK, "%s", err.msg);
+  free(out);
 }
 
 static int has_include_directive(const char *src) {
