@@ -20,6 +20,7 @@ static void usage(FILE *f) {
           "                [--seqlen N] [--heads H] [--head-dims D,...] [--fp16] [--arch A]\n"
           "                [--tc T] [--normalizer L] [--out-round R] [-j N]\n"
           "       fa2 bias --drift [--steps N] [--json] [--seed N] [--beta B] [--eps E]\n"
+          "                [--normalizer L] [--out-round R]\n"
           "       fa2 bias --dump DIR [--seed N] [--seqlen N] [--heads H] [--fp16]\n"
           "\n"
           "Measures the rounding bias of the forward pass on the tie-heavy suite: per\n"
@@ -57,10 +58,10 @@ static void usage(FILE *f) {
           "                or h100 (Hopper: blocks of 16 products aligned and truncated,\n"
           "                rounded toward zero; lab/lab_tc.c); default h100 for --arch\n"
           "                sm_90, else fp32\n"
-          "  --normalizer L  issue 22's constructions, CPU lab only, every mode: fp32 (the\n"
-          "                kernels': l sums the fp32 P), rounded (l sums the P that P V uses,\n"
-          "                mode label +lrnd), maxres (fp32, plus each tile maximum's\n"
-          "                rounding residual: +lmax)\n"
+          "  --normalizer L  issue 22's constructions, CPU lab only (the suite and --drift),\n"
+          "                every mode: fp32 (the kernels': l sums the fp32 P), rounded (l\n"
+          "                sums the P that P V uses, mode label +lrnd), maxres (fp32, plus\n"
+          "                each tile maximum's rounding residual: +lmax)\n"
           "  --out-round R rn (the kernels': O rounded to nearest) or sr (stochastic\n"
           "                rounding, one seeded random number per element: +sr)\n"
           "  -j N          CPU threads (default: CPUs)\n"
@@ -292,7 +293,7 @@ static int run_drift(const options *o) {
   int ok = 1;
   for (int m = 0; m < N_MODES; m++) {
     jobs[m].c = (lab_drift_config){o->steps, 256, 64, default_block_n(64, LAB_BF16, "sm_80"), 2, MODES[m],
-                                   o->beta, o->eps, o->seed};
+                                   o->beta, o->eps, o->seed, o->num};
     jobs[m].norms = malloc(sizeof(double) * o->steps);
     jobs[m].rc = -1;
     if (!jobs[m].norms) ok = 0;
@@ -309,7 +310,9 @@ static int run_drift(const options *o) {
     for (int m = 0; m < N_MODES; m++) {
       json_t *norms = json_array();
       for (int t = 0; t < o->steps; t++) json_array_append_new(norms, json_real(jobs[m].norms[t]));
-      json_object_set_new(root, lab_mode_name(MODES[m]),
+      char label[32];
+      lab_mode_label(MODES[m], &o->num, label, sizeof label);
+      json_object_set_new(root, label,
                           json_pack("{s:f, s:o}", "growth_exponent",
                                     lab_growth_exponent(jobs[m].norms, o->steps), "norms", norms));
     }
@@ -321,16 +324,20 @@ static int run_drift(const options *o) {
     printf("fa2 bias --drift: ||sum of dW_Q errors|| after each step (bf16, d=64, N=256, maximal key\n"
            "twice per row, fresh inputs and dO = -1 + noise every step, seed %llu)\n\n%8s",
            o->seed, "STEP");
-    for (int m = 0; m < N_MODES; m++) printf(" %12s", lab_mode_name(MODES[m]));
+    for (int m = 0; m < N_MODES; m++) {
+      char label[32];
+      lab_mode_label(MODES[m], &o->num, label, sizeof label);
+      printf(" %14s", label);
+    }
     printf("\n");
     for (int k = 1; k <= 10; k++) {
       const int t = (int)((long long)o->steps * k / 10) - 1;
       printf("%8d", t + 1);
-      for (int m = 0; m < N_MODES; m++) printf(" %12.4e", jobs[m].norms[t]);
+      for (int m = 0; m < N_MODES; m++) printf(" %14.4e", jobs[m].norms[t]);
       printf("\n");
     }
     printf("%8s", "growth");
-    for (int m = 0; m < N_MODES; m++) printf(" %12.2f", lab_growth_exponent(jobs[m].norms, o->steps));
+    for (int m = 0; m < N_MODES; m++) printf(" %14.2f", lab_growth_exponent(jobs[m].norms, o->steps));
     printf("\n\ngrowth: slope of log(norm) over log(step); 1 = linear drift (biased delta),\n"
            "0.5 = random walk (unbiased).\n");
   }
@@ -448,10 +455,10 @@ int cli_bias(int argc, char **argv) {
             o.gpu ? "--gpu" : "--drift");
     return 2;
   }
-  if (lab_set && (o.gpu || o.drift || o.dump)) {
+  if (lab_set && (o.gpu || o.dump)) {
     fprintf(stderr, "fa2 bias: --normalizer and --out-round change the CPU lab's arithmetic "
                     "(issue 22's constructions): drop them with %s\n",
-            o.gpu ? "--gpu" : o.drift ? "--drift" : "--dump");
+            o.gpu ? "--gpu" : "--dump");
     return 2;
   }
   o.num.seed = o.seed; /* --out-round sr: the input seed also seeds the rounding */

@@ -249,6 +249,7 @@ typedef struct lab_drift_config {
   lab_mode mode;
   double beta, eps;
   uint64_t seed;
+  lab_numerics num; /* issue 22's constructions (zeros: the kernels'); SR reseeded per step */
 } lab_drift_config;
 int lab_drift(const lab_drift_config *c, double *norms);
 /* The slope of log(norm) against log(step) over steps n/10 .. n: about 1 for

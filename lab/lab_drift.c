@@ -28,7 +28,8 @@ int lab_drift(const lab_drift_config *c, double *norms) {
   for (int t = 0; t < c->steps; t++) {
     lab_inputs in;
     if (lab_inputs_make(&kase, LAB_BF16, c->seed * 1000003u + (uint64_t)t, &in)) goto out;
-    const lab_fa2_config fc = {LAB_BF16, c->mode, c->block_n, c->beta, c->eps};
+    lab_fa2_config fc = {LAB_BF16, c->mode, c->block_n, c->beta, c->eps, LAB_TC_FP32, c->num};
+    fc.num.seed = c->num.seed * 1000003u + (uint64_t)t; /* fresh roundings every step */
     lab_ref_forward(&in.shape, in.q, in.k, in.v, o_ref, lse);
     lab_ref_forward(&in.shape, in.q, in.k, in.k, pk, lse); /* P K */
     const int ok = lab_fa2_forward(&in.shape, &fc, in.q, in.k, in.v, o, NULL, lse32) == 0;

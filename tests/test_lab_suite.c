@@ -305,6 +305,11 @@ Test(suite, drift_is_linear_for_none_and_a_random_walk_for_robust, .timeout = 30
   cr_expect_geq(growth[0], 0.85, "none: %.2f", growth[0]);
   cr_expect_gt(growth[1], growth[2], "paper %.2f, robust %.2f", growth[1], growth[2]);
   cr_expect_leq(growth[2], 0.7, "robust: %.2f", growth[2]);
+  /* Issue 22: none with O rounded stochastically is a random walk too. */
+  lab_drift_config sr = {steps, 128, 64, 64, 2, LAB_NONE, 2.0, 1e-3, 3, {LAB_NORM_FP32, LAB_OUT_SR, 5}};
+  cr_assert_eq(lab_drift(&sr, norms), 0);
+  const double g_sr = lab_growth_exponent(norms, steps);
+  cr_expect_leq(g_sr, 0.7, "none+sr: %.2f (none %.2f)", g_sr, growth[0]);
   free(norms);
 }
 
@@ -354,7 +359,7 @@ Test(bias_cli, bad_values_exit_2_naming_them) {
       ARGS("bias", "--head-dims", "64,64"), ARGS("bias", "--head-dims", ""),
       ARGS("bias", "--varlen"),          ARGS("bias", "--normalizer", "fp16"),
       ARGS("bias", "--out-round", "rz"), ARGS("bias", "--gpu", "--out-round", "sr"),
-      ARGS("bias", "--drift", "--normalizer", "rounded")};
+      ARGS("bias", "--dump", "/nonexistent", "--normalizer", "rounded")};
   static const char *expect[] = {"--beta 1", "--eps 0", "--eps x", "--seqlen 100", "--heads 0",
                                  "choose one", "--drift", "--seed -1", "'extra'", "--steps 5", "bogus",
                                  "--arch sm_99: arch = \"sm_99\": not a supported arch",
@@ -365,7 +370,7 @@ Test(bias_cli, bad_values_exit_2_naming_them) {
                                  "--varlen runs the GPU's variable-length kernels: add --gpu",
                                  "--normalizer fp16: not allowed; allowed: fp32, rounded, maxres",
                                  "--out-round rz: not allowed; allowed: rn, sr",
-                                 "issue 22's constructions): drop them with --gpu", "drop them with --drift"};
+                                 "issue 22's constructions): drop them with --gpu", "drop them with --dump"};
   for (unsigned i = 0; i < sizeof cases / sizeof *cases; i++) {
     tu_run r = tu_fa2(NULL, cases[i]);
     cr_expect_eq(r.status, 2, "%s: exit %d", expect[i], r.status);
