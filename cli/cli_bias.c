@@ -80,6 +80,9 @@ static void usage(FILE *f) {
 
 enum { MAX_HD = 8 };
 
+static const lab_mode MODES[3] = {LAB_NONE, LAB_PAPER, LAB_ROBUST};
+enum { N_MODES = 3 };
+
 typedef struct options {
   int gpu, json, drift, heads, seqlen, steps, jobs, varlen;
   int head_dims[MAX_HD], n_hd; /* --head-dims */
@@ -87,13 +90,12 @@ typedef struct options {
   const char *arch; /* --arch: whose default key tiles (NULL: sm_80's; --gpu: the device's) */
   int tc;           /* --tc: the lab's tensor-core model (a lab_tc; -1: by arch) */
   lab_numerics num; /* --normalizer, --out-round (lab only) */
+  char label[N_MODES][32]; /* MODES[m] with num's suffixes ("robust+lrnd+sr"): what MODE prints */
   lab_dtype dtype;
   unsigned long long seed;
   double beta, eps;
 } options;
 
-static const lab_mode MODES[3] = {LAB_NONE, LAB_PAPER, LAB_ROBUST};
-enum { N_MODES = 3 };
 
 /* The suite: per head dim, these (case, repeats). */
 static const struct {
@@ -214,13 +216,6 @@ static int run_gpu(work *w, cli_bias_gpu *g) {
   return 0;
 }
 
-/* The MODE column: "robust" or longer labels ("robust+lrnd+sr"). */
-static int label_width(const options *o) {
-  char label[32];
-  lab_mode_label(LAB_ROBUST, &o->num, label, sizeof label);
-  return (int)strlen(label);
-}
-
 static void print_table(const work *w) {
   const options *o = w->o;
   char what[64];
@@ -231,15 +226,13 @@ static void print_table(const work *w) {
   for (int i = 0; i < w->n_cases; i += N_PER_D)
     printf("%s %d (d=%d)", i ? "," : "", w->cases[i].block_n, w->cases[i].head_dim);
   printf("\n\n");
-  printf("%-10s %3s %4s  %-*s %8s %8s  %9s %9s %9s %4s %11s %11s %5s\n", "CASE", "R", "D", label_width(o), "MODE",
+  printf("%-10s %3s %4s  %-*s %8s %8s  %9s %9s %9s %4s %11s %11s %5s\n", "CASE", "R", "D", (int)strlen(o->label[N_MODES - 1]), "MODE",
          "BIAS", "RN-BIAS", "MEAN|ERR|", "REL_ERR", "MAX_ERR", "NAN", "DELTA_BIAS", "DB_FP32_O", "TIED");
   for (int i = 0; i < w->n_cases; i++)
     for (int m = 0; m < N_MODES; m++) {
       const lab_result *r = &w->results[i][m];
-      char label[32];
-      lab_mode_label(r->mode, &o->num, label, sizeof label);
       printf("%-10s %3d %4d  %-*s %+8.4f %+8.4f  %9.3e %9.3e %9.3e %4lld %+11.3e %+11.3e %5.2f\n",
-             lab_case_name(r->c.kind), r->c.repeats, r->c.head_dim, label_width(o), label,
+             lab_case_name(r->c.kind), r->c.repeats, r->c.head_dim, (int)strlen(o->label[N_MODES - 1]), o->label[m],
              r->err.bias_ratio, r->rounded.bias_ratio, r->err.mean_abs_err, r->err.rel_err,
              r->err.max_abs_err, r->err.nan_count, r->delta_bias, r->delta_bias_fp32, r->tied_rate);
     }
@@ -257,12 +250,10 @@ static void print_json(const work *w) {
   for (int i = 0; i < w->n_cases; i++)
     for (int m = 0; m < N_MODES; m++) {
       const lab_result *r = &w->results[i][m];
-      char label[32];
-      lab_mode_label(r->mode, &w->o->num, label, sizeof label);
       json_array_append_new(
           a, json_pack("{s:s, s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:f, s:f}", "case",
                        lab_case_name(r->c.kind), "repeats", r->c.repeats, "head_dim", r->c.head_dim,
-                       "mode", label, "beta", r->beta, "eps", r->eps, "bias_ratio",
+                       "mode", w->o->label[m], "beta", r->beta, "eps", r->eps, "bias_ratio",
                        r->err.bias_ratio, "mean_abs_err", r->err.mean_abs_err, "rel_err",
                        r->err.rel_err, "max_abs_err", r->err.max_abs_err, "nan_count",
                        (json_int_t)r->err.nan_count, "delta_bias", r->delta_bias, "tied_rate",
@@ -310,9 +301,7 @@ static int run_drift(const options *o) {
     for (int m = 0; m < N_MODES; m++) {
       json_t *norms = json_array();
       for (int t = 0; t < o->steps; t++) json_array_append_new(norms, json_real(jobs[m].norms[t]));
-      char label[32];
-      lab_mode_label(MODES[m], &o->num, label, sizeof label);
-      json_object_set_new(root, label,
+      json_object_set_new(root, o->label[m],
                           json_pack("{s:f, s:o}", "growth_exponent",
                                     lab_growth_exponent(jobs[m].norms, o->steps), "norms", norms));
     }
@@ -324,11 +313,7 @@ static int run_drift(const options *o) {
     printf("fa2 bias --drift: ||sum of dW_Q errors|| after each step (bf16, d=64, N=256, maximal key\n"
            "twice per row, fresh inputs and dO = -1 + noise every step, seed %llu)\n\n%8s",
            o->seed, "STEP");
-    for (int m = 0; m < N_MODES; m++) {
-      char label[32];
-      lab_mode_label(MODES[m], &o->num, label, sizeof label);
-      printf(" %14s", label);
-    }
+    for (int m = 0; m < N_MODES; m++) printf(" %14s", o->label[m]);
     printf("\n");
     for (int k = 1; k <= 10; k++) {
       const int t = (int)((long long)o->steps * k / 10) - 1;
@@ -462,6 +447,7 @@ int cli_bias(int argc, char **argv) {
     return 2;
   }
   o.num.seed = o.seed; /* --out-round sr: the input seed also seeds the rounding */
+  for (int m = 0; m < N_MODES; m++) lab_mode_label(MODES[m], &o.num, o.label[m], sizeof o.label[m]);
   if (o.varlen && !o.gpu) {
     fprintf(stderr, "fa2 bias: --varlen runs the GPU's variable-length kernels: add --gpu\n");
     return 2;

@@ -297,12 +297,6 @@ Test(lab_fa2, modifiers_backward_and_dsinks_match_float64) {
  * draws (one draw of 10 rows is noise). robust's O error doubles the gradients' (its
  * delta comes from that O); a normalizer from the rounded P gives none's back, and
  * stochastic rounding of O costs about half of robust's excess (lab/README.md). */
-static double max_err(const float *x, const double *ref, long long n) {
-  double m = 0;
-  for (long long i = 0; i < n; i++) m = fmax(m, fabs(x[i] - ref[i]));
-  return m;
-}
-
 Test(lab_fa2, issue22_large_logit_fp16_backward) {
   const lab_shape s = {2, 2, 2, 5, 5, 32, 1, 0};
   const long long nq = lab_q_elems(&s), nk = lab_kv_elems(&s), rows = lab_rows(&s);
@@ -330,8 +324,12 @@ Test(lab_fa2, issue22_large_logit_fp16_backward) {
       cr_assert_eq(lab_fa2_forward(&s, &fc, q, k, v, o, NULL, lse), 0);
       lab_fa2_delta(&s, o, dout, delta);
       cr_assert_eq(lab_fa2_backward(&s, LAB_FP16, q, k, v, dout, lse, delta, dq, dk, dv), 0);
-      e_dq[c] += max_err(dq, dq_ref, nq) / DRAWS;
-      e_dk[c] += max_err(dk, dk_ref, nk) / DRAWS;
+      lab_err eq, ek;
+      lab_compare(dq, dq_ref, nq, &eq);
+      lab_compare(dk, dk_ref, nk, &ek);
+      cr_assert_eq(eq.nan_count + ek.nan_count, 0, "config %d, draw %d: NaN or Inf", c, draw);
+      e_dq[c] += eq.max_abs_err / DRAWS;
+      e_dk[c] += ek.max_abs_err / DRAWS;
     }
   }
   cr_log_info("large-logit fp16 backward, mean of max|err| over %d draws: dQ none %.3e robust %.3e "
