@@ -7,8 +7,6 @@
   // This block's sequence of the variable-length batch (the grid covers the longest).
   const int seq_q0 = p.cu_seqlens_q[batch], seqlen_q = p.cu_seqlens_q[batch + 1] - seq_q0;
   const int seq_k0 = p.cu_seqlens_k[batch], seqlen_k = p.cu_seqlens_k[batch + 1] - seq_k0;
-{% end %}
-{% if varlen %}
   if (n0 >= seqlen_k) return;
 {% end %}
   const int diag = {{ SK }} - {{ SQ }}; // causal: query i sees keys j <= i + diag
