@@ -8,6 +8,8 @@
 #
 #   check     bin/fa2_gpu_tests: runtime smoke test, every forward and backward
 #             variant of specs/default.lua against float64 over odd shapes
+#   startup   the runtime smoke test with its start-up timings only (cold JIT of one
+#             variant, the default spec cold in parallel and warm, launch overhead)
 #   bias      fa2 bias --gpu (table and JSON), the CPU lab on the same inputs (with
 #             Hopper's tensor-core sums on sm_90) and the gap (bench/bias_gap.py)
 #   perf      forward and backward TFLOP/s of specs/default.lua (fa2_bench) and
@@ -82,8 +84,9 @@
 #             kernel compiled once, counters per rank, a fresh process loads all;
 #             against one rank alone
 #   ddp       bench/train_gpt.py --ddp, fa2gen robust and SDPA flash: one rank, then
-#             every GPU of the machine with the scaling efficiency ($DDP_SECONDS
-#             each mode, default 40; NVLink multicast off)
+#             two and every GPU of the machine with the scaling efficiency ($DDP_STEPS
+#             each mode, default 500, at most $DDP_SECONDS, default 90; NVLink
+#             multicast off)
 #   fsdp      bench/train_gpt.py --fsdp (FSDP2, fullgraph per block) on every GPU,
 #             same modes and length, scaling against the ddp step's one rank
 #   sdpa_bias the bias suite's inputs through PyTorch SDPA flash/cuDNN and fa2gen
@@ -124,6 +127,7 @@ step() { # step NAME LIMIT_S command...
 for s in $steps; do
   case $s in
   check) step check 420 bin/fa2_gpu_tests --bench ;;
+  startup) step startup 180 bin/fa2_gpu_tests --bench --smoke-only ;;
   bias)
     step bias_gpu 240 bin/fa2 bias --gpu
     step bias_gpu_json 240 bin/fa2 bias --gpu --json
@@ -299,19 +303,24 @@ for s in $steps; do
   multi_device) step multi_device 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
       python3 -m pytest -q -rA tests/gpu/test_multi_device.py ;;
   cold_start) step cold_start 300 env FA2_LIB=lib/libfa2rt.so python3 bench/cold_start.py \
-      --ranks 4 --json "$OUT/cold_start.json" ;;
+      --ranks "${COLD_RANKS:-4}" --json "$OUT/cold_start.json" ;;
   ddp | fsdp)
     # torchrun, NVLink multicast off; the one-rank ddp run is every scaling's baseline
     ngpu=$(nvidia-smi -L | wc -l)
     dist=(env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python NCCL_NVLS_ENABLE=0
           TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
           python3 -m torch.distributed.run --standalone)
-    train=(bench/train_gpt.py --modes robust,sdpa-flash --seconds "${DDP_SECONDS:-40}")
-    base=$OUT/ddp/summary_ddp1.json
+    # a fixed number of steps, so the modes' losses compare at the same step
+    train=(bench/train_gpt.py --modes robust,sdpa-flash --steps "${DDP_STEPS:-500}"
+           --seconds "${DDP_SECONDS:-90}")
+    base=${DDP_BASELINE:-$OUT/ddp/summary_ddp1.json}
     if [ "$s" = ddp ]; then
       step ddp_1 200 "${dist[@]}" --nproc_per_node=1 "${train[@]}" --ddp --out "$OUT/ddp"
-      [ "$ngpu" -gt 1 ] && step "ddp_$ngpu" 240 "${dist[@]}" --nproc_per_node="$ngpu" \
-        "${train[@]}" --ddp --out "$OUT/ddp" --baseline "$base"
+      for n in 2 4 8; do  # 2 ranks, then every GPU of a larger machine
+        [ "$n" -le "$ngpu" ] && { [ "$n" -eq 2 ] || [ "$n" -eq "$ngpu" ]; } &&
+          step "ddp_$n" 240 "${dist[@]}" --nproc_per_node="$n" "${train[@]}" --ddp \
+            --out "$OUT/ddp" --baseline "$base"
+      done
     else
       step "fsdp_$ngpu" 240 "${dist[@]}" --nproc_per_node="$ngpu" "${train[@]}" --fsdp \
         --out "$OUT/fsdp" $([ -s "$base" ] && echo --baseline "$base")
@@ -341,7 +350,7 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, bias, sdpa_bias, perf, determ, head_dims, head_dims_perf, bias_head_dims, tune_head_dims, suites, empty_rows, dropin, dropout, sinks, modifiers, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_check, ws_perf, ws_sanitize, ws_ncu, bwd_modes, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, startup, bias, sdpa_bias, perf, determ, head_dims, head_dims_perf, bias_head_dims, tune_head_dims, suites, empty_rows, dropin, dropout, sinks, modifiers, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_check, ws_perf, ws_sanitize, ws_ncu, bwd_modes, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 

@@ -1,11 +1,12 @@
 /* fa2_gpu_tests: the generated kernels on a real GPU. Without a CUDA device
  * it prints one "skipped" line and exits 0.
  *
- *   fa2_gpu_tests [--spec FILE | --src DIR] [--bench] [--no-smoke] [--odd-shapes | --empty-rows]
+ *   fa2_gpu_tests [--spec FILE | --src DIR] [--bench] [--no-smoke | --smoke-only]
+ *                 [--odd-shapes | --empty-rows]
  *
  * 1. Runtime smoke test: fa2_forward end to end (JIT, caches, launch) against
  *    a float64 CPU attention (tests/gpu/rt_smoke.c); --bench adds start-up
- *    timings.
+ *    timings; --smoke-only stops after it.
  * 2. Kernel check: every forward variant of --spec (default
  *    specs/default.lua), or the sources DIR/fwd_*.cu named by canonical name
  *    (--src), against float64 references computed on the GPU over the shapes
@@ -66,18 +67,19 @@ static void report(void *ctx, const fwd_variant *v, const fwd_shape *s, const fw
 
 int main(int argc, char **argv) {
   const char *src_dir = NULL, *spec = "specs/default.lua";
-  int bench = 0, smoke = 1, odd = 0, empty = 0;
+  int bench = 0, smoke = 1, smoke_only = 0, odd = 0, empty = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--src") && i + 1 < argc) src_dir = argv[++i];
     else if (!strcmp(argv[i], "--spec") && i + 1 < argc) spec = argv[++i];
     else if (!strcmp(argv[i], "--bench")) bench = 1;
     else if (!strcmp(argv[i], "--no-smoke")) smoke = 0;
+    else if (!strcmp(argv[i], "--smoke-only")) smoke_only = 1;
     else if (!strcmp(argv[i], "--odd-shapes")) odd = 1;
     else if (!strcmp(argv[i], "--empty-rows")) empty = 1;
     else {
       int help = !strcmp(argv[i], "--help");
       fprintf(help ? stdout : stderr,
-              "usage: fa2_gpu_tests [--spec FILE | --src DIR] [--bench] [--no-smoke] "
+              "usage: fa2_gpu_tests [--spec FILE | --src DIR] [--bench] [--no-smoke | --smoke-only] "
               "[--odd-shapes | --empty-rows]\n");
       return help ? 0 : 2;
     }
@@ -94,6 +96,7 @@ int main(int argc, char **argv) {
 
   int failures = smoke ? rt_smoke(g.cu, bench) : 0;
   if (smoke) printf("fa2_gpu_tests: runtime smoke test: %d failure(s)\n", failures);
+  if (smoke_only) return failures ? 1 : 0;
 
   fwd_variant *vars;
   int n_vars = src_dir ? gpu_load_variants(&g, src_dir, &vars) : gpu_render_variants(&g, spec, &vars);
