@@ -29,6 +29,13 @@
 #             the backward's pair (wgmma) and quad (mma.sync) layouts, every built-in
 #             tile d 160-256 (fa2_gpu_tests --spec tests/gpu/head_dims_spec.lua), and
 #             every head dim 8..256 through PyTorch (tests/gpu/test_head_dims.py)
+#   head_dims16 the head dims 16, 48 and 80 (mma.sync, forward and backward) against
+#             float64 (tests/gpu/head_dims16_spec.lua: normal, odd and empty-row shapes), then every
+#             head dim 8..256 through PyTorch (tests/gpu/test_head_dims.py) and the
+#             varlen kernels at d = 48 and 80 (tests/gpu/test_varlen.py)
+#   head_dims16_perf  d = 48 and 80 native next to 64 and 96 (bench/specs/head_dims16_probe.lua,
+#             fa2_bench), and through PyTorch: SDPA flash/cuDNN, fa2gen native and padded
+#             to a multiple of 32 (sdpa_bench.py fa2gen-none-pad32)
 #   head_dims_perf  d = 192 and 256 tiles (bench/specs/head_dims_probe.lua) and the
 #             built-ins (specs/full.lua's d 256 bf16 none) timed by fa2_bench next to
 #             SDPA flash/cuDNN in the same call; tables per tile and per mode
@@ -181,6 +188,26 @@ for s in $steps; do
     step check_head_dims 300 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/head_dims_spec.lua
     step test_head_dims 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
       python3 -m pytest -q -rA tests/gpu/test_head_dims.py tests/gpu/test_torch_dropin.py -k "head_dim"
+    ;;
+  head_dims16)
+    step head_dims16_check 400 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/head_dims16_spec.lua
+    step head_dims16_odd 300 bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/head_dims16_spec.lua
+    step head_dims16_empty 300 bin/fa2_gpu_tests --no-smoke --empty-rows --spec tests/gpu/head_dims16_spec.lua
+    step head_dims16_torch 400 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python:tests/gpu \
+      python3 -m pytest -q -n 8 tests/gpu/test_head_dims.py
+    step head_dims16_varlen 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python:tests/gpu \
+      python3 -m pytest -q -n 4 tests/gpu/test_varlen.py -k "48 or 80"
+    ;;
+  head_dims16_perf)
+    step head_dims16_bench 300 bin/fa2_bench --spec bench/specs/head_dims16_probe.lua \
+      --json "$OUT/head_dims16_bench.json" --reps "${HD_REPS:-10}" --rounds "${HD_ROUNDS:-3}"
+    step sdpa_head_dims16 400 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 bench/sdpa_bench.py \
+      --backward --head-dims 48,80 --backends flash,cudnn,fa2gen-none,fa2gen-none-pad32 \
+      --reps "${HD_REPS:-10}" --json "$OUT/sdpa_head_dims16.json"
+    for p in fwd bwd; do
+      step "compare_head_dims16_$p" 60 python3 bench/compare.py "$OUT/head_dims16_bench.json" \
+        "$OUT/sdpa_head_dims16.json" --markdown --by-variant $([ $p = bwd ] && echo --backward)
+    done
     ;;
   head_dims_perf)
     step head_dims_bench 300 bin/fa2_bench --spec bench/specs/head_dims_probe.lua \
@@ -350,12 +377,12 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, startup, bias, sdpa_bias, perf, determ, head_dims, head_dims_perf, bias_head_dims, tune_head_dims, suites, empty_rows, dropin, dropout, sinks, modifiers, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_check, ws_perf, ws_sanitize, ws_ncu, bwd_modes, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, startup, bias, sdpa_bias, perf, determ, head_dims, head_dims16, head_dims16_perf, head_dims_perf, bias_head_dims, tune_head_dims, suites, empty_rows, dropin, dropout, sinks, modifiers, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_check, ws_perf, ws_sanitize, ws_ncu, bwd_modes, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 
 cat "$OUT/device.txt"
-for f in dropout_bench modifiers_bench tune tune_effect tune_check ws_compare compare_head_dims_fwd compare_head_dims_bwd compare_wgmma compare_sync compare_wgmma_bwd compare_sync_bwd compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
+for f in dropout_bench modifiers_bench tune tune_effect tune_check ws_compare compare_head_dims16_fwd compare_head_dims16_bwd compare_head_dims_fwd compare_head_dims_bwd compare_wgmma compare_sync compare_wgmma_bwd compare_sync_bwd compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
 [ -s "$OUT/bias_gpu.txt" ] && cat "$OUT/bias_gpu.txt"
 [ -s "$OUT/bias_vs_sdpa.txt" ] && cat "$OUT/bias_vs_sdpa.txt"
 printf '%s\n' "${summary[@]}"

@@ -9,7 +9,10 @@ graph) and counts 2.5x the forward's FLOPs.
 Backends fa2gen-none, fa2gen-paper, fa2gen-robust and fa2gen-tuned time
 fa2gen.attention through the Python binding on the same tensors: run once
 with FA2_TUNING_DB=off and once without to see what the tuning database of
-`fa2 tune` changes (bench/tune_check.py effect BEFORE AFTER).
+`fa2 tune` changes (bench/tune_check.py effect BEFORE AFTER). A "-pad32"
+suffix (fa2gen-none-pad32) zero-pads d to the next multiple of 32 in the
+call and slices the output, as the Python layer did before the kernels had
+head dims 16, 48 and 80: the native kernel against the padded one.
 
 Inputs are (B, N, H, d) bf16 tensors viewed as (B, H, N, d), the layout a
 model hands to SDPA (and the one fa2gen kernels read). Median of --reps
@@ -43,15 +46,22 @@ def attention(backend, q, k, v, causal):
     if not isinstance(backend, str):
         return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
     import fa2gen
-    return lambda: fa2gen.attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
-                                    causal=causal, stab=backend).transpose(1, 2)
+    stab, _, pad = backend.partition("-pad")
+    d = q.shape[-1]
+    kd = -(-d // int(pad)) * int(pad) if pad else d
+    if kd == d:
+        return lambda: fa2gen.attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                        causal=causal, stab=stab).transpose(1, 2)
+    grow = lambda t: F.pad(t.transpose(1, 2), (0, kd - d))
+    return lambda: fa2gen.attention(grow(q), grow(k), grow(v), causal=causal, stab=stab,
+                                    scale=d ** -0.5)[..., :d].transpose(1, 2)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", required=True)
     ap.add_argument("--reps", type=int, default=10)
-    ap.add_argument("--head-dims", default="64,128")
+    ap.add_argument("--head-dims", default="64,128", help="comma-separated; H = 2048 // d heads")
     ap.add_argument("--backward", action="store_true", help="also time the backward")
     ap.add_argument("--backends", default="flash,cudnn")
     ap.add_argument("--seqlens", default="512,1024,2048,4096,8192,16384")
@@ -60,11 +70,12 @@ def main():
     for name in args.backends.split(","):
         if name in BACKENDS:
             backends[name] = BACKENDS[name]
-        elif name.startswith("fa2gen-") and name[7:] in ("none", "paper", "robust", "tuned"):
+        elif name.startswith("fa2gen-") and name[7:].removesuffix("-pad32") in ("none", "paper", "robust",
+                                                                                 "tuned"):
             backends[name] = name[7:]
         else:
             ap.error(f"--backends: {name!r}: allowed flash, cudnn, fa2gen-none, fa2gen-paper, "
-                     "fa2gen-robust, fa2gen-tuned")
+                     "fa2gen-robust, fa2gen-tuned, each fa2gen one with -pad32")
     rows = []
     for d in [int(x) for x in args.head_dims.split(",")]:
         H = 2048 // d

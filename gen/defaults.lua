@@ -7,8 +7,11 @@ local M = {}
 -- Forward tiles per head dim: rows of queries (block_m), keys per tile
 -- (block_n), warps per block, K/V pipeline stages.
 M.TILES = {
+  [16]  = { block_m = 128, block_n = 64, warps = 4, stages = 1 },  -- 32's
   [32]  = { block_m = 128, block_n = 64, warps = 4, stages = 1 },
+  [48]  = { block_m = 128, block_n = 64, warps = 4, stages = 1 },  -- 64's
   [64]  = { block_m = 128, block_n = 64, warps = 4, stages = 1 },
+  [80]  = { block_m = 128, block_n = 32, warps = 4, stages = 2 },  -- best of 3 (H200; 96's spills)
   [96]  = { block_m = 128, block_n = 48, warps = 4, stages = 2 },
   [128] = { block_m = 128, block_n = 48, warps = 4, stages = 1 },
   [160] = { block_m = 128, block_n = 64, warps = 8, stages = 2 },
@@ -52,8 +55,11 @@ M.TILES_SM90_WS = {
 -- d = 128 four warps share 32 keys and split dV and dK in column halves
 -- ("quad"); these tiles fit sm_80's 163 KB with fa2_bwd_dq_det's 16 rows per warp.
 M.BWD_TILES = {
+  [16]  = { block_m = 64, block_n = 64, warps = 4, stages = 2 },  -- 32's
   [32]  = { block_m = 64, block_n = 64, warps = 4, stages = 2 },
+  [48]  = { block_m = 64, block_n = 64, warps = 4, stages = 2 },  -- 32's
   [64]  = { block_m = 32, block_n = 128, warps = 4, stages = 2 },  -- +17-28 % over m64n64w4 (H100 tuner)
+  [80]  = { block_m = 64, block_n = 64, warps = 4, stages = 2 },  -- 96's
   [96]  = { block_m = 64, block_n = 64, warps = 4, stages = 2 },
   [128] = { block_m = 64, block_n = 128, warps = 8, stages = 2 }, -- +12 % over m64n64w4 (H100)
   [160] = { block_m = 64, block_n = 32, warps = 4, stages = 2 },

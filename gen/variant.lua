@@ -6,7 +6,7 @@ local mods = ...
 local U, D = mods.util, mods.defaults
 local M = {}
 
-M.HEAD_DIMS = { 32, 64, 96, 128, 160, 192, 224, 256 }
+M.HEAD_DIMS = { 16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256 }
 M.DTYPES = { "bf16", "fp16" }
 M.MODES = { "none", "paper", "robust" }
 M.ARCHES = { "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100", "sm_120" }

@@ -10,7 +10,9 @@
 #include "rt_dropout.h"
 #include "rt_error.h"
 
-static const int head_dims[] = {32, 64, 96, 128, 160, 192, 224, 256};
+/* The kernel head dims: gen/variant.lua's HEAD_DIMS (a test keeps them equal). */
+static const int head_dims[] = {16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256};
+#define HEAD_DIMS_TEXT "16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256"
 
 int rt_head_dim_supported(int head_dim) {
   for (unsigned i = 0; i < sizeof head_dims / sizeof head_dims[0]; i++)
@@ -156,8 +158,7 @@ int rt_validate_fwd(const fa2_fwd_args *a) {
     return rc;
   if (!rt_head_dim_supported(a->head_dim))
     return rt_set_error(FA2_ERR_UNSUPPORTED,
-                        "head_dim %d is not supported: allowed 32, 64, 96, 128, 160, 192, 224, "
-                        "256",
+                        "head_dim %d is not supported: allowed " HEAD_DIMS_TEXT,
                         a->head_dim);
   if (a->heads_q % a->heads_kv)
     return rt_set_error(FA2_ERR_INVALID_ARGUMENT,

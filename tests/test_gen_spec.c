@@ -117,11 +117,11 @@ Test(spec, the_shipped_specs_load) {
   cr_expect_eq(s.n_variants, 2 * 12 + 4 + 2);
   cr_expect_str_eq(s.path, "specs/default.lua");
   gen_spec_free(&s);
-  /* full: 8 head dims x 2 dtypes x 2 causal x 3 modes forward (head dims 64,
+  /* full: 11 head dims x 2 dtypes x 2 causal x 3 modes forward (head dims 64,
    * 128, 192 and 256 also on sm_90's wgmma tiles); the backward (mode-independent)
-   * for the 8 head dims x 2 dtypes x 2 causal (d 128, 192, 256 also on sm_90's) */
+   * for the 11 head dims x 2 dtypes x 2 causal (d 128, 192, 256 also on sm_90's) */
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
-  cr_expect_eq(s.n_variants, (8 + 4) * 2 * 2 * 3 + (8 + 3) * 2 * 2);
+  cr_expect_eq(s.n_variants, (11 + 4) * 2 * 2 * 3 + (11 + 3) * 2 * 2);
   int fp16 = 0, causal = 0, robust = 0, bwd = 0, wgmma = 0, bwd_wgmma = 0;
   for (int i = 0; i < s.n_variants; i++) {
     if (s.variants[i].pass == GEN_PASS_BWD) {
@@ -135,11 +135,11 @@ Test(spec, the_shipped_specs_load) {
     robust += s.variants[i].stab == GEN_STAB_ROBUST;
     wgmma += s.variants[i].wgmma;
   }
-  cr_expect_eq(bwd, 44);
+  cr_expect_eq(bwd, 56);
   cr_expect_eq(bwd_wgmma, 3 * 2 * 2);
-  cr_expect_eq(fp16, 72);
-  cr_expect_eq(causal, 72);
-  cr_expect_eq(robust, 48);
+  cr_expect_eq(fp16, 90);
+  cr_expect_eq(causal, 90);
+  cr_expect_eq(robust, 60);
   cr_expect_eq(wgmma, 4 * 2 * 2 * 3); /* forward ones */
   gen_spec_free(&s);
 }

@@ -219,7 +219,7 @@ Test(variant, bad_fields_name_field_and_value) {
     gen_variant v;
     const char *want[3];
   } cases[] = {
-      {base(100, 0, GEN_STAB_NONE, 0, 0), {"head_dim = 100", "32, 64, 96"}},
+      {base(100, 0, GEN_STAB_NONE, 0, 0), {"head_dim = 100", "16, 32, 48, 64, 80, 96"}},
       {base(64, 0, GEN_STAB_PAPER, 1, 1e-3), {"stab.beta = 1", "beta > 1"}},
       {base(64, 0, GEN_STAB_ROBUST, 2, 0), {"stab.eps = 0", "eps > 0"}},
       {base(64, 0, GEN_STAB_ROBUST, 2, -1), {"stab.eps = -1", "eps > 0"}},
@@ -292,7 +292,7 @@ Test(variant, every_full_spec_name_round_trips) {
   gen_spec s;
   gen_err err;
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
-  cr_assert_eq(s.n_variants, 188); /* 96 forward, 48 more on sm_90's wgmma tiles, 32 + 12 backward */
+  cr_assert_eq(s.n_variants, 236); /* 132 forward, 48 more on sm_90's wgmma tiles, 44 + 12 backward */
   for (int i = 0; i < s.n_variants; i++) {
     gen_variant v;
     cr_assert_eq(gen_variant_from_name(g, s.variants[i].name, &v, &err), GEN_OK, "%s", err.msg);

@@ -125,10 +125,11 @@ def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=N
                    sinks=sinks)
 
 
-# Head dims the kernels are generated for; any other d up to 256 is zero-padded to the
-# next of these (exact: the extra columns add 0 to every score and give 0 outputs,
-# sliced off again, and their gradients are dropped by the pad's backward).
-KERNEL_HEAD_DIMS = (32, 64, 96, 128, 160, 192, 224, 256)
+# Head dims the kernels are generated for (gen/variant.lua HEAD_DIMS: multiples of 16 to
+# 96, of 32 beyond, where the backward's register tiles need them); any other d up to 256
+# is zero-padded to the next of these (exact: the extra columns add 0 to every score and
+# give 0 outputs, sliced off again, and their gradients are dropped by the pad's backward).
+KERNEL_HEAD_DIMS = (16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256)
 
 
 def padded_head_dim(fn, d):
@@ -139,10 +140,25 @@ def padded_head_dim(fn, d):
                      f"run {', '.join(map(str, KERNEL_HEAD_DIMS))}; others are padded)")
 
 
+# On Hopper, head dim 48 runs padded to 64, whose forward has warpgroup-MMA tiles: the
+# native 48 (mma.sync) was 0.77-0.98x of it from N = 2k on (H200, bench/NOTES.md
+# "Head dims 16, 48, 80"), though 1.2-1.7x at N = 512 where the padding copies dominate.
+HOPPER_PADDED = {48: 64}
+
+
+def kernel_head_dim(d, capability=None):
+    """The head dim of the kernel that runs d on a GPU of this (major, minor) capability
+    (None: not known, no Hopper exception)."""
+    kd = padded_head_dim("fa2gen", d)
+    return HOPPER_PADDED.get(kd, kd) if capability and capability[0] == 9 else kd
+
+
 def _pad_head_dim(q, k, v, scale):
     """q, k, v padded to a kernel head dim, the scale of the real one, and d."""
     d = q.shape[-1]
     kd = padded_head_dim("fa2gen", d)
+    if kd in HOPPER_PADDED and q.is_cuda and torch.cuda.is_available():
+        kd = kernel_head_dim(d, torch.cuda.get_device_capability(q.device))
     if kd == d:
         return q, k, v, scale, d
     pad = lambda t: torch.nn.functional.pad(t, (0, kd - d))

@@ -9,7 +9,7 @@
 //              accumulation), P = dtype(softmax_fp32(S)), O = dtype(P V) (fp32
 //              accumulation). Its max error against ref_f64 sets the bar.
 //   fill_uniform: deterministic pseudo-random 16-bit values in [lo, hi).
-// DTYPE_BF16 selects bf16 (1) or fp16 (0); HEAD_DIM is a multiple of 32.
+// DTYPE_BF16 selects bf16 (1) or fp16 (0); HEAD_DIM is a multiple of 16.
 
 typedef unsigned short elem_t;
 
@@ -50,7 +50,14 @@ template <typename T> __device__ T warp_sum(T x) {
   return x;
 }
 
-constexpr int kPerLane = HEAD_DIM / 32;
+// Lanes split the head dim in passes of 32 columns; the last pass is partial
+// when HEAD_DIM is not a multiple of 32 (16, 48, 80): its lanes past HEAD_DIM
+// load zeros and store nothing.
+constexpr int kPerLane = (HEAD_DIM + 31) / 32;
+__device__ bool in_dim(int lane, int e) { return lane + 32 * e < HEAD_DIM; }
+__device__ float ld(const elem_t *row, int lane, int e) {
+  return in_dim(lane, e) ? to_f32(row[lane + 32 * e]) : 0.f;
+}
 
 struct row_ptrs {
   const elem_t *q, *k, *v;
@@ -81,22 +88,23 @@ extern "C" __global__ void ref_f64(ref_params p) {
   const int lane = threadIdx.x % 32;
   double q[kPerLane], o[kPerLane];
   for (int e = 0; e < kPerLane; ++e) {
-    q[e] = to_f32(r.q[lane + 32 * e]);
+    q[e] = ld(r.q, lane, e);
     o[e] = 0.0;
   }
   double m = -1.0 / 0.0, l = 0.0;
   for (int j = 0; j < r.first_hidden_key; ++j) { // online softmax, exact enough in fp64
     double s = 0.0;
-    for (int e = 0; e < kPerLane; ++e) s += q[e] * (double)to_f32(r.k[j * p.k_row_stride + lane + 32 * e]);
+    for (int e = 0; e < kPerLane; ++e) s += q[e] * (double)ld(r.k + j * p.k_row_stride, lane, e);
     s = warp_sum(s) * (double)p.scale;
     const double m_new = s > m ? s : m;
     const double corr = exp(m - m_new), w = exp(s - m_new);
     l = l * corr + w;
     for (int e = 0; e < kPerLane; ++e)
-      o[e] = o[e] * corr + w * (double)to_f32(r.v[j * p.v_row_stride + lane + 32 * e]);
+      o[e] = o[e] * corr + w * (double)ld(r.v + j * p.v_row_stride, lane, e);
     m = m_new;
   }
-  for (int e = 0; e < kPerLane; ++e) p.o64[r.out + lane + 32 * e] = l > 0.0 ? o[e] / l : 0.0;
+  for (int e = 0; e < kPerLane; ++e)
+    if (in_dim(lane, e)) p.o64[r.out + lane + 32 * e] = l > 0.0 ? o[e] / l : 0.0;
   if (lane == 0) p.lse64[r.lse] = l > 0.0 ? m + log(l) : 1.0 / 0.0;
 }
 
@@ -105,12 +113,12 @@ extern "C" __global__ void ref_plain(ref_params p) {
   if (!locate_row(p, r)) return;
   const int lane = threadIdx.x % 32;
   float q[kPerLane];
-  for (int e = 0; e < kPerLane; ++e) q[e] = to_f32(from_f32(to_f32(r.q[lane + 32 * e]) * p.scale));
+  for (int e = 0; e < kPerLane; ++e) q[e] = to_f32(from_f32(ld(r.q, lane, e) * p.scale));
   // Pass 1: max and sum of exp over the dtype-rounded scores.
   float m = -1.f / 0.f, l = 0.f;
   for (int j = 0; j < r.first_hidden_key; ++j) {
     float s = 0.f;
-    for (int e = 0; e < kPerLane; ++e) s += q[e] * to_f32(r.k[j * p.k_row_stride + lane + 32 * e]);
+    for (int e = 0; e < kPerLane; ++e) s += q[e] * ld(r.k + j * p.k_row_stride, lane, e);
     s = to_f32(from_f32(warp_sum(s)));
     if (s > m) {
       l = l * expf(m - s);
@@ -123,12 +131,13 @@ extern "C" __global__ void ref_plain(ref_params p) {
   for (int e = 0; e < kPerLane; ++e) o[e] = 0.f;
   for (int j = 0; j < r.first_hidden_key; ++j) {
     float s = 0.f;
-    for (int e = 0; e < kPerLane; ++e) s += q[e] * to_f32(r.k[j * p.k_row_stride + lane + 32 * e]);
+    for (int e = 0; e < kPerLane; ++e) s += q[e] * ld(r.k + j * p.k_row_stride, lane, e);
     s = to_f32(from_f32(warp_sum(s)));
     const float pj = to_f32(from_f32(expf(s - m) / l));
-    for (int e = 0; e < kPerLane; ++e) o[e] += pj * to_f32(r.v[j * p.v_row_stride + lane + 32 * e]);
+    for (int e = 0; e < kPerLane; ++e) o[e] += pj * ld(r.v + j * p.v_row_stride, lane, e);
   }
-  for (int e = 0; e < kPerLane; ++e) p.o_plain[r.out + lane + 32 * e] = from_f32(o[e]);
+  for (int e = 0; e < kPerLane; ++e)
+    if (in_dim(lane, e)) p.o_plain[r.out + lane + 32 * e] = from_f32(o[e]);
 }
 
 // Values are mixed-sign, in [lo, hi), a hash of (seed, index): reproducible
@@ -191,9 +200,9 @@ extern "C" __global__ void ref_bwd_rows_f64(ref_bwd_params p) {
   const double lse = p.lse64[((long long)b * p.heads_q + h) * p.seqlen_q + i];
   double qd[kPerLane], dod[kPerLane], dq[kPerLane], delta = 0.0;
   for (int e = 0; e < kPerLane; ++e) {
-    qd[e] = to_f32(q[lane + 32 * e]);
-    dod[e] = to_f32(dout[lane + 32 * e]);
-    delta += dod[e] * p.o64[flat + lane + 32 * e];
+    qd[e] = ld(q, lane, e);
+    dod[e] = ld(dout, lane, e);
+    delta += in_dim(lane, e) ? dod[e] * p.o64[flat + lane + 32 * e] : 0.0;
     dq[e] = 0.0;
   }
   delta = warp_sum(delta);
@@ -202,15 +211,16 @@ extern "C" __global__ void ref_bwd_rows_f64(ref_bwd_params p) {
     const elem_t *kj = KROW(b, j, hk), *vj = VROW(b, j, hk);
     double s = 0.0, dp = 0.0;
     for (int e = 0; e < kPerLane; ++e) {
-      s += qd[e] * (double)to_f32(kj[lane + 32 * e]);
-      dp += dod[e] * (double)to_f32(vj[lane + 32 * e]);
+      s += qd[e] * (double)ld(kj, lane, e);
+      dp += dod[e] * (double)ld(vj, lane, e);
     }
     s = warp_sum(s) * (double)p.scale;
     dp = warp_sum(dp);
     const double ds = exp(s - lse) * (dp - delta);
-    for (int e = 0; e < kPerLane; ++e) dq[e] += ds * (double)to_f32(kj[lane + 32 * e]);
+    for (int e = 0; e < kPerLane; ++e) dq[e] += ds * (double)ld(kj, lane, e);
   }
-  for (int e = 0; e < kPerLane; ++e) p.dq64[flat + lane + 32 * e] = dq[e] * (double)p.scale;
+  for (int e = 0; e < kPerLane; ++e)
+    if (in_dim(lane, e)) p.dq64[flat + lane + 32 * e] = dq[e] * (double)p.scale;
   if (lane == 0) p.delta64[((long long)b * p.heads_q + h) * p.seqlen_q + i] = delta;
 }
 
@@ -223,8 +233,8 @@ extern "C" __global__ void ref_bwd_cols_f64(ref_bwd_params p) {
   const elem_t *kj = KROW(b, j, hk), *vj = VROW(b, j, hk);
   double kd[kPerLane], vd[kPerLane], dk[kPerLane], dv[kPerLane];
   for (int e = 0; e < kPerLane; ++e) {
-    kd[e] = to_f32(kj[lane + 32 * e]);
-    vd[e] = to_f32(vj[lane + 32 * e]);
+    kd[e] = ld(kj, lane, e);
+    vd[e] = ld(vj, lane, e);
     dk[e] = dv[e] = 0.0;
   }
   const int i0 = p.causal ? j - (p.seqlen_k - p.seqlen_q) : 0; // first query that sees key j
@@ -234,21 +244,21 @@ extern "C" __global__ void ref_bwd_cols_f64(ref_bwd_params p) {
       const long long r = ((long long)b * p.heads_q + h) * p.seqlen_q + i;
       double s = 0.0, dp = 0.0;
       for (int e = 0; e < kPerLane; ++e) {
-        s += kd[e] * (double)to_f32(q[lane + 32 * e]);
-        dp += vd[e] * (double)to_f32(dout[lane + 32 * e]);
+        s += kd[e] * (double)ld(q, lane, e);
+        dp += vd[e] * (double)ld(dout, lane, e);
       }
       s = warp_sum(s) * (double)p.scale;
       dp = warp_sum(dp);
       const double pr = exp(s - p.lse64[r]), ds = pr * (dp - p.delta64[r]);
       for (int e = 0; e < kPerLane; ++e) {
-        dv[e] += pr * (double)to_f32(dout[lane + 32 * e]);
-        dk[e] += ds * (double)to_f32(q[lane + 32 * e]);
+        dv[e] += pr * (double)ld(dout, lane, e);
+        dk[e] += ds * (double)ld(q, lane, e);
       }
     }
   const long long flat = KFLAT(b, j, hk);
   for (int e = 0; e < kPerLane; ++e) {
-    p.dk64[flat + lane + 32 * e] = dk[e] * (double)p.scale;
-    p.dv64[flat + lane + 32 * e] = dv[e];
+    if (in_dim(lane, e)) p.dk64[flat + lane + 32 * e] = dk[e] * (double)p.scale;
+    if (in_dim(lane, e)) p.dv64[flat + lane + 32 * e] = dv[e];
   }
 }
 
@@ -262,8 +272,8 @@ extern "C" __global__ void ref_bwd_rows_plain(ref_bwd_params p) {
   const elem_t *q = QROW(b, i, h), *dout = DOROW(b, i, h);
   float qs[kPerLane], dof[kPerLane], dq[kPerLane];
   for (int e = 0; e < kPerLane; ++e) {
-    qs[e] = rnd(to_f32(q[lane + 32 * e]) * p.scale);
-    dof[e] = to_f32(dout[lane + 32 * e]);
+    qs[e] = rnd(ld(q, lane, e) * p.scale);
+    dof[e] = ld(dout, lane, e);
     dq[e] = 0.f;
   }
   const int n = first_hidden(p, i);
@@ -271,7 +281,7 @@ extern "C" __global__ void ref_bwd_rows_plain(ref_bwd_params p) {
   for (int j = 0; j < n; ++j) {
     const elem_t *kj = KROW(b, j, hk);
     float s = 0.f;
-    for (int e = 0; e < kPerLane; ++e) s += qs[e] * to_f32(kj[lane + 32 * e]);
+    for (int e = 0; e < kPerLane; ++e) s += qs[e] * ld(kj, lane, e);
     s = rnd(warp_sum(s));
     if (s > m) {
       l *= expf(m - s);
@@ -284,8 +294,8 @@ extern "C" __global__ void ref_bwd_rows_plain(ref_bwd_params p) {
     const elem_t *kj = KROW(b, j, hk), *vj = VROW(b, j, hk);
     float s = 0.f, dp = 0.f;
     for (int e = 0; e < kPerLane; ++e) {
-      s += qs[e] * to_f32(kj[lane + 32 * e]);
-      dp += dof[e] * to_f32(vj[lane + 32 * e]);
+      s += qs[e] * ld(kj, lane, e);
+      dp += dof[e] * ld(vj, lane, e);
     }
     pdp += rnd(expf(rnd(warp_sum(s)) - m) / l) * rnd(warp_sum(dp));
   }
@@ -293,15 +303,16 @@ extern "C" __global__ void ref_bwd_rows_plain(ref_bwd_params p) {
     const elem_t *kj = KROW(b, j, hk), *vj = VROW(b, j, hk);
     float s = 0.f, dp = 0.f;
     for (int e = 0; e < kPerLane; ++e) {
-      s += qs[e] * to_f32(kj[lane + 32 * e]);
-      dp += dof[e] * to_f32(vj[lane + 32 * e]);
+      s += qs[e] * ld(kj, lane, e);
+      dp += dof[e] * ld(vj, lane, e);
     }
     const float pr = rnd(expf(rnd(warp_sum(s)) - m) / l);
     const float ds = rnd(pr * (rnd(warp_sum(dp)) - pdp));
-    for (int e = 0; e < kPerLane; ++e) dq[e] += ds * to_f32(kj[lane + 32 * e]);
+    for (int e = 0; e < kPerLane; ++e) dq[e] += ds * ld(kj, lane, e);
   }
   const long long flat = QFLAT(b, i, h);
-  for (int e = 0; e < kPerLane; ++e) p.dq_plain[flat + lane + 32 * e] = from_f32(rnd(dq[e]) * p.scale);
+  for (int e = 0; e < kPerLane; ++e)
+    if (in_dim(lane, e)) p.dq_plain[flat + lane + 32 * e] = from_f32(rnd(dq[e]) * p.scale);
   if (lane == 0) {
     const long long r = ((long long)b * p.heads_q + h) * p.seqlen_q + i;
     p.row_m[r] = m, p.row_l[r] = l, p.row_pdp[r] = pdp;
@@ -317,8 +328,8 @@ extern "C" __global__ void ref_bwd_cols_plain(ref_bwd_params p) {
   const elem_t *kj = KROW(b, j, hk), *vj = VROW(b, j, hk);
   float kf[kPerLane], vf[kPerLane], dk[kPerLane], dv[kPerLane];
   for (int e = 0; e < kPerLane; ++e) {
-    kf[e] = to_f32(kj[lane + 32 * e]);
-    vf[e] = to_f32(vj[lane + 32 * e]);
+    kf[e] = ld(kj, lane, e);
+    vf[e] = ld(vj, lane, e);
     dk[e] = dv[e] = 0.f;
   }
   const int i0 = p.causal ? j - (p.seqlen_k - p.seqlen_q) : 0;
@@ -328,21 +339,21 @@ extern "C" __global__ void ref_bwd_cols_plain(ref_bwd_params p) {
       const long long r = ((long long)b * p.heads_q + h) * p.seqlen_q + i;
       float s = 0.f, dp = 0.f, qs[kPerLane];
       for (int e = 0; e < kPerLane; ++e) {
-        qs[e] = rnd(to_f32(q[lane + 32 * e]) * p.scale);
+        qs[e] = rnd(ld(q, lane, e) * p.scale);
         s += kf[e] * qs[e];
-        dp += vf[e] * to_f32(dout[lane + 32 * e]);
+        dp += vf[e] * ld(dout, lane, e);
       }
       const float pr = rnd(expf(rnd(warp_sum(s)) - p.row_m[r]) / p.row_l[r]);
       const float ds = rnd(pr * (rnd(warp_sum(dp)) - p.row_pdp[r]));
       for (int e = 0; e < kPerLane; ++e) {
-        dv[e] += pr * to_f32(dout[lane + 32 * e]);
+        dv[e] += pr * ld(dout, lane, e);
         dk[e] += ds * qs[e];
       }
     }
   const long long flat = KFLAT(b, j, hk);
   for (int e = 0; e < kPerLane; ++e) {
-    p.dk_plain[flat + lane + 32 * e] = from_f32(dk[e]);
-    p.dv_plain[flat + lane + 32 * e] = from_f32(dv[e]);
+    if (in_dim(lane, e)) p.dk_plain[flat + lane + 32 * e] = from_f32(dk[e]);
+    if (in_dim(lane, e)) p.dv_plain[flat + lane + 32 * e] = from_f32(dv[e]);
   }
 }
 

@@ -2,9 +2,9 @@
 
     FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 -m pytest -q tests/gpu/test_head_dims.py
 
-The kernels are generated for 32, 64, ..., 256; any other head dim is zero-padded
-to the next of them by the Python layer (python/fa2gen/_torch.py), forward and
-backward. FlashAttention-2's accuracy rule against float64: outputs <= 2x and
+The kernels are generated for 16, 32, 48, 64, 80, 96, 128, 160, ..., 256; any other
+head dim is zero-padded to the next of them by the Python layer
+(python/fa2gen/_torch.py), forward and backward. FlashAttention-2's accuracy rule against float64: outputs <= 2x and
 gradients <= 3x the error of the same computation in the input precision by
 PyTorch; no NaN; deterministic mode gives the same bits twice.
 """
@@ -19,8 +19,9 @@ from test_torch_dropin import check_rule, grads, rand, ref_attention  # noqa: E4
 
 # every multiple of 8, and two that are not (padded to 64 and 128)
 EVERY = list(range(8, 257, 8)) + [59, 111]
-# the full grid (dtype x causal x GQA x mode) for one head dim of each padded kernel
-GRID = [40, 80, 112, 144, 200]
+# the full grid (dtype x causal x GQA x mode): the native 16 and 80, and one head dim
+# padded to each of 48, 128, 160 and 224
+GRID = [16, 40, 80, 112, 144, 200]
 
 
 def check_against_float64(d, dtype, causal, heads, stab, B=2, Sq=300, Sk=257, deterministic=False):

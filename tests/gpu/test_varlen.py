@@ -44,7 +44,7 @@ def grads(fn, tensors, do):
     return [o.detach()] + [t.grad for t in ts]
 
 
-@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("d", [48, 64, 80, 128])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("stab", ["none", "robust"])
@@ -87,7 +87,7 @@ def test_varlen_against_float64(d, dtype, causal, stab):
         iq, ik = iq + sq, ik + sk
 
 
-@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("d", [48, 64, 80, 128])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 def test_equal_lengths_give_the_fixed_length_bits(d, causal):
     """Same tiles, same arithmetic: the varlen kernel on B sequences of N rows

@@ -7,6 +7,7 @@ Run by `make test` with a Python that has PyTorch (tools/torch_python.sh finds
 or installs one); the GPU side is tests/gpu/test_torch_dropin.py."""
 import copy
 import os
+import re
 import sys
 import unittest
 
@@ -172,7 +173,8 @@ class ArgumentChecks(unittest.TestCase):
         self.assertEqual((seen[0][3], seen[0][13]), (True, 30.0))
 
     def test_any_head_dim_to_256_pads_to_a_kernel_head_dim(self):
-        for d, kernel in ((8, 32), (40, 64), (59, 64), (80, 96), (111, 128), (200, 224)):
+        for d, kernel in ((8, 16), (17, 32), (40, 48), (59, 64), (80, 80), (81, 96), (111, 128),
+                          (200, 224)):
             q = meta(2, 10, 4, d).requires_grad_()
             o, lse = fa2gen.attention(q, q, q, return_lse=True)
             self.assertEqual((o.shape, lse.shape), ((2, 10, 4, d), (2, 4, 10)))
@@ -182,6 +184,17 @@ class ArgumentChecks(unittest.TestCase):
         for d in (0, 257):
             self.raises(ValueError, f"head_dim {d} is not supported: allowed 1 to 256",
                         fa2gen.attention, meta(1, 10, 4, d), meta(1, 10, 4, d), meta(1, 10, 4, d))
+
+    def test_hopper_runs_head_dim_48_as_64(self):
+        for d, ampere, hopper in ((40, 48, 64), (48, 48, 64), (16, 16, 16), (80, 80, 80), (96, 96, 96)):
+            self.assertEqual(fa2gen._torch.kernel_head_dim(d, (8, 0)), ampere)
+            self.assertEqual(fa2gen._torch.kernel_head_dim(d, (9, 0)), hopper)
+            self.assertEqual(fa2gen._torch.kernel_head_dim(d), ampere)
+
+    def test_kernel_head_dims_are_the_generators(self):
+        text = open(os.path.join(ROOT, "gen", "variant.lua")).read()
+        lua = re.search(r"M.HEAD_DIMS = \{([^}]*)\}", text).group(1)
+        self.assertEqual(fa2gen._torch.KERNEL_HEAD_DIMS, tuple(int(x) for x in lua.split(",")))
 
     def test_flash_attn_refuses_what_it_cannot_honour(self):
         q = meta(1, 10, 4, 64)
