@@ -1,13 +1,15 @@
 """Host time per attention call: fa2gen.attention against PyTorch SDPA (flash, cuDNN).
 
-    python3 bench/host_overhead.py [--calls 200] [--shape B,N,H,d] [--causal]
+    python3 bench/host_overhead.py [--calls 200] [--shape B,N,H,d] [--causal] [--train]
 
 For each implementation: the host time to enqueue one call (back-to-back calls,
 no synchronization; the GPU queue absorbs them), and the time per call once the
 GPU has finished them all (throughput). When the first is the larger, a call is
 host-bound: the GPU waits for the Python side. sdpa_bench.py's per-call event
 timing adds the host time of one call to its GPU time, so at small shapes it
-reports the larger of the two, not the kernel (bench/NOTES.md).
+reports the larger of the two, not the kernel (bench/NOTES.md). --train times a
+training step's attention instead: inputs that require grad, forward and backward
+(torch.autograd.grad of the output against a fixed gradient) per call.
 """
 import argparse
 import time
@@ -35,23 +37,33 @@ def main():
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--shape", default="8,1024,12,64", help="B,N,H,d (default: GPT-2 small)")
     ap.add_argument("--causal", action="store_true")
+    ap.add_argument("--train", action="store_true", help="forward and backward per call")
     args = ap.parse_args()
     import fa2gen
     B, N, H, d = (int(x) for x in args.shape.split(","))
-    q, k, v = (torch.randn(B, N, H, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    q, k, v = (torch.randn(B, N, H, d, device="cuda", dtype=torch.bfloat16,
+                           requires_grad=args.train) for _ in range(3))
     qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
+    dout = torch.randn(B, N, H, d, device="cuda", dtype=torch.bfloat16)
+
+    def step(attend, transpose=False):
+        if not args.train:
+            return attend
+        g = dout.transpose(1, 2) if transpose else dout
+        return lambda: torch.autograd.grad(attend(), (q, k, v), g)
 
     def sdpa(backend):
         def run():
             with sdpa_kernel(backend):
                 return F.scaled_dot_product_attention(qt, kt, vt, is_causal=args.causal)
-        return run
+        return step(run, transpose=True)
 
-    impls = {"fa2gen-none": lambda: fa2gen.attention(q, k, v, causal=args.causal, stab="none"),
-             "fa2gen-robust": lambda: fa2gen.attention(q, k, v, causal=args.causal),
+    impls = {"fa2gen-none": step(lambda: fa2gen.attention(q, k, v, causal=args.causal, stab="none")),
+             "fa2gen-robust": step(lambda: fa2gen.attention(q, k, v, causal=args.causal)),
              "sdpa-flash": sdpa(SDPBackend.FLASH_ATTENTION),
              "sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION)}
-    print(f"shape B={B} N={N} H={H} d={d} causal={args.causal}, {args.calls} calls each")
+    print(f"shape B={B} N={N} H={H} d={d} causal={args.causal}, {args.calls} calls each"
+          + (", forward and backward" if args.train else ", forward"))
     print(f"{'impl':<14} {'host us/call':>13} {'wall us/call':>13}")
     for name, fn in impls.items():
         host, wall = per_call(fn, args.calls)

@@ -140,6 +140,64 @@ def _window(left, right):
     return dict(window=int(left >= 0 or right >= 0), window_left=left, window_right=right)
 
 
+# The operators are defined with torch.library.define and a CUDA impl, and their
+# autograd is an autograd kernel of our own, not torch.library.custom_op and
+# register_autograd: the same schema (inferred from the annotations) and fake
+# registration, but register_autograd's wrapper refills the schema's defaults on every
+# call (torch/_library/utils.py fill_defaults reads schema.arguments, a fresh list, once
+# per argument: 236 us of a 419 us forward under cProfile on the H200's host, bench/NOTES.md
+# "Host time per call, session 10"), and a training step's small attention calls are
+# host-bound.
+_LIB = torch.library.Library("fa2gen", "DEF")
+
+
+class _CudaOp:
+    """torch.ops.fa2gen.<name> defined from fn, called like it, with custom_op's two
+    registration methods: register_fake (a decorator) and register_autograd."""
+
+    def __init__(self, fn):
+        self.short = fn.__name__
+        _LIB.define(self.short + torch.library.infer_schema(fn, mutates_args=()))
+        _LIB.impl(self.short, fn, "CUDA")
+        self._op = getattr(torch.ops.fa2gen, self.short).default
+        # what the dispatcher leaves out of a call (arguments at their defaults), once
+        self._defaults = tuple(a.default_value for a in self._op._schema.arguments)
+
+    def __call__(self, *args):
+        return self._op(*args)
+
+    def register_fake(self, fn):
+        torch.library.register_fake("fa2gen::" + self.short, fn, lib=_LIB)
+        return fn
+
+    def register_autograd(self, backward, setup_context):
+        """backward(ctx, *output_grads) and setup_context(ctx, inputs, output) as
+        torch.library.register_autograd takes them; output gradients nobody asked for
+        arrive as None (not materialized as zeros: two fewer allocations per step)."""
+        op, defaults = self._op, self._defaults
+
+        class Function(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, *args):
+                with torch._C._AutoDispatchBelowAutograd():
+                    out = op(*args)
+                setup_context(ctx, args, out)
+                ctx.set_materialize_grads(False)
+                return out
+
+            @staticmethod
+            def backward(ctx, *grads):
+                return backward(ctx, *grads)
+
+        def autograd_kernel(*args):
+            return Function.apply(*args, *defaults[len(args):])
+
+        _LIB.impl(self.short, autograd_kernel, "Autograd")
+
+
+_cuda_op = _CudaOp
+
+
 def _outputs_fwd(q, want_o32):
     B, N, H, d = q.shape
     o = q.new_empty((B, N, H, d))
@@ -148,7 +206,7 @@ def _outputs_fwd(q, want_o32):
     return o, lse, o32
 
 
-@torch.library.custom_op("fa2gen::fwd", mutates_args=(), device_types="cuda")
+@_cuda_op
 def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: str,
         beta: float, eps: float, scale: float, want_o32: bool, deterministic: bool,
         window_left: int, window_right: int,
@@ -189,7 +247,7 @@ def _outputs_bwd(q, k, v, sinks):
     return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape), dsinks)
 
 
-@torch.library.custom_op("fa2gen::bwd", mutates_args=(), device_types="cuda")
+@_cuda_op
 def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
         lse: torch.Tensor, o32: torch.Tensor, causal: bool, stab: str, beta: float, eps: float,
         scale: float, deterministic: bool, window_left: int, window_right: int,
@@ -249,6 +307,7 @@ def _setup_context(ctx, inputs, output):
 
 def _backward(ctx, dout, dlse, do32):
     q, k, v, o, lse, o32, alibi, rng, sinks = ctx.saved_tensors
+    dout = torch.zeros_like(o) if dout is None else dout  # only lse or o32 was used
     dq, dk, dv, dsinks = bwd(dout, q, k, v, o, lse, o32, *ctx.args, alibi, ctx.softcap,
                              ctx.dropout_p, rng, sinks)
     return (dq, dk, dv) + (None,) * 13 + (dsinks if sinks is not None else None,)
@@ -297,7 +356,7 @@ def _outputs_varlen_fwd(q, want_o32):
             q.new_empty((T, H, d) if want_o32 else (0,), dtype=torch.float32))
 
 
-@torch.library.custom_op("fa2gen::varlen_fwd", mutates_args=(), device_types="cuda")
+@_cuda_op
 def varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: torch.Tensor,
                cu_seqlens_k: torch.Tensor, max_seqlen_q: int, max_seqlen_k: int, causal: bool,
                stab: str, beta: float, eps: float, scale: float, want_o32: bool,
@@ -334,7 +393,7 @@ def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, s
     return _outputs_varlen_fwd(q, want_o32)
 
 
-@torch.library.custom_op("fa2gen::varlen_bwd", mutates_args=(), device_types="cuda")
+@_cuda_op
 def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                o: torch.Tensor, lse: torch.Tensor, o32: torch.Tensor, cu_seqlens_q: torch.Tensor,
                cu_seqlens_k: torch.Tensor, max_seqlen_q: int, max_seqlen_k: int, causal: bool,
@@ -385,6 +444,7 @@ def _varlen_setup_context(ctx, inputs, output):
 
 def _varlen_backward(ctx, dout, dlse, do32):
     q, k, v, o, lse, o32, cu_q, cu_k, alibi, rng, sinks = ctx.saved_tensors
+    dout = torch.zeros_like(o) if dout is None else dout  # only lse or o32 was used
     dq, dk, dv, dsinks = varlen_bwd(dout, q, k, v, o, lse, o32, cu_q, cu_k, *ctx.args, alibi,
                                     ctx.softcap, ctx.dropout_p, rng, sinks)
     return (dq, dk, dv) + (None,) * 17 + (dsinks if sinks is not None else None,)
@@ -401,7 +461,7 @@ varlen_fwd.register_autograd(_varlen_backward, setup_context=_varlen_setup_conte
 # the probability of query i and key j (varlen: batch is the sequence, seqlen_* the longest).
 
 
-@torch.library.custom_op("fa2gen::dropout_mask", mutates_args=(), device_types="cuda")
+@_cuda_op
 def dropout_mask(rng: torch.Tensor, dropout_p: float, batch: int, heads: int, seqlen_q: int,
                  seqlen_k: int) -> torch.Tensor:
     check_rng("fa2gen.dropout_mask", rng)
