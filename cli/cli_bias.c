@@ -13,6 +13,7 @@
 #include "cli_bias.h"
 #include "cli_util.h"
 #include "lab.h"
+#include "rt_validate.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -39,7 +40,7 @@ static void usage(FILE *f) {
           "                whose sinks are per head of a call, stays fixed-length); same\n"
           "                scores expected\n"
           "  --head-dims D,...  head dims of the suite (default 64,128; kernel head dims\n"
-          "                32, 64, ..., 256, up to 8)\n"
+          "                16, 32, 48, 64, 80, 96, 128, ..., 256, up to 8)\n"
           "  --json        an array of objects: case, repeats, head_dim, mode (with its\n"
           "                +lrnd/+lmax/+sr label), beta, eps,\n"
           "                bias_ratio, mean_abs_err, rel_err, max_abs_err, nan_count,\n"
@@ -340,10 +341,10 @@ static int parse_head_dims(const char *arg, options *o) {
     const int d = cli_parse_int(p);
     int dup = 0;
     for (int i = 0; i < o->n_hd; i++) dup |= o->head_dims[i] == d;
-    if (d < 32 || d > 256 || d % 32 || dup || o->n_hd == MAX_HD) {
+    if (!rt_head_dim_supported(d) || dup || o->n_hd == MAX_HD) {
       fprintf(stderr, "fa2 bias: --head-dims %s: '%s' not allowed; allowed: up to %d different "
-                      "kernel head dims 32, 64, 96, 128, 160, 192, 224, 256, comma-separated\n",
-              arg, p, MAX_HD);
+                      "kernel head dims (%s), comma-separated\n",
+              arg, p, MAX_HD, rt_head_dims_text());
       return 1;
     }
     o->head_dims[o->n_hd++] = d;

@@ -14,6 +14,8 @@
 static const int head_dims[] = {16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256};
 #define HEAD_DIMS_TEXT "16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256"
 
+const char *rt_head_dims_text(void) { return HEAD_DIMS_TEXT; }
+
 int rt_head_dim_supported(int head_dim) {
   for (unsigned i = 0; i < sizeof head_dims / sizeof head_dims[0]; i++)
     if (head_dims[i] == head_dim) return 1;

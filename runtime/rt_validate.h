@@ -30,6 +30,8 @@ int rt_bwd_is_noop(const fa2_bwd_args *a);
 size_t rt_bwd_rows(const fa2_bwd_args *a);
 
 int rt_head_dim_supported(int head_dim);
+/* The kernel head dims as a message lists them: "16, 32, 48, ..., 256". */
+const char *rt_head_dims_text(void);
 const char *rt_dtype_name(int dtype); /* "bf16", "fp16", "?" */
 
 #endif
