@@ -97,7 +97,6 @@ typedef struct options {
   double beta, eps;
 } options;
 
-
 /* The suite: per head dim, these (case, repeats). */
 static const struct {
   lab_case_kind kind;
@@ -227,13 +226,14 @@ static void print_table(const work *w) {
   for (int i = 0; i < w->n_cases; i += N_PER_D)
     printf("%s %d (d=%d)", i ? "," : "", w->cases[i].block_n, w->cases[i].head_dim);
   printf("\n\n");
-  printf("%-10s %3s %4s  %-*s %8s %8s  %9s %9s %9s %4s %11s %11s %5s\n", "CASE", "R", "D", (int)strlen(o->label[N_MODES - 1]), "MODE",
+  const int mode_w = (int)strlen(o->label[N_MODES - 1]); /* "robust" and its suffixes */
+  printf("%-10s %3s %4s  %-*s %8s %8s  %9s %9s %9s %4s %11s %11s %5s\n", "CASE", "R", "D", mode_w, "MODE",
          "BIAS", "RN-BIAS", "MEAN|ERR|", "REL_ERR", "MAX_ERR", "NAN", "DELTA_BIAS", "DB_FP32_O", "TIED");
   for (int i = 0; i < w->n_cases; i++)
     for (int m = 0; m < N_MODES; m++) {
       const lab_result *r = &w->results[i][m];
       printf("%-10s %3d %4d  %-*s %+8.4f %+8.4f  %9.3e %9.3e %9.3e %4lld %+11.3e %+11.3e %5.2f\n",
-             lab_case_name(r->c.kind), r->c.repeats, r->c.head_dim, (int)strlen(o->label[N_MODES - 1]), o->label[m],
+             lab_case_name(r->c.kind), r->c.repeats, r->c.head_dim, mode_w, o->label[m],
              r->err.bias_ratio, r->rounded.bias_ratio, r->err.mean_abs_err, r->err.rel_err,
              r->err.max_abs_err, r->err.nan_count, r->delta_bias, r->delta_bias_fp32, r->tied_rate);
     }

@@ -10,9 +10,13 @@
 #include "rt_dropout.h"
 #include "rt_error.h"
 
-/* The kernel head dims: gen/variant.lua's HEAD_DIMS (a test keeps them equal). */
-static const int head_dims[] = {16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256};
-#define HEAD_DIMS_TEXT "16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256"
+/* The kernel head dims: gen/variant.lua's HEAD_DIMS (a test keeps them equal),
+ * written once for the table and for the messages' text. */
+#define HEAD_DIM_LIST 16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256
+#define TEXT_OF(...) #__VA_ARGS__
+#define TEXT(...) TEXT_OF(__VA_ARGS__)
+static const int head_dims[] = {HEAD_DIM_LIST};
+#define HEAD_DIMS_TEXT TEXT(HEAD_DIM_LIST)
 
 const char *rt_head_dims_text(void) { return HEAD_DIMS_TEXT; }
 

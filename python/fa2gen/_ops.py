@@ -195,9 +195,6 @@ class _CudaOp:
         _LIB.impl(self.short, autograd_kernel, "Autograd")
 
 
-_cuda_op = _CudaOp
-
-
 def _outputs_fwd(q, want_o32):
     B, N, H, d = q.shape
     o = q.new_empty((B, N, H, d))
@@ -206,7 +203,7 @@ def _outputs_fwd(q, want_o32):
     return o, lse, o32
 
 
-@_cuda_op
+@_CudaOp
 def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: str,
         beta: float, eps: float, scale: float, want_o32: bool, deterministic: bool,
         window_left: int, window_right: int,
@@ -247,7 +244,7 @@ def _outputs_bwd(q, k, v, sinks):
     return (q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape), dsinks)
 
 
-@_cuda_op
+@_CudaOp
 def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor,
         lse: torch.Tensor, o32: torch.Tensor, causal: bool, stab: str, beta: float, eps: float,
         scale: float, deterministic: bool, window_left: int, window_right: int,
@@ -356,7 +353,7 @@ def _outputs_varlen_fwd(q, want_o32):
             q.new_empty((T, H, d) if want_o32 else (0,), dtype=torch.float32))
 
 
-@_cuda_op
+@_CudaOp
 def varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: torch.Tensor,
                cu_seqlens_k: torch.Tensor, max_seqlen_q: int, max_seqlen_k: int, causal: bool,
                stab: str, beta: float, eps: float, scale: float, want_o32: bool,
@@ -393,7 +390,7 @@ def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, s
     return _outputs_varlen_fwd(q, want_o32)
 
 
-@_cuda_op
+@_CudaOp
 def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                o: torch.Tensor, lse: torch.Tensor, o32: torch.Tensor, cu_seqlens_q: torch.Tensor,
                cu_seqlens_k: torch.Tensor, max_seqlen_q: int, max_seqlen_k: int, causal: bool,
@@ -461,7 +458,7 @@ varlen_fwd.register_autograd(_varlen_backward, setup_context=_varlen_setup_conte
 # the probability of query i and key j (varlen: batch is the sequence, seqlen_* the longest).
 
 
-@_cuda_op
+@_CudaOp
 def dropout_mask(rng: torch.Tensor, dropout_p: float, batch: int, heads: int, seqlen_q: int,
                  seqlen_k: int) -> torch.Tensor:
     check_rng("fa2gen.dropout_mask", rng)

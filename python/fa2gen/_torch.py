@@ -148,17 +148,21 @@ HOPPER_PADDED = {48: 64}
 
 def kernel_head_dim(d, capability=None):
     """The head dim of the kernel that runs d on a GPU of this (major, minor) capability
-    (None: not known, no Hopper exception)."""
+    (None: not known, no Hopper exception; a function: asked only when the answer
+    depends on it)."""
     kd = padded_head_dim("fa2gen", d)
+    if kd in HOPPER_PADDED and callable(capability):
+        capability = capability()
     return HOPPER_PADDED.get(kd, kd) if capability and capability[0] == 9 else kd
 
 
 def _pad_head_dim(q, k, v, scale):
     """q, k, v padded to a kernel head dim, the scale of the real one, and d."""
     d = q.shape[-1]
-    kd = padded_head_dim("fa2gen", d)
-    if kd in HOPPER_PADDED and q.is_cuda and torch.cuda.is_available():
-        kd = kernel_head_dim(d, torch.cuda.get_device_capability(q.device))
+    # the capability only of a real GPU (fake CUDA tensors while tracing on a CPU machine)
+    real_gpu = q.is_cuda and torch.cuda.is_available()
+    capability = (lambda: torch.cuda.get_device_capability(q.device)) if real_gpu else None
+    kd = kernel_head_dim(d, capability)
     if kd == d:
         return q, k, v, scale, d
     pad = lambda t: torch.nn.functional.pad(t, (0, kd - d))
