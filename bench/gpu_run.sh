@@ -30,12 +30,14 @@
 #             tile d 160-256 (fa2_gpu_tests --spec tests/gpu/head_dims_spec.lua), and
 #             every head dim 8..256 through PyTorch (tests/gpu/test_head_dims.py)
 #   head_dims16 the head dims 16, 48 and 80 (mma.sync, forward and backward) against
-#             float64 (tests/gpu/head_dims16_spec.lua: normal, odd and empty-row shapes), then every
-#             head dim 8..256 through PyTorch (tests/gpu/test_head_dims.py) and the
-#             varlen kernels at d = 48 and 80 (tests/gpu/test_varlen.py)
-#   head_dims16_perf  d = 48 and 80 native next to 64 and 96 (bench/specs/head_dims16_probe.lua,
-#             fa2_bench), and through PyTorch: SDPA flash/cuDNN, fa2gen native and padded
-#             to a multiple of 32 (sdpa_bench.py fa2gen-none-pad32)
+#             float64 (tests/gpu/head_dims16_spec.lua: normal, odd and empty-row
+#             shapes), then every head dim 8..256 through PyTorch
+#             (tests/gpu/test_head_dims.py) and the varlen kernels at d = 48 and 80
+#             (tests/gpu/test_varlen.py)
+#   head_dims16_perf  d = 48 and 80 native next to 64 and 96
+#             (bench/specs/head_dims16_probe.lua, fa2_bench), and through PyTorch: SDPA
+#             flash/cuDNN, fa2gen native and padded to a multiple of 32
+#             (sdpa_bench.py fa2gen-none-pad32)
 #   head_dims_perf  d = 192 and 256 tiles (bench/specs/head_dims_probe.lua) and the
 #             built-ins (specs/full.lua's d 256 bf16 none) timed by fa2_bench next to
 #             SDPA flash/cuDNN in the same call; tables per tile and per mode
@@ -193,9 +195,9 @@ for s in $steps; do
     step head_dims16_check 400 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/head_dims16_spec.lua
     step head_dims16_odd 300 bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/head_dims16_spec.lua
     step head_dims16_empty 300 bin/fa2_gpu_tests --no-smoke --empty-rows --spec tests/gpu/head_dims16_spec.lua
-    step head_dims16_torch 400 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python:tests/gpu \
+    step head_dims16_torch 400 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
       python3 -m pytest -q -n 8 tests/gpu/test_head_dims.py
-    step head_dims16_varlen 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python:tests/gpu \
+    step head_dims16_varlen 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
       python3 -m pytest -q -n 4 tests/gpu/test_varlen.py -k "48 or 80"
     ;;
   head_dims16_perf)

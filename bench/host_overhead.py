@@ -1,17 +1,26 @@
 """Host time per attention call: fa2gen.attention against PyTorch SDPA (flash, cuDNN).
 
-    python3 bench/host_overhead.py [--calls 200] [--shape B,N,H,d] [--causal] [--train]
+    python3 bench/host_overhead.py [--calls 200] [--shape B,N,H,d] [--causal] [--grad | --train]
+                                   [--profile cprofile | kernels]
 
 For each implementation: the host time to enqueue one call (back-to-back calls,
 no synchronization; the GPU queue absorbs them), and the time per call once the
 GPU has finished them all (throughput). When the first is the larger, a call is
 host-bound: the GPU waits for the Python side. sdpa_bench.py's per-call event
 timing adds the host time of one call to its GPU time, so at small shapes it
-reports the larger of the two, not the kernel (bench/NOTES.md). --train times a
-training step's attention instead: inputs that require grad, forward and backward
-(torch.autograd.grad of the output against a fixed gradient) per call.
+reports the larger of the two, not the kernel (bench/NOTES.md). --grad: inputs
+that require grad (the forward a training step runs); --train times a training
+step's attention instead: forward and backward (torch.autograd.grad of the output
+against a fixed gradient) per call.
+
+--profile says where the time goes instead of timing: cprofile, fa2gen-none's host
+time per call and cProfile's 25 costliest functions over --calls calls; kernels,
+torch.profiler over 20 calls of each implementation (each kernel's GPU time, the
+host's self CPU time) (bench/NOTES.md "Host time per call, session 10").
 """
 import argparse
+import cProfile
+import pstats
 import time
 
 import torch
@@ -37,12 +46,14 @@ def main():
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--shape", default="8,1024,12,64", help="B,N,H,d (default: GPT-2 small)")
     ap.add_argument("--causal", action="store_true")
+    ap.add_argument("--grad", action="store_true", help="inputs that require grad")
     ap.add_argument("--train", action="store_true", help="forward and backward per call")
+    ap.add_argument("--profile", choices=("cprofile", "kernels"), help="profile instead of timing")
     args = ap.parse_args()
     import fa2gen
     B, N, H, d = (int(x) for x in args.shape.split(","))
     q, k, v = (torch.randn(B, N, H, d, device="cuda", dtype=torch.bfloat16,
-                           requires_grad=args.train) for _ in range(3))
+                           requires_grad=args.train or args.grad) for _ in range(3))
     qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
     dout = torch.randn(B, N, H, d, device="cuda", dtype=torch.bfloat16)
 
@@ -58,16 +69,38 @@ def main():
                 return F.scaled_dot_product_attention(qt, kt, vt, is_causal=args.causal)
         return step(run, transpose=True)
 
-    impls = {"fa2gen-none": step(lambda: fa2gen.attention(q, k, v, causal=args.causal, stab="none")),
+    impls = {"fa2gen-none": step(lambda: fa2gen.attention(q, k, v, causal=args.causal,
+                                                          stab="none")),
              "fa2gen-robust": step(lambda: fa2gen.attention(q, k, v, causal=args.causal)),
              "sdpa-flash": sdpa(SDPBackend.FLASH_ATTENTION),
              "sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION)}
     print(f"shape B={B} N={N} H={H} d={d} causal={args.causal}, {args.calls} calls each"
           + (", forward and backward" if args.train else ", forward"))
-    print(f"{'impl':<14} {'host us/call':>13} {'wall us/call':>13}")
-    for name, fn in impls.items():
-        host, wall = per_call(fn, args.calls)
-        print(f"{name:<14} {host * 1e6:13.1f} {wall * 1e6:13.1f}")
+    if args.profile == "cprofile":
+        fn = impls["fa2gen-none"]
+        host, _ = per_call(fn, args.calls)
+        print(f"fa2gen-none: host {host * 1e6:.1f} us per call")
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(args.calls):
+            fn()
+        prof.disable()
+        torch.cuda.synchronize()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+    elif args.profile == "kernels":
+        from torch.profiler import ProfilerActivity, profile
+        for name, fn in impls.items():
+            per_call(fn, 5)
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:
+                per_call(fn, 20)
+            print("=====", name)
+            print(p.key_averages().table(sort_by="cuda_time_total", row_limit=12,
+                                         max_name_column_width=60))
+    else:
+        print(f"{'impl':<14} {'host us/call':>13} {'wall us/call':>13}")
+        for name, fn in impls.items():
+            host, wall = per_call(fn, args.calls)
+            print(f"{name:<14} {host * 1e6:13.1f} {wall * 1e6:13.1f}")
 
 
 if __name__ == "__main__":

@@ -70,8 +70,8 @@ def main():
     for name in args.backends.split(","):
         if name in BACKENDS:
             backends[name] = BACKENDS[name]
-        elif name.startswith("fa2gen-") and name[7:].removesuffix("-pad32") in ("none", "paper", "robust",
-                                                                                 "tuned"):
+        elif (name.startswith("fa2gen-") and
+              name[7:].removesuffix("-pad32") in ("none", "paper", "robust", "tuned")):
             backends[name] = name[7:]
         else:
             ap.error(f"--backends: {name!r}: allowed flash, cudnn, fa2gen-none, fa2gen-paper, "

@@ -4,9 +4,9 @@
 
 The kernels are generated for 16, 32, 48, 64, 80, 96, 128, 160, ..., 256; any other
 head dim is zero-padded to the next of them by the Python layer
-(python/fa2gen/_torch.py), forward and backward. FlashAttention-2's accuracy rule against float64: outputs <= 2x and
-gradients <= 3x the error of the same computation in the input precision by
-PyTorch; no NaN; deterministic mode gives the same bits twice.
+(python/fa2gen/_torch.py), forward and backward. FlashAttention-2's accuracy rule
+against float64: outputs <= 2x and gradients <= 3x the error of the same computation
+in the input precision by PyTorch; no NaN; deterministic mode gives the same bits twice.
 """
 import pytest
 
