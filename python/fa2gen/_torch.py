@@ -151,9 +151,11 @@ def kernel_head_dim(d, capability=None):
     (None: not known, no Hopper exception; a function: asked only when the answer
     depends on it)."""
     kd = padded_head_dim("fa2gen", d)
-    if kd in HOPPER_PADDED and callable(capability):
+    if kd not in HOPPER_PADDED:
+        return kd
+    if callable(capability):
         capability = capability()
-    return HOPPER_PADDED.get(kd, kd) if capability and capability[0] == 9 else kd
+    return HOPPER_PADDED[kd] if capability and capability[0] == 9 else kd
 
 
 def _pad_head_dim(q, k, v, scale):

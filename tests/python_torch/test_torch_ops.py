@@ -190,6 +190,14 @@ class ArgumentChecks(unittest.TestCase):
             self.assertEqual(fa2gen._torch.kernel_head_dim(d, (8, 0)), ampere)
             self.assertEqual(fa2gen._torch.kernel_head_dim(d, (9, 0)), hopper)
             self.assertEqual(fa2gen._torch.kernel_head_dim(d), ampere)
+            # the capability as a function (asked only for a head dim it decides)
+            asked = []
+
+            def hopper_capability():
+                asked.append(d)
+                return (9, 0)
+            self.assertEqual(fa2gen._torch.kernel_head_dim(d, hopper_capability), hopper)
+            self.assertEqual(asked, [d] if ampere == 48 else [], d)
 
     def test_kernel_head_dims_are_the_generators(self):
         text = open(os.path.join(ROOT, "gen", "variant.lua")).read()
