@@ -87,7 +87,7 @@ static int time_bwd(gpu *g, const bwd_variant *var, const bench_buffers *b, CUde
   p.q_head_stride = p.k_head_stride = p.v_head_stride = p.o_head_stride = d;
   p.do_head_stride = p.dq_head_stride = p.dk_head_stride = p.dv_head_stride = d;
   p.batch = B, p.seqlen_q = p.seqlen_k = N, p.heads_q = p.heads_kv = H;
-  p.scale = 1.f / sqrtf((float)d);
+  p.scale = 1.f / sqrtf((float)d), p.inv_scale = 1.f / p.scale;
   p.deterministic = deterministic;
   void *args[] = {&p};
   const unsigned warps = (unsigned)var->threads / 32, rows_x = (unsigned)((N + warps - 1) / warps);

@@ -45,6 +45,7 @@ static void fill_params(const fa2_fwd_args *a, fa2_fwd_params *p) {
   p->window_right = a->window ? a->window_right : -1;
   p->alibi_slopes = a->alibi_slopes, p->alibi_batch_stride = a->alibi_batch_stride;
   p->softcap = a->softcap;
+  p->inv_scale = 1.0f / p->scale, p->inv_softcap = a->softcap > 0 ? 1.0f / a->softcap : 0.0f;
   RT_DROPOUT_PARAMS(p, a);
   p->sinks = a->sinks;
 }
@@ -123,6 +124,7 @@ static void fill_bwd_params(const fa2_bwd_args *a, void *ws, fa2_bwd_params *p) 
   p->window_right = a->window ? a->window_right : -1;
   p->alibi_slopes = a->alibi_slopes, p->alibi_batch_stride = a->alibi_batch_stride;
   p->softcap = a->softcap;
+  p->inv_scale = 1.0f / p->scale, p->inv_softcap = a->softcap > 0 ? 1.0f / a->softcap : 0.0f;
   RT_DROPOUT_PARAMS(p, a);
   p->sinks = a->sinks, p->dsinks = a->dsinks;
 }

@@ -293,7 +293,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 
   const float c = p.scale * 1.44269504f; // scores -> log2 units
 {% if softcap %}
-  const float cap_in = p.scale / p.softcap, cap_out = p.softcap / p.scale; // softcap, raw units
+  const float cap_in = p.scale * p.inv_softcap, cap_out = p.softcap * p.inv_scale; // softcap, raw units
 {% end %}
   // dV of the warp's keys (paired: dV for half 0, dK for half 1), and dK
   // (unpaired; a stub when paired, and its indexes below stay in range for
@@ -329,7 +329,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     const int slot = t % kStages;
     const int h = kv_head * group + t / n_i, m0 = (i_begin + t % n_i) * kBlockM;
 {% if alibi %}
-    const float alibi = p.alibi_slopes[batch * p.alibi_batch_stride + h] / p.scale; // raw units
+    const float alibi = p.alibi_slopes[batch * p.alibi_batch_stride + h] * p.inv_scale; // raw units
 {% end %}
     cp_async_wait<kStages - 2>(); // step t (and K, V) have landed ...
     __syncthreads();              // ... for every thread; step t-1 is done everywhere
@@ -346,8 +346,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 #pragma unroll
         for (int e = 0; e < 4; ++e) st[kt][nt][e] = dpt[kt][nt][e] = 0.f;
     // Unrolled by two: the next step's fragment loads overlap this step's
-    // MMAs (+1-4 % on the H100; fully unrolled, the registers run out).
-#pragma unroll 2
+    // MMAs (+1-4 % on the H100; fully unrolled, the registers run out). Not
+    // with a modifier at d >= 128: its values need those registers (spills).
+#pragma unroll {{ head_dim >= 128 and (alibi or softcap or window or varlen) and 1 or 2 }}
     for (int ks = 0; ks < kKSteps; ++ks) {
       unsigned ak[kKTiles][4], av[kKTiles][4];
 #pragma unroll
@@ -398,6 +399,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     // P^T = exp2(S^T c - LSE log2 e), dS^T = P^T (dP^T - delta); masked entries are 0.
     const bool masked = m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
                         {{ window and "true; // the window's edges: mask every step" or "(kCausal && n0 + kBlockN - 1 > m0 + diag);" }}
+{% if alibi %}
+    // ALiBi's distance q + diag - key at this thread's first element, as a float: each
+    // element adds a constant (exact, integers below 2^24), no conversion per score.
+    const float dist0 = (float)(m0 + q0 + 2 * qd + diag - n0 - kg * kKeyRows - g);
+{% end %}
 #pragma unroll
     for (int nt = 0; nt < kQTiles; ++nt)
 #pragma unroll
@@ -414,17 +420,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 #pragma unroll
           for (int hh = 0; hh < 2; ++hh) {
 {% if alibi %}
-            const int key = n0 + kg * kKeyRows + kt * 16 + hh * 8 + g, q = m0 + col;
-            float pe = exp2_approx(fmaf(st[kt][nt][2 * hh + e] - alibi * fabsf((float)(q + diag - key)),
-                                        c, -l2));
-            if (q >= {{ SQ }} || key >= {{ SK }} || {{ HIDDEN("key", "q") }}) pe = 0.f;
+            const float dist = dist0 + (float)(nt * 8 + e - kt * 16 - hh * 8); // q + diag - key
+            float pe = exp2_approx(fmaf(st[kt][nt][2 * hh + e] - alibi * fabsf(dist), c, -l2));
 {% else %}
             float pe = exp2_approx(fmaf(st[kt][nt][2 * hh + e], c, -l2));
+{% end %}
             if (masked) {
               const int key = n0 + kg * kKeyRows + kt * 16 + hh * 8 + g, q = m0 + col;
               if (q >= {{ SQ }} || key >= {{ SK }} || {{ HIDDEN("key", "q") }}) pe = 0.f;
             }
-{% end %}
 {% if dropout %}
             const bool drop = !kept[kt].has(8 * (nt / 2) + 4 * e + 2 * (nt & 1) + hh);
             if (drop) dpt[kt][nt][2 * hh + e] = 0.f;
@@ -683,7 +687,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 // Each warp owns 16 query rows; Q and dO stay in shared memory.
 extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const fa2_bwd_params p) {
   extern __shared__ __align__(16) unsigned char smem[];
-  constexpr int kNT = kBlockN / 8, kKS = kBlockN / 16; // n8 key tiles of S, k16 steps of dS K
+  // Key tiles: the variant's, or 64 keys at d >= 128 with a score modifier or varlen (S
+  // and dP of 128 keys beside dQ's fp32 accumulators leave no room for their values:
+  // spills; 64 costs the plain kernel 4-5 % on the H200, bench/NOTES.md).
+  constexpr int kDetN = {{ (window or varlen or alibi or softcap) and "kHeadDim >= 128 && kBlockN > 64 ? 64 : kBlockN" or "kBlockN" }};
+  constexpr int kNT = kDetN / 8, kKS = kDetN / 16; // n8 key tiles of S, k16 steps of dS K
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int head = blockIdx.y, batch = blockIdx.z, kv_head = head / (p.heads_q / p.heads_kv);
 {% if varlen %}
@@ -693,7 +701,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
 {% end %}
   const int m0 = blockIdx.x * kDetM, diag = {{ SK }} - {{ SQ }};
 {% if alibi %}
-  const float alibi = p.alibi_slopes[batch * p.alibi_batch_stride + head] / p.scale; // raw units
+  const float alibi = p.alibi_slopes[batch * p.alibi_batch_stride + head] * p.inv_scale; // raw units
 {% end %}
 {% if varlen %}
   if (m0 >= seqlen_q) return;
@@ -711,9 +719,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
   const unsigned a_off = ((warp * 16 + (mi & 1) * 8 + mr) * kStride + (mi >> 1) * 8) * 2; // A: rows
   const unsigned b_off = (((mi >> 1) * 8 + mr) * kStride + (mi & 1) * 8) * 2;             // B: n rows
   const unsigned t_off = (((mi & 1) * 8 + mr) * kStride + (mi >> 1) * 8) * 2;             // B^T: k rows
-  const float c = p.scale * 1.44269504f;
+  const float c = p.scale * 1.44269504f;          // scores -> log2 units
 {% if softcap %}
-  const float cap_in = p.scale / p.softcap, cap_out = p.softcap / p.scale; // softcap, raw units
+  const float cap_in = p.scale * p.inv_softcap, cap_out = p.softcap * p.inv_scale; // softcap, raw units
 {% end %}
   float l2[2], dl[2]; // this thread's two rows: LSE in log2 units, delta
 #pragma unroll
@@ -729,11 +737,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
   }
 {% if window %}
   const int n_end = p.window_right < 0 ? {{ SK }} : min({{ SK }}, m0 + kDetM + diag + p.window_right);
-  const int j_first = p.window_left < 0 ? 0 : max(0, m0 + diag - p.window_left) / kBlockN;
+  const int j_first = p.window_left < 0 ? 0 : max(0, m0 + diag - p.window_left) / kDetN;
 {% else %}
   const int n_end = kCausal ? min({{ SK }}, m0 + kDetM + diag) : {{ SK }};
 {% end %}
-  const int n_tiles = n_end > 0 ? (n_end + kBlockN - 1) / kBlockN : 0;
+  const int n_tiles = n_end > 0 ? (n_end + kDetN - 1) / kDetN : 0;
   float dq[kDTiles][4];
 #pragma unroll
   for (int dt = 0; dt < kDTiles; ++dt)
@@ -742,8 +750,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
 
   for (int j = {{ window and "j_first" or "0" }}; j < n_tiles; ++j) {
     __syncthreads(); // every warp is done with tile j-1
-    load_tile<kBlockN>(sK, k, p.k_row_stride, j * kBlockN, {{ SK }}, tid);
-    load_tile<kBlockN>(sV, v, p.v_row_stride, j * kBlockN, {{ SK }}, tid);
+    load_tile<kDetN>(sK, k, p.k_row_stride, j * kDetN, {{ SK }}, tid);
+    load_tile<kDetN>(sV, v, p.v_row_stride, j * kDetN, {{ SK }}, tid);
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
@@ -781,20 +789,23 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
     dropout_key(p, (long long)batch * p.heads_q + head, drop_seed, drop_base);
 #pragma unroll 1
     for (int a = 0; a < kNT / 2; ++a)
-      kept.set(a, dropout_bits_s(drop_seed, drop_base, (m0 + warp * 16) / 16, j * kBlockN / 16 + a, lane,
+      kept.set(a, dropout_bits_s(drop_seed, drop_base, (m0 + warp * 16) / 16, j * kDetN / 16 + a, lane,
                                        p.dropout_limit));
 {% end %}
     // dS = P (dP - delta), masked entries 0, rounded into A fragments of dS K.
+{% if alibi %}
+    const float dist0 = (float)(m0 + warp * 16 + g + diag - j * kDetN - 2 * qd); // ALiBi, as in fa2_bwd
+{% end %}
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
-          const int key = j * kBlockN + nt * 8 + 2 * qd + e, row = m0 + warp * 16 + hh * 8 + g;
+          const int key = j * kDetN + nt * 8 + 2 * qd + e, row = m0 + warp * 16 + hh * 8 + g;
 {% if alibi %}
-          float pe = exp2_approx(fmaf(st[nt][2 * hh + e] - alibi * fabsf((float)(row + diag - key)), c,
-                                      -l2[hh]));
+          const float dist = dist0 + (float)(hh * 8 - nt * 8 - e); // row + diag - key
+          float pe = exp2_approx(fmaf(st[nt][2 * hh + e] - alibi * fabsf(dist), c, -l2[hh]));
 {% else %}
           float pe = exp2_approx(fmaf(st[nt][2 * hh + e], c, -l2[hh]));
 {% end %}
@@ -803,7 +814,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
           if (!kept.has(8 * (nt / 2) + 2 * (2 * hh + (nt & 1)) + e)) dp[nt][2 * hh + e] = 0.f;
 {% end %}
 {% if softcap %}
-          const float t = st[nt][2 * hh + e] * cap_in;
+          const float t = st[nt][2 * hh + e] * cap_in; // tanh of the uncapped score
           dp[nt][2 * hh + e] = pe * (dp[nt][2 * hh + e] - dl[hh]) * (1.f - t * t);
 {% else %}
           dp[nt][2 * hh + e] = pe * (dp[nt][2 * hh + e] - dl[hh]);

@@ -92,7 +92,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 {% end %}
   const float c = p.scale * 1.44269504f;          // scores -> log2 units
 {% if softcap %}
-  const float cap_in = p.scale / p.softcap, cap_out = p.softcap / p.scale; // softcap, raw units
+  const float cap_in = p.scale * p.inv_softcap, cap_out = p.softcap * p.inv_scale; // softcap, raw units
 {% end %}
 {% if pair %}
   float acc[kDTiles][4];                          // dV (warpgroup 0) or dK (1) of the warp's keys
@@ -112,7 +112,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     const int slot = t % kStages;
     const int h = kv_head * group + t / n_i, m0 = (i_begin + t % n_i) * kBlockM;
 {% if alibi %}
-    const float alibi = p.alibi_slopes[batch * p.alibi_batch_stride + h] / p.scale; // raw units
+    const float alibi = p.alibi_slopes[batch * p.alibi_batch_stride + h] * p.inv_scale; // raw units
 {% end %}
     cp_async_wait<kStages - 2>(); // step t (and K, V) have landed ...
     fence_proxy_async();          // ... visible to wgmma ...
@@ -120,17 +120,18 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     if (t + kStages - 1 < n_steps) load_step(t + kStages - 1);
     cp_async_commit();
     const unsigned sQt = sQ + slot * kSwQ, sdOt = sdO + slot * kSwQ;
+    const unsigned sKs = per_step(sK), sSs = per_step(sS), sKws = per_step(sKw), sVws = per_step(sVw);
 
     // S^T = K Q^T and dP^T = V dO^T for the warpgroup's 64 keys{{ pair and " and 32 queries" or "" }} (fp32)
     float st[{{ QW }} / 8][4], dpt[{{ QW }} / 8][4];
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks)
-      wgmma_ss_n{{ pair and block_m // 2 or block_m }}(st, sw128_desc(sKw + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
+      wgmma_ss_n{{ pair and block_m // 2 or block_m }}(st, sw128_desc(sKws + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
                        sw128_desc(sQt + {{ pair and "wg * kQWG * 128 + " or "" }}(ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks)
-      wgmma_ss_n{{ pair and block_m // 2 or block_m }}(dpt, sw128_desc(sVw + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
+      wgmma_ss_n{{ pair and block_m // 2 or block_m }}(dpt, sw128_desc(sVws + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
                        sw128_desc(sdOt + {{ pair and "wg * kQWG * 128 + " or "" }}(ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
     wgmma_commit();
     wgmma_wait<0>();
@@ -157,6 +158,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     // P^T = exp2(S^T c - LSE log2 e), dS^T = P^T (dP^T - delta); masked entries are 0.
     const bool masked = m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
                         {{ window and "true; // the window's edges: mask every step" or "(kCausal && n0 + kBlockN - 1 > m0 + diag);" }}
+{% if alibi %}
+    const float dist0 = (float)(m0 + {{ QOFF }}2 * qd + diag - n0 - key_row - g); // ALiBi, as in bwd.cu.tpl
+{% end %}
 #pragma unroll
     for (int nt = 0; nt < {{ QW }} / 8; ++nt)
 #pragma unroll
@@ -171,17 +175,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
 {% if alibi %}
-          const int key = n0 + key_row + hh * 8 + g, q = m0 + col;
-          float pe = exp2_approx(fmaf(st[nt][2 * hh + e] - alibi * fabsf((float)(q + diag - key)), c,
-                                      -l2));
-          if (q >= {{ SQ }} || key >= {{ SK }} || {{ HIDDEN("key", "q") }}) pe = 0.f;
+          const float dist = dist0 + (float)(nt * 8 + e - hh * 8); // q + diag - key
+          float pe = exp2_approx(fmaf(st[nt][2 * hh + e] - alibi * fabsf(dist), c, -l2));
 {% else %}
           float pe = exp2_approx(fmaf(st[nt][2 * hh + e], c, -l2));
+{% end %}
           if (masked) {
             const int key = n0 + key_row + hh * 8 + g, q = m0 + col;
             if (q >= {{ SQ }} || key >= {{ SK }} || {{ HIDDEN("key", "q") }}) pe = 0.f;
           }
-{% end %}
 {% if dropout %}
           const bool drop = !kept.has(8 * (nt / 2) + 4 * e + 2 * (nt & 1) + hh);
           if (drop) dpt[nt][2 * hh + e] = 0.f;
@@ -248,7 +250,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 #pragma unroll
       for (int qs = 0; qs < kSQSteps; ++qs) {
         if (qs >= kQWG / 16) wgmma_rs_n{{ head_dim }}(acc, as[qs % (kQWG / 16)], sw128_desc(sQt + qs * 16 * 128, kBlockM * 128));
-        else wgmma_st_n{{ head_dim }}(acc, sw128_desc(sS + qs * 32, 16), sw128_desc(sQt + qs * 16 * 128, kBlockM * 128));
+        else wgmma_st_n{{ head_dim }}(acc, sw128_desc(sSs + qs * 32, 16), sw128_desc(sQt + qs * 16 * 128, kBlockM * 128));
       }
     }
     wgmma_commit();
@@ -266,8 +268,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kBlockN / 16; ++kk)
-        wgmma_tt_n{{ n }}(dq, sw128_desc(sS + kk * 16 * 128, kBlockN * 128),
-                          sw128_desc(sK + {{ (w - 1) * dqn0 // 64 }} * kBlockN * 128 + kk * 16 * 128, kBlockN * 128), kk > 0);
+        wgmma_tt_n{{ n }}(dq, sw128_desc(sSs + kk * 16 * 128, kBlockN * 128),
+                          sw128_desc(sKs + {{ (w - 1) * dqn0 // 64 }} * kBlockN * 128 + kk * 16 * 128, kBlockN * 128), kk > 0);
       wgmma_commit();
       wgmma_wait<0>();
       fence_regs(dq);
@@ -311,8 +313,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kBlockN / 16; ++kk)
-      wgmma_tt_n{{ head_dim // (warps // 4) }}(dq, sw128_desc(sS + kk * 16 * 128, kBlockN * 128),
-                         sw128_desc(sK + wg * (kDQN / 64) * kBlockN * 128 + kk * 16 * 128, kBlockN * 128),
+      wgmma_tt_n{{ head_dim // (warps // 4) }}(dq, sw128_desc(sSs + kk * 16 * 128, kBlockN * 128),
+                         sw128_desc(sKs + wg * (kDQN / 64) * kBlockN * 128 + kk * 16 * 128, kBlockN * 128),
                          kk > 0);
     wgmma_commit();
     wgmma_wait<0>();

@@ -117,7 +117,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
 {% if alibi %}
   // ALiBi: score -= slope * |row + diag - key|, in raw-score units (the slope is for
   // scaled scores, FlashAttention-2's convention).
-  const float alibi = p.alibi_slopes[batch * p.alibi_batch_stride + head] / p.scale;
+  const float alibi = p.alibi_slopes[batch * p.alibi_batch_stride + head] * p.inv_scale;
 {% end %}
   const elem_t *q = (const elem_t *)p.q + {{ BASE("q") }} + head * p.q_head_stride;
   const elem_t *k = (const elem_t *)p.k + {{ BASE("k") }} + kv_head * p.k_head_stride{{ window and " + (long long)key_first * p.k_row_stride" or "" }};
@@ -183,7 +183,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
 {% if softcap %}
   // softcap: a raw score s becomes cap_out * tanh(s * cap_in), the capped score in raw
   // units (cap_in = scale / cap, cap_out = 1 / cap_in): the rest of the kernel is unchanged.
-  const float cap_in = p.scale / p.softcap, cap_out = p.softcap / p.scale;
+  const float cap_in = p.scale * p.inv_softcap, cap_out = p.softcap * p.inv_scale;
 {% end %}
   const float c = p.scale * 1.44269504f; // scores -> log2 units
 {% if stab == "paper" %}

@@ -112,6 +112,14 @@ __device__ __forceinline__ void keep_regs(const unsigned (&r)[N][4]) {
 #pragma unroll
     for (int e = 0; e < 4; ++e) asm volatile("" ::"r"(r[i][e]) : "memory");
 }
+// A loop-invariant shared address made opaque once per loop step: the
+// descriptors built from it are rebuilt in the step (a few integer adds)
+// instead of hoisted out of the loop, one register each, beside the
+// accumulators (the d = 128 backward spilled 16 of them with a modifier).
+__device__ __forceinline__ unsigned per_step(unsigned addr) {
+  asm volatile("" : "+r"(addr));
+  return addr;
+}
 
 {# Instruction shapes: the forward's S = Q K^T (N = block_n) and O += P V   #}
 {# (N = head_dim); the backward's S^T = K Q^T and dP^T = V dO^T (N =        #}

@@ -9,7 +9,11 @@ equal cannot change speed or results, so it needs no GPU A/B:
 
     bin/fa2 build specs/full.lua --arch sm_80,sm_90 -o /tmp/a --templates OLD_TEMPLATES
     bin/fa2 build specs/full.lua --arch sm_80,sm_90 -o /tmp/b
-    tools/same_machine_code.py /tmp/a /tmp/b
+    tools/same_machine_code.py [--text] /tmp/a /tmp/b
+
+With --text, only the SASS is compared: for a change of the kernels' argument
+block (a field added to fa2_params.h changes every kernel's parameter size in
+.nv.info and .nv.constant0, not its instructions).
 
 Exit 0 when every cubin matches (and both sides have the same cubins), 1 when
 not (each difference named), 2 on bad usage.
@@ -46,6 +50,8 @@ def cubins(root):
 
 
 def main(argv):
+    text_only = "--text" in argv[1:]
+    argv = [x for x in argv if x != "--text"]
     if len(argv) != 3 or argv[1] in ("-h", "--help"):
         print(__doc__.strip())
         return 0 if len(argv) == 2 and argv[1] in ("-h", "--help") else 2
@@ -55,6 +61,8 @@ def main(argv):
     same = 0
     for f in sorted(ca & cb):
         sa, sb = sections(os.path.join(a, f)), sections(os.path.join(b, f))
+        if text_only:
+            sa, sb = ({k: v for k, v in x.items() if k.startswith(".text")} for x in (sa, sb))
         if sa == sb:
             same += 1
         else:

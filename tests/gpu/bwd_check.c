@@ -142,7 +142,7 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
         p.k_row_stride = p.v_row_stride = p.dk_row_stride = p.dv_row_stride = Hk * d;
         p.k_head_stride = p.v_head_stride = p.dk_head_stride = p.dv_head_stride = d;
         p.batch = (int)B, p.seqlen_q = (int)nq, p.seqlen_k = (int)nk;
-        p.heads_q = (int)Hq, p.heads_kv = (int)Hk, p.scale = scale;
+        p.heads_q = (int)Hq, p.heads_kv = (int)Hk, p.scale = scale, p.inv_scale = 1.f / scale;
         p.deterministic = det;
         void *args[] = {&p};
         const int warps = v->threads / 32;

@@ -149,7 +149,7 @@ static int case_setup(gpu *g, const fwd_shape *s, int head_dim, int bf16, int ca
   p->o_batch_stride = nq * Hq * d, p->o_row_stride = Hq * d, p->o_head_stride = d;
   p->batch = (int)B, p->seqlen_q = (int)nq, p->seqlen_k = (int)nk;
   p->heads_q = (int)Hq, p->heads_kv = (int)Hk;
-  p->scale = (float)(1.0 / sqrt((double)d));
+  p->scale = (float)(1.0 / sqrt((double)d)), p->inv_scale = 1.f / p->scale;
 
   ref_params rp = {q, k, v, c->o64, c->lse64, c->o_plain,
                    p->q_batch_stride, p->q_row_stride, p->q_head_stride,

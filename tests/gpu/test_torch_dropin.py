@@ -583,3 +583,44 @@ def test_softcap_against_float64(case, stab):
     check_rule("out", got[0], ref[0], low[0], 2)
     for i, name in ((1, "dq"), (2, "dk"), (3, "dv")):
         check_rule(name, got[i], ref[i], low[i], 3, slack=1e-6 * math.sqrt(max(Sq, Sk)))
+
+
+# ---------------------------------------------------------------------------
+# The d = 128 backward with each modifier, both dQ paths: fa2_bwd_dq_det's key tiles
+# (64 keys at d >= 128) and fa2_bwd's atomics, against float64, and the same bits twice
+# in deterministic mode
+
+
+D128_MODIFIERS = {  # name: keyword arguments of flash_attn_func, and of ref_attention
+    "softcap": (dict(softcap=20.0), dict(softcap=20.0)),
+    "alibi": (dict(alibi_slopes="slopes"), dict(alibi="slopes")),
+    "window": (dict(window_size=(200, 100)), dict(window=(200, 100))),
+    "causal_alibi_softcap": (dict(causal=True, alibi_slopes="slopes", softcap=20.0),
+                             dict(causal=True, alibi="slopes", softcap=20.0)),
+}
+
+
+@pytest.mark.parametrize("mod", list(D128_MODIFIERS))
+@pytest.mark.parametrize("det", [False, True], ids=["atomic_dq", "deterministic"])
+def test_d128_backward_modifiers(mod, det):
+    B, Sq, Sk, H, Hk, d = 2, 700, 900, 4, 2, 128
+    torch.manual_seed(128)
+    q, k, v, do = rand(B, Sq, H, d, scale=2.0), rand(B, Sk, Hk, d), rand(B, Sk, Hk, d), rand(B, Sq, H, d)
+    slopes = torch.rand(H, device=DEV) * 0.2
+    ours_kw, ref_kw = ({key: slopes if val == "slopes" else val for key, val in kw.items()}
+                       for kw in D128_MODIFIERS[mod])
+    causal = ref_kw.pop("causal", False)
+    f = lambda q, k, v: flash_attn_func(q, k, v, deterministic=det, **ours_kw)
+    got = grads(f, q, k, v, do)
+    ref = grads(lambda q, k, v: ref_attention(q, k, v, causal, **ref_kw), q.double(), k.double(),
+                v.double(), do.double())
+    low = grads(lambda q, k, v: ref_attention(q, k, v, causal, dtype=torch.bfloat16, **ref_kw),
+                q, k, v, do)
+    check_rule("out", got[0], ref[0], low[0], 2)
+    for i, name in ((1, "dq"), (2, "dk"), (3, "dv")):
+        check_rule(name, got[i], ref[i], low[i], 3, slack=1e-6 * math.sqrt(max(Sq, Sk)))
+    if det:
+        again = grads(f, q, k, v, do)
+        assert all(torch.equal(a, b) for a, b in zip(got, again)), "deterministic runs differ"
+    print(f"d128 {mod} {'det' if det else 'atomic'}: dq {max_err(got[1], ref[1]):.2e} "
+          f"(bf16 {max_err(low[1], ref[1]):.2e})")
