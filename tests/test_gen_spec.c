@@ -117,13 +117,25 @@ Test(spec, the_shipped_specs_load) {
   cr_expect_eq(s.n_variants, 2 * 12 + 4 + 2);
   cr_expect_str_eq(s.path, "specs/default.lua");
   gen_spec_free(&s);
-  /* full: 11 head dims x 2 dtypes x 2 causal x 3 modes forward (head dims 64,
-   * 128, 192 and 256 also on sm_90's wgmma tiles); the backward (mode-independent)
-   * for the 11 head dims x 2 dtypes x 2 causal (d 128, 192, 256 also on sm_90's) */
+  /* full, plain: 11 head dims x 2 dtypes x 2 causal x 3 modes forward (head dims
+   * 64, 128, 192 and 256 also on sm_90's wgmma tiles); the backward (mode-independent)
+   * for the 11 head dims x 2 dtypes x 2 causal (d 128, 192, 256 also on sm_90's).
+   * Each plain variant again with softcap and with sinks; with a window when not
+   * causal; with ALiBi, dropout and varlen but the spilling few the spec leaves out:
+   * the d = 96 forward with ALiBi (2 dtypes x 2 causal x 3 modes), causal with dropout
+   * or varlen (2 x 3 each), the d = 256 varlen backward's mma.sync tile (2 x 2). */
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
-  cr_expect_eq(s.n_variants, (11 + 4) * 2 * 2 * 3 + (11 + 3) * 2 * 2);
+  const int plain = (11 + 4) * 2 * 2 * 3 + (11 + 3) * 2 * 2;
+  cr_expect_eq(s.n_variants, plain * 3 + plain / 2 + (plain - 12) + (plain - 6) + (plain - 6 - 4));
   int fp16 = 0, causal = 0, robust = 0, bwd = 0, wgmma = 0, bwd_wgmma = 0;
+  int n_window = 0, n_varlen = 0, n_alibi = 0, n_softcap = 0, n_dropout = 0, n_sinks = 0;
   for (int i = 0; i < s.n_variants; i++) {
+    const gen_variant *v = &s.variants[i];
+    n_window += v->window, n_varlen += v->varlen, n_alibi += v->alibi;
+    n_softcap += v->softcap, n_dropout += v->dropout, n_sinks += v->sinks;
+    cr_expect_leq(v->window + v->varlen + v->alibi + v->softcap + v->dropout + v->sinks, 1, "%s", v->name);
+    cr_expect(!(v->window && v->causal), "%s", v->name);
+    if (v->window || v->varlen || v->alibi || v->softcap || v->dropout || v->sinks) continue;
     if (s.variants[i].pass == GEN_PASS_BWD) {
       bwd++;
       bwd_wgmma += s.variants[i].wgmma;
@@ -141,6 +153,12 @@ Test(spec, the_shipped_specs_load) {
   cr_expect_eq(causal, 90);
   cr_expect_eq(robust, 60);
   cr_expect_eq(wgmma, 4 * 2 * 2 * 3); /* forward ones */
+  cr_expect_eq(n_softcap, plain);
+  cr_expect_eq(n_sinks, plain);
+  cr_expect_eq(n_window, plain / 2);
+  cr_expect_eq(n_alibi, plain - 12);
+  cr_expect_eq(n_dropout, plain - 6);
+  cr_expect_eq(n_varlen, plain - 6 - 4);
   gen_spec_free(&s);
 }
 
