@@ -87,6 +87,12 @@
 #   modifiers the cost of softcap, ALiBi and sinks: fa2gen with and without each, and
 #             FlexAttention (compiled) doing the same (bench/modifiers_bench.py; a
 #             --warm-only pass first fills the kernel caches)
+#   modifier_checks  every score modifier through PyTorch against float64 (ALiBi, softcap,
+#             windows, the d = 128 backward with each in both dQ paths, sinks, dropout,
+#             varlen), then fa2_gpu_tests on the default spec and the head dims past 128
+#   lib_ab    another build ($AB_BASE, default build/base_lib/libfa2rt.so: make one from
+#             an older commit) against lib/libfa2rt.so through PyTorch (bench/lib_ab.py:
+#             plain, each modifier, deterministic, d 64/128/256), alternating runs; ratios
 #   multi_device the operators off the default device and stream
 #             (tests/gpu/test_multi_device.py; the cuda:1 parts skip on one GPU)
 #   cold_start 4 processes on one empty kernel cache (bench/cold_start.py): each
@@ -329,6 +335,31 @@ for s in $steps; do
     step modifiers_bench 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 bench/modifiers_bench.py \
       --json "$OUT/modifiers_bench.json"
     ;;
+  modifier_checks)
+    # every modifier through PyTorch against float64 (ALiBi, softcap, windows, the d = 128
+    # backward with each, both dQ paths; sinks, dropout, varlen), then the default spec
+    # and the head dims past 128 (the wgmma backward) in fa2_gpu_tests
+    step modifier_checks 480 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 -m pytest -q -rA -n 8 \
+      tests/gpu/test_torch_dropin.py -k "alibi or softcap or window or d128" \
+      tests/gpu/test_sinks.py tests/gpu/test_dropout.py tests/gpu/test_varlen.py
+    step check 420 bin/fa2_gpu_tests
+    step check_head_dims 420 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/head_dims_spec.lua
+    ;;
+  lib_ab)
+    # $AB_BASE (another build's libfa2rt.so, default build/base_lib/libfa2rt.so) against
+    # lib/libfa2rt.so through PyTorch (bench/lib_ab.py): one warm-up run each, then
+    # base, test, base, test; the ratio table
+    base=${AB_BASE:-build/base_lib/libfa2rt.so}
+    ab=(env PYTHONPATH=python:bench python3 bench/lib_ab.py --run --json)
+    step ab_warm_base 420 env FA2_LIB="$base" "${ab[@]}" /tmp/ab_warm_base.json
+    step ab_warm_test 420 env FA2_LIB=lib/libfa2rt.so "${ab[@]}" /tmp/ab_warm_test.json
+    for i in 1 2; do
+      step "ab_base$i" 120 env FA2_LIB="$base" "${ab[@]}" "$OUT/ab_base$i.json"
+      step "ab_test$i" 120 env FA2_LIB=lib/libfa2rt.so "${ab[@]}" "$OUT/ab_test$i.json"
+    done
+    step lib_ab 30 python3 bench/lib_ab.py --base "$OUT"/ab_base?.json --test "$OUT"/ab_test?.json \
+      --title "${AB_TITLE:-this build / base}"
+    ;;
   multi_device) step multi_device 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
       python3 -m pytest -q -rA tests/gpu/test_multi_device.py ;;
   cold_start) step cold_start 300 env FA2_LIB=lib/libfa2rt.so python3 bench/cold_start.py \
@@ -379,12 +410,12 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, startup, bias, sdpa_bias, perf, determ, head_dims, head_dims16, head_dims16_perf, head_dims_perf, bias_head_dims, tune_head_dims, suites, empty_rows, dropin, dropout, sinks, modifiers, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_check, ws_perf, ws_sanitize, ws_ncu, bwd_modes, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, startup, bias, sdpa_bias, perf, determ, head_dims, head_dims16, head_dims16_perf, head_dims_perf, bias_head_dims, tune_head_dims, suites, empty_rows, dropin, dropout, sinks, modifiers, modifier_checks, lib_ab, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_check, ws_perf, ws_sanitize, ws_ncu, bwd_modes, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 
 cat "$OUT/device.txt"
-for f in dropout_bench modifiers_bench tune tune_effect tune_check ws_compare compare_head_dims16_fwd compare_head_dims16_bwd compare_head_dims_fwd compare_head_dims_bwd compare_wgmma compare_sync compare_wgmma_bwd compare_sync_bwd compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
+for f in lib_ab dropout_bench modifiers_bench tune tune_effect tune_check ws_compare compare_head_dims16_fwd compare_head_dims16_bwd compare_head_dims_fwd compare_head_dims_bwd compare_wgmma compare_sync compare_wgmma_bwd compare_sync_bwd compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
 [ -s "$OUT/bias_gpu.txt" ] && cat "$OUT/bias_gpu.txt"
 [ -s "$OUT/bias_vs_sdpa.txt" ] && cat "$OUT/bias_vs_sdpa.txt"
 printf '%s\n' "${summary[@]}"

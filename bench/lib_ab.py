@@ -7,8 +7,9 @@
 
 --run times fa2gen.flash_attn_func's forward and forward + backward (bf16, B*N = 16k
 tokens, H*d = 2048, N = 4096, robust) for each case: plain and with each score modifier
-(softcap 30, ALiBi, a window of N/4 keys to the left, sinks) at d 64 and 128, causal
-and not (a window: not causal), plain in deterministic mode, and plain d 256. Medians of
+(softcap 30, ALiBi, a window of 1024 keys to the left, and of 128 and 3072, sinks) at
+d 64 and 128, causal and not (a window: not causal), plain in deterministic mode, and
+plain d 256; --cases keeps the cases whose name starts with one of its words. Medians of
 CUDA-event-timed launches (varlen_bench.timed_group). Both builds must be warm (the
 kernel cache filled) before a timed run; the first --run of each is warm-up enough when
 its JSON is dropped. The ratio table: test / base of the medians over runs (1.03 = the
@@ -28,19 +29,22 @@ def cases():
             mods = [("plain", {}), ("softcap", {"softcap": 30.0}), ("alibi", {"alibi_slopes": "slopes"}),
                     ("sinks", {"sinks": "sinks"}), ("deterministic", {"deterministic": True})]
             if not causal:
-                mods.append(("window", {"window_size": (1024, 0)}))
+                mods += [("window", {"window_size": (1024, 0)}), ("window128", {"window_size": (128, 0)}),
+                         ("window3072", {"window_size": (3072, 0)})]
             out += [(m, d, causal, kw) for m, kw in mods]
     out += [("plain", 256, c, {}) for c in (False, True)]
     return out
 
 
-def run(path):
+def run(path, only):
     import torch
     import fa2gen
     from varlen_bench import fwd_bwd, rand, timed_group
     N = 4096
     rows = []
     for name, d, causal, kw in cases():
+        if only and not name.startswith(tuple(only)):
+            continue
         H, B = 2048 // d, 16384 // N
         torch.manual_seed(0)
         q, k, v = (rand(B, N, H, d, grad=True) for _ in range(3))
@@ -93,6 +97,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--run", action="store_true", help="time the cases with FA2_LIB's library")
     ap.add_argument("--json", help="--run's output")
+    ap.add_argument("--cases", default="", help="comma-separated name prefixes (default: all)")
     ap.add_argument("--base", nargs="+")
     ap.add_argument("--test", nargs="+")
     ap.add_argument("--title", default="test / base")
@@ -100,7 +105,7 @@ def main():
     if a.run:
         if not a.json:
             ap.error("--run needs --json")
-        run(a.json)
+        run(a.json, [c for c in a.cases.split(",") if c])
     elif a.base and a.test:
         table(a.base, a.test, a.title)
     else:
