@@ -128,7 +128,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
 {% if window %}
   const int n_end = p.window_right < 0 ? {{ SK }} : min({{ SK }}, m0 + kBlockM + diag + p.window_right);
   const int n_tiles = n_end > 0 ? (n_end + kBlockN - 1) / kBlockN : 0;
-  const int n_unmasked = 0; // the window's edges cross the tiles: mask them all
+{% if alibi %}
+  const int n_lmasked = 0, n_unmasked = 0; // ALiBi biases every score: every tile takes the masking pass
+{% else %}
+  // Tiles n_lmasked .. n_unmasked - 1 lie inside every row's window and seqlen_k: no
+  // mask; the left edge's tiles before them and the right edge's after them take it.
+  const int n_lmasked = p.window_left < 0 ? 0
+      : (max(0, m0 + kBlockM - 1 + diag - p.window_left) + kBlockN - 1) / kBlockN;
+  const int n_unmasked = max(n_lmasked, (p.window_right < 0 ? {{ SK }}
+      : min({{ SK }}, m0 + diag + p.window_right + 1)) / kBlockN);
+{% end %}
 {% else %}
   const int n_end = kCausal ? min({{ SK }}, m0 + kBlockM + diag) : {{ SK }};
   const int n_tiles = n_end > 0 ? (n_end + kBlockN - 1) / kBlockN : 0;

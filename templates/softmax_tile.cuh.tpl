@@ -18,7 +18,7 @@
 #pragma unroll
         for (int e = 0; e < 4; ++e) s[mt][nt][e] = cap_out * tanh_approx(s[mt][nt][e] * cap_in);
 {% end %}
-    if (j >= n_unmasked) { // sequence tail and/or causal diagonal
+    if (j >= n_unmasked{{ window and " || j < n_lmasked" or "" }}) { // sequence tail and/or causal diagonal{{ window and ", window edges" or "" }}
       const int key0 = j * kBlockN + 2 * qd;
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt)
