@@ -9,7 +9,8 @@
 tokens, H*d = 2048, N = 4096, robust) for each case: plain and with each score modifier
 (softcap 30, ALiBi, a window of 1024 keys to the left, and of 128 and 3072, sinks) at
 d 64 and 128, causal and not (a window: not causal), plain in deterministic mode, and
-plain d 256; --cases keeps the cases whose name starts with one of its words. Medians of
+plain d 256; --cases keeps the cases whose name starts with one of its words, --tokens
+sets B*N (more tokens: small windows' calls stop being host-bound). Medians of
 CUDA-event-timed launches (varlen_bench.timed_group). Both builds must be warm (the
 kernel cache filled) before a timed run; the first --run of each is warm-up enough when
 its JSON is dropped. The ratio table: test / base of the medians over runs (1.03 = the
@@ -36,7 +37,7 @@ def cases():
     return out
 
 
-def run(path, only):
+def run(path, only, tokens):
     import torch
     import fa2gen
     from varlen_bench import fwd_bwd, rand, timed_group
@@ -45,7 +46,7 @@ def run(path, only):
     for name, d, causal, kw in cases():
         if only and not name.startswith(tuple(only)):
             continue
-        H, B = 2048 // d, 16384 // N
+        H, B = 2048 // d, tokens // N
         torch.manual_seed(0)
         q, k, v = (rand(B, N, H, d, grad=True) for _ in range(3))
         do = rand(B, N, H, d)
@@ -98,6 +99,7 @@ def main():
     ap.add_argument("--run", action="store_true", help="time the cases with FA2_LIB's library")
     ap.add_argument("--json", help="--run's output")
     ap.add_argument("--cases", default="", help="comma-separated name prefixes (default: all)")
+    ap.add_argument("--tokens", type=int, default=16384, help="B*N (N = 4096)")
     ap.add_argument("--base", nargs="+")
     ap.add_argument("--test", nargs="+")
     ap.add_argument("--title", default="test / base")
@@ -105,7 +107,7 @@ def main():
     if a.run:
         if not a.json:
             ap.error("--run needs --json")
-        run(a.json, [c for c in a.cases.split(",") if c])
+        run(a.json, [c for c in a.cases.split(",") if c], a.tokens)
     elif a.base and a.test:
         table(a.base, a.test, a.title)
     else:
