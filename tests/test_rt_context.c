@@ -583,6 +583,17 @@ Test(rt_context, window_and_alibi_launch_and_checks) {
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
   cr_expect_str_eq(fake->last_image_head, "CUBIN:// fwd_bf16_d64_softcap_m64n64w4s2_robust_b2_e0.001");
   cr_expect_float_eq(fake->last.params.softcap, 30.f, 0);
+  /* the reciprocals the kernels multiply by (no division in a kernel), in both blocks */
+  cr_expect_float_eq(fake->last.params.inv_softcap, 1.f / 30.f, 0);
+  cr_expect_float_eq(fake->last.params.inv_scale, 8.f, 0); /* 1 / (1 / sqrt(64)) */
+  b.window = 0, b.softcap = 30.f, b.scale = 0.25f;
+  fake->n_log = 0;
+  cr_assert_eq(fa2_backward(ctx, &b, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_float_eq(fake->log[1].bwd.inv_softcap, 1.f / 30.f, 0);
+  cr_expect_float_eq(fake->log[1].bwd.inv_scale, 4.f, 0);
+  a.softcap = 0.f;
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_float_eq(fake->last.params.inv_softcap, 0.f, 0);
   a.softcap = -1.f;
   cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
   cr_expect_str_eq(fa2_last_error(), "softcap is -1: must be a finite number > 0, or 0 for none");
