@@ -92,7 +92,8 @@
 #             varlen), then fa2_gpu_tests on the default spec and the head dims past 128
 #   lib_ab    another build ($AB_BASE, default build/base_lib/libfa2rt.so: make one from
 #             an older commit) against lib/libfa2rt.so through PyTorch (bench/lib_ab.py:
-#             plain, each modifier, deterministic, d 64/128/256), alternating runs; ratios
+#             plain, each modifier, deterministic, d 64/128/256; $AB_CASES and $AB_TOKENS
+#             are its --cases and --tokens), alternating runs; ratios
 #   multi_device the operators off the default device and stream
 #             (tests/gpu/test_multi_device.py; the cuda:1 parts skip on one GPU)
 #   cold_start 4 processes on one empty kernel cache (bench/cold_start.py): each
@@ -350,7 +351,8 @@ for s in $steps; do
     # lib/libfa2rt.so through PyTorch (bench/lib_ab.py): one warm-up run each, then
     # base, test, base, test; the ratio table
     base=${AB_BASE:-build/base_lib/libfa2rt.so}
-    ab=(env PYTHONPATH=python:bench python3 bench/lib_ab.py --run --json)
+    ab=(env PYTHONPATH=python:bench python3 bench/lib_ab.py --run --cases "${AB_CASES:-}"
+        --tokens "${AB_TOKENS:-16384}" --json)
     step ab_warm_base 420 env FA2_LIB="$base" "${ab[@]}" /tmp/ab_warm_base.json
     step ab_warm_test 420 env FA2_LIB=lib/libfa2rt.so "${ab[@]}" /tmp/ab_warm_test.json
     for i in 1 2; do
