@@ -40,6 +40,7 @@ def cases():
 def run(path, only, tokens):
     import torch
     import fa2gen
+    from modifiers_bench import alibi_slopes
     from varlen_bench import fwd_bwd, rand, timed_group
     N = 4096
     rows = []
@@ -52,7 +53,7 @@ def run(path, only, tokens):
         do = rand(B, N, H, d)
         kw = dict(kw)
         if kw.get("alibi_slopes") == "slopes":
-            kw["alibi_slopes"] = torch.tensor([2 ** (-8 * (h + 1) / H) for h in range(H)], device="cuda")
+            kw["alibi_slopes"] = alibi_slopes(H)
         inputs = [q, k, v]
         if kw.get("sinks") == "sinks":
             sinks = torch.randn(H, device="cuda", requires_grad=True)

@@ -42,6 +42,9 @@
 {# fa2_bwd kernels: this file's and bwd_wgmma.cuh.tpl's). Window variants: query i sees #}
 {# keys i + diag - window_left .. i + diag + window_right. #}
 {% set HIDDEN = function(key, q) if not window then return "(kCausal && " .. key .. " > " .. q .. " + diag)" end return "((p.window_right >= 0 && " .. key .. " > " .. q .. " + diag + p.window_right) || (p.window_left >= 0 && " .. key .. " < " .. q .. " + diag - p.window_left))" end %}
+{# Variants whose score values (edges, slopes, cap, sequence bounds) need registers that #}
+{# d >= 128 has not: fewer k steps in flight in fa2_bwd, smaller key tiles in dq_det. #}
+{% local modified = window or varlen or alibi or softcap %}
 {% set I_BEGIN = window and "p.window_right < 0 ? 0 : max(0, n0 - diag - p.window_right) / kBlockM" or "kCausal ? max(0, n0 - diag) / kBlockM : 0" %}
 {# 8 keys per warp (gen/variant.lua bwd_layout): "quad" (mma.sync, four warps share 32 keys) #}
 {# or "pair" (wgmma, two warpgroups share 64); nil: the layouts described above. #}
@@ -348,7 +351,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     // Unrolled by two: the next step's fragment loads overlap this step's
     // MMAs (+1-4 % on the H100; fully unrolled, the registers run out). Not
     // with a modifier at d >= 128: its values need those registers (spills).
-#pragma unroll {{ head_dim >= 128 and (alibi or softcap or window or varlen) and 1 or 2 }}
+#pragma unroll {{ head_dim >= 128 and modified and 1 or 2 }}
     for (int ks = 0; ks < kKSteps; ++ks) {
       unsigned ak[kKTiles][4], av[kKTiles][4];
 #pragma unroll
@@ -690,7 +693,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
   // Key tiles: the variant's, or 64 keys at d >= 128 with a score modifier or varlen (S
   // and dP of 128 keys beside dQ's fp32 accumulators leave no room for their values:
   // spills; 64 costs the plain kernel 4-5 % on the H200, bench/NOTES.md).
-  constexpr int kDetN = {{ (window or varlen or alibi or softcap) and "kHeadDim >= 128 && kBlockN > 64 ? 64 : kBlockN" or "kBlockN" }};
+  constexpr int kDetN = {{ modified and "kHeadDim >= 128 && kBlockN > 64 ? 64 : kBlockN" or "kBlockN" }};
   constexpr int kNT = kDetN / 8, kKS = kDetN / 16; // n8 key tiles of S, k16 steps of dS K
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int head = blockIdx.y, batch = blockIdx.z, kv_head = head / (p.heads_q / p.heads_kv);
