@@ -88,7 +88,7 @@
 #             FlexAttention (compiled) doing the same (bench/modifiers_bench.py; a
 #             --warm-only pass first fills the kernel caches)
 #   modifier_checks  every score modifier through PyTorch against float64 (ALiBi, softcap,
-#             windows, the d = 128 backward with each in both dQ paths, sinks, dropout,
+#             windows, the d = 96 and 128 backward with each in both dQ paths, sinks, dropout,
 #             varlen), then fa2_gpu_tests on the default spec and the head dims past 128
 #   lib_ab    another build ($AB_BASE, default build/base_lib/libfa2rt.so: make one from
 #             an older commit) against lib/libfa2rt.so through PyTorch (bench/lib_ab.py:
@@ -337,11 +337,11 @@ for s in $steps; do
       --json "$OUT/modifiers_bench.json"
     ;;
   modifier_checks)
-    # every modifier through PyTorch against float64 (ALiBi, softcap, windows, the d = 128
+    # every modifier through PyTorch against float64 (ALiBi, softcap, windows, the d = 96 and 128
     # backward with each, both dQ paths; sinks, dropout, varlen), then the default spec
     # and the head dims past 128 (the wgmma backward) in fa2_gpu_tests
     step modifier_checks 480 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 -m pytest -q -rA -n 8 \
-      tests/gpu/test_torch_dropin.py -k "alibi or softcap or window or d128" \
+      tests/gpu/test_torch_dropin.py -k "alibi or softcap or window or backward_modifiers" \
       tests/gpu/test_sinks.py tests/gpu/test_dropout.py tests/gpu/test_varlen.py
     step check 420 bin/fa2_gpu_tests
     step check_head_dims 420 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/head_dims_spec.lua

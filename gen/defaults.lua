@@ -49,6 +49,15 @@ M.TILES_SM90_WS = {
   [128] = { block_m = 128, block_n = 128, warps = 12, stages = 2, ws = true },
 }
 
+-- Forward tiles for variants with a score modifier, dropout, sinks or varlen, where
+-- TILES' tile has no registers left for them: d = 96's m128n48w4s2 sits at 244-255
+-- registers on sm_80 and spilled 4-24 bytes with ALiBi, a window, causal dropout or
+-- causal varlen; m128n32w4s2 (d = 80's) compiles at 210-233, no spill
+-- (bench/NOTES.md "Session 12: the d = 96 forward's modifier tile").
+M.TILES_MODIFIED = {
+  [96] = { block_m = 128, block_n = 32, warps = 4, stages = 2 },
+}
+
 -- Backward tiles per head dim: queries per step (block_m), keys per block
 -- (block_n: 32 per warp, 16 per warp in pairs, or 8 per warp in fours),
 -- warps, Q/dO buffers (stages, 2 or 3). dK and dV stay in registers: past

@@ -353,13 +353,14 @@ function M.name(v)
 end
 
 -- The "auto" tile of a pass and head dim on arch (nil: any arch), and where
--- gen/defaults.lua keeps it.
--- The "auto" tile of a pass and head dim on arch. ws_ok: the variant has no feature
--- the ws tiles lack (a forward on sm_90 then takes TILES_SM90_WS where it has one).
-function M.auto_tile(pass, head_dim, arch, ws_ok)
+-- gen/defaults.lua keeps it. plain: the variant has no feature the ws tiles lack
+-- (a forward on sm_90 then takes TILES_SM90_WS where it has one; a forward with one
+-- takes TILES_MODIFIED where TILES would be its tile and it has one).
+function M.auto_tile(pass, head_dim, arch, plain)
   local name = pass == "bwd" and "BWD_TILES" or "TILES"
   if arch == M.WGMMA_ARCH and D[name .. "_SM90"][head_dim] then name = name .. "_SM90" end
-  if name == "TILES_SM90" and ws_ok and D.TILES_SM90_WS[head_dim] then name = "TILES_SM90_WS" end
+  if name == "TILES_SM90" and plain and D.TILES_SM90_WS[head_dim] then name = "TILES_SM90_WS" end
+  if name == "TILES" and not plain and D.TILES_MODIFIED[head_dim] then name = "TILES_MODIFIED" end
   return D[name][head_dim], "gen/defaults.lua " .. name .. "[" .. head_dim .. "]"
 end
 

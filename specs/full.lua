@@ -7,11 +7,9 @@
 -- Combinations compile on first use and are not listed here (their count grows
 -- as the product of the axes).
 --
--- Left out, as they spill on sm_80 or on the arch that does not pick them
--- (a few bytes in the prologue or epilogue, bench/NOTES.md "Spills of the
--- modifier variants"): the d = 96 forward (m128n48w4s2, 247-254 registers on sm_80
--- without a modifier) with ALiBi, a window, or, causal, dropout or varlen; the d = 256
--- varlen backward's mma.sync tile (sm_80's pick, 4 bytes on sm_90).
+-- Left out, as it spills on the arch that does not pick it (4 bytes in the
+-- prologue, bench/NOTES.md "Spills of the modifier variants"): the d = 256 varlen
+-- backward's mma.sync tile (sm_80's pick; sm_90 runs the wgmma pair).
 local head_dims = { 16, 48, 80 }
 for d = 32, 256, 32 do head_dims[#head_dims + 1] = d end
 local MODIFIERS = { "window", "varlen", "alibi", "softcap", "sinks", "dropout" }
@@ -38,9 +36,6 @@ return {
     local n = 0
     for _, m in ipairs(MODIFIERS) do n = n + (v[m] and 1 or 0) end
     if n > 1 then return true end
-    if v.pass == "fwd" and v.head_dim == 96 and not v.wgmma then
-      return v.alibi or v.window or (v.causal and (v.dropout or v.varlen))
-    end
     return v.pass == "bwd" and v.head_dim == 256 and v.varlen and not v.wgmma
   end,
 }

@@ -49,6 +49,26 @@ Test(variant, completes_auto_tiles_and_derived_fields) {
   cr_expect_eq(v.eps, 1e-3);
 }
 
+/* d = 96's forward takes TILES_MODIFIED's m128n32w4s2 with any feature the plain kernel
+ * lacks (TILES' m128n48w4s2 spills with some on sm_80); plain and the backward keep theirs. */
+Test(variant, d96_modifier_variants_take_the_modified_tile) {
+  struct {
+    int pass, alibi, window, varlen, sinks, block_n;
+  } cases[] = {
+      {GEN_PASS_FWD, 0, 0, 0, 0, 48}, {GEN_PASS_FWD, 1, 0, 0, 0, 32}, {GEN_PASS_FWD, 0, 1, 0, 0, 32},
+      {GEN_PASS_FWD, 0, 0, 1, 0, 32}, {GEN_PASS_FWD, 0, 0, 0, 1, 32}, {GEN_PASS_BWD, 1, 0, 0, 0, 64},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    gen_variant v = base(96, 0, GEN_STAB_NONE, 0, 0);
+    v.pass = cases[i].pass, v.alibi = cases[i].alibi, v.window = cases[i].window;
+    v.varlen = cases[i].varlen, v.sinks = cases[i].sinks;
+    gen_err err;
+    cr_assert_eq(gen_variant_complete(g, &v, "sm_80", &err), GEN_OK, "case %zu: %s", i, err.msg);
+    cr_expect_eq(v.block_n, cases[i].block_n, "case %zu (%s): block_n %d", i, v.name, v.block_n);
+    if (cases[i].pass == GEN_PASS_FWD) cr_expect_eq(v.stages, 2, "case %zu", i);
+  }
+}
+
 Test(variant, none_mode_drops_beta_and_eps) {
   gen_variant v = base(64, 0, GEN_STAB_NONE, 5, 0.5);
   gen_err err;
@@ -294,7 +314,7 @@ Test(variant, every_full_spec_name_round_trips) {
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
   /* 236 plain (132 forward, 48 more on sm_90's wgmma tiles, 44 + 12 backward), and
    * each modifier's (tests/test_gen_spec.c) */
-  cr_assert_eq(s.n_variants, 1500);
+  cr_assert_eq(s.n_variants, 1530);
   for (int i = 0; i < s.n_variants; i++) {
     gen_variant v;
     cr_assert_eq(gen_variant_from_name(g, s.variants[i].name, &v, &err), GEN_OK, "%s", err.msg);

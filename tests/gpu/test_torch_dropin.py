@@ -586,12 +586,12 @@ def test_softcap_against_float64(case, stab):
 
 
 # ---------------------------------------------------------------------------
-# The d = 128 backward with each modifier, both dQ paths: fa2_bwd_dq_det's key tiles
-# (64 keys at d >= 128) and fa2_bwd's atomics, against float64, and the same bits twice
-# in deterministic mode
+# The backward with each modifier at d = 128 (fa2_bwd_dq_det's 64-key tiles at d >= 128)
+# and d = 96 (the forward's TILES_MODIFIED tile), both dQ paths (dq_det and fa2_bwd's
+# atomics), against float64, and the same bits twice in deterministic mode
 
 
-D128_MODIFIERS = {  # name: keyword arguments of flash_attn_func, and of ref_attention
+MODIFIERS_BWD = {  # name: keyword arguments of flash_attn_func, and of ref_attention
     "softcap": (dict(softcap=20.0), dict(softcap=20.0)),
     "alibi": (dict(alibi_slopes="slopes"), dict(alibi="slopes")),
     "window": (dict(window_size=(200, 100)), dict(window=(200, 100))),
@@ -600,15 +600,16 @@ D128_MODIFIERS = {  # name: keyword arguments of flash_attn_func, and of ref_att
 }
 
 
-@pytest.mark.parametrize("mod", list(D128_MODIFIERS))
+@pytest.mark.parametrize("mod", list(MODIFIERS_BWD))
 @pytest.mark.parametrize("det", [False, True], ids=["atomic_dq", "deterministic"])
-def test_d128_backward_modifiers(mod, det):
-    B, Sq, Sk, H, Hk, d = 2, 700, 900, 4, 2, 128
-    torch.manual_seed(128)
+@pytest.mark.parametrize("d", [96, 128], ids=["d96", "d128"])
+def test_backward_modifiers(mod, det, d):
+    B, Sq, Sk, H, Hk = 2, 700, 900, 4, 2
+    torch.manual_seed(d)
     q, k, v, do = rand(B, Sq, H, d, scale=2.0), rand(B, Sk, Hk, d), rand(B, Sk, Hk, d), rand(B, Sq, H, d)
     slopes = torch.rand(H, device=DEV) * 0.2
     ours_kw, ref_kw = ({key: slopes if val == "slopes" else val for key, val in kw.items()}
-                       for kw in D128_MODIFIERS[mod])
+                       for kw in MODIFIERS_BWD[mod])
     causal = ref_kw.pop("causal", False)
     f = lambda q, k, v: flash_attn_func(q, k, v, deterministic=det, **ours_kw)
     got = grads(f, q, k, v, do)
@@ -622,5 +623,5 @@ def test_d128_backward_modifiers(mod, det):
     if det:
         again = grads(f, q, k, v, do)
         assert all(torch.equal(a, b) for a, b in zip(got, again)), "deterministic runs differ"
-    print(f"d128 {mod} {'det' if det else 'atomic'}: dq {max_err(got[1], ref[1]):.2e} "
+    print(f"d{d} {mod} {'det' if det else 'atomic'}: dq {max_err(got[1], ref[1]):.2e} "
           f"(bf16 {max_err(low[1], ref[1]):.2e})")
