@@ -45,6 +45,8 @@
 {# Variants whose score values (edges, slopes, cap, sequence bounds) need registers that #}
 {# d >= 128 has not: fewer k steps in flight in fa2_bwd, smaller key tiles in dq_det. #}
 {% local modified = window or varlen or alibi or softcap %}
+{# A step crosses a window edge: some (query, key) of it outside the window. #}
+{% set WINDOW_EDGE = "(p.window_right >= 0 && n0 + kBlockN - 1 > m0 + diag + p.window_right) ||\n                        (p.window_left >= 0 && n0 < m0 + kBlockM - 1 + diag - p.window_left);" %}
 {% set I_BEGIN = window and "p.window_right < 0 ? 0 : max(0, n0 - diag - p.window_right) / kBlockM" or "kCausal ? max(0, n0 - diag) / kBlockM : 0" %}
 {# 8 keys per warp (gen/variant.lua bwd_layout): "quad" (mma.sync, four warps share 32 keys) #}
 {# or "pair" (wgmma, two warpgroups share 64); nil: the layouts described above. #}
@@ -401,11 +403,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 {% end %}
     // P^T = exp2(S^T c - LSE log2 e), dS^T = P^T (dP^T - delta); masked entries are 0.
     const bool masked = m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
-                        {{ window and "true; // the window's edges: mask every step" or "(kCausal && n0 + kBlockN - 1 > m0 + diag);" }}
+                        {{ window and WINDOW_EDGE or "(kCausal && n0 + kBlockN - 1 > m0 + diag);" }}
 {% if alibi %}
     // ALiBi's distance q + diag - key at this thread's first element, as a float: each
     // element adds a constant (exact, integers below 2^24), no conversion per score.
     const float dist0 = (float)(m0 + q0 + 2 * qd + diag - n0 - kg * kKeyRows - g);
+{% end %}
+{% for pass_i, edge in ipairs(window and { "true", "false" } or { "masked" }) %}
+{% if window %}
+    {{ pass_i == 1 and "if (masked) { // a window edge crosses the step: the masks" or "} else { // inside the window: no mask" }}
 {% end %}
 #pragma unroll
     for (int nt = 0; nt < kQTiles; ++nt)
@@ -428,7 +434,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 {% else %}
             float pe = exp2_approx(fmaf(st[kt][nt][2 * hh + e], c, -l2));
 {% end %}
-            if (masked) {
+            if ({{ edge }}) {
               const int key = n0 + kg * kKeyRows + kt * 16 + hh * 8 + g, q = m0 + col;
               if (q >= {{ SQ }} || key >= {{ SK }} || {{ HIDDEN("key", "q") }}) pe = 0.f;
             }
@@ -449,6 +455,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 {% end %}
           }
       }
+{% end %}
+{% if window %}
+    }
+{% end %}
 
     // P^T and dS^T rounded to {{ dtype }} now (their fp32 copies die here): the
     // accumulator layout of two n8 query tiles is the A fragment of one k16

@@ -157,9 +157,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 {% end %}
     // P^T = exp2(S^T c - LSE log2 e), dS^T = P^T (dP^T - delta); masked entries are 0.
     const bool masked = m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
-                        {{ window and "true; // the window's edges: mask every step" or "(kCausal && n0 + kBlockN - 1 > m0 + diag);" }}
+                        {{ window and WINDOW_EDGE or "(kCausal && n0 + kBlockN - 1 > m0 + diag);" }}
 {% if alibi %}
     const float dist0 = (float)(m0 + {{ QOFF }}2 * qd + diag - n0 - key_row - g); // ALiBi, as in bwd.cu.tpl
+{% end %}
+{% for pass_i, edge in ipairs(window and { "true", "false" } or { "masked" }) %}
+{% if window %}
+    {{ pass_i == 1 and "if (masked) { // a window edge crosses the step: the masks" or "} else { // inside the window: no mask" }}
 {% end %}
 #pragma unroll
     for (int nt = 0; nt < {{ QW }} / 8; ++nt)
@@ -180,7 +184,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 {% else %}
           float pe = exp2_approx(fmaf(st[nt][2 * hh + e], c, -l2));
 {% end %}
-          if (masked) {
+          if ({{ edge }}) {
             const int key = n0 + key_row + hh * 8 + g, q = m0 + col;
             if (q >= {{ SQ }} || key >= {{ SK }} || {{ HIDDEN("key", "q") }}) pe = 0.f;
           }
@@ -201,6 +205,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 {% end %}
         }
       }
+{% end %}
+{% if window %}
+    }
+{% end %}
 
     // P^T and dS^T rounded to {{ dtype }}: two n8 query tiles of the accumulator
     // are the A fragment of one k16 step. dS^T also goes to shared memory for
