@@ -104,10 +104,13 @@ int rt_tma_fwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_fwd_pa
            p->v_head_stride, p->v_batch_stride, &k[2]);
   make_key(bf16, head_dim, 64, p->seqlen_q, p->heads_q, p->batch, p->o_row_stride,
            p->o_head_stride, p->o_batch_stride, &k[3]);
+  /* seqlen_k 0: no key tile is ever loaded, and an empty tensor's address may be
+   * NULL, which the driver refuses: K's and V's maps then point at Q. */
+  const void *kd = p->seqlen_k > 0 ? p->k : p->q, *vd = p->seqlen_k > 0 ? p->v : p->q;
   int rc;
   if ((rc = tensor_map(cu, cache, "q", p->q, &k[0], &out->q)) != FA2_OK ||
-      (rc = tensor_map(cu, cache, "k", p->k, &k[1], &out->k)) != FA2_OK ||
-      (rc = tensor_map(cu, cache, "v", p->v, &k[2], &out->v)) != FA2_OK ||
+      (rc = tensor_map(cu, cache, "k", kd, &k[1], &out->k)) != FA2_OK ||
+      (rc = tensor_map(cu, cache, "v", vd, &k[2], &out->v)) != FA2_OK ||
       (rc = tensor_map(cu, cache, "o", p->o, &k[3], &out->o)) != FA2_OK)
     return rc;
   return FA2_OK;

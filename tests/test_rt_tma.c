@@ -54,7 +54,8 @@ Test(rt_tma, maps_follow_each_tensor) {
 }
 
 /* A cache of 16 keys: hits re-address, 17 shapes reuse slots, and a map of
- * seqlen_k 0 (no key tile is ever loaded) is still a valid one row deep. */
+ * seqlen_k 0 (no key tile is ever loaded) is still a valid one row deep, at Q's
+ * address (an empty K or V may have none). */
 Test(rt_tma, cache_reuses_and_replaces_slots) {
   rt_tma_cache c;
   cr_assert_eq(rt_tma_cache_init(&c), 0);
@@ -69,8 +70,10 @@ Test(rt_tma, cache_reuses_and_replaces_slots) {
   cr_expect_eq(c.misses + c.hits, 2 * 17 * 4);
   cr_expect_gt(c.hits, 2 * 17 * 2 - 1, "O and V at least hit their twin's key");
   fa2_fwd_params p = params(2, 5, 0, 1, 1, 128);
+  p.k = p.v = NULL;
   cr_assert_eq(rt_tma_fwd_maps(cu, &c, &p, 1, 128, 128, &m), FA2_OK, "%s", fa2_last_error());
   cr_expect_eq(map(&m.k)->dims[1], 1);
+  cr_expect(map(&m.k)->address == 0x100000ull && map(&m.v)->address == 0x100000ull, "K, V at Q");
   cr_expect_eq(map(&m.q)->strides[1], 5 * 128 * 2, "one head: a stride past the rows");
   rt_tma_cache_free(&c);
 }

@@ -148,7 +148,8 @@ API CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *a
                                    const unsigned long long *strides, const unsigned *box,
                                    const unsigned *element_strides, int interleave, int swizzle,
                                    int l2_promotion, int oob_fill) {
-  if ((unsigned long long)map % 64 || rank > 4) return 1; /* INVALID_VALUE */
+  /* INVALID_VALUE, as the driver: a misaligned map, a NULL or misaligned address */
+  if ((unsigned long long)map % 64 || rank > 4 || !address || (unsigned long long)address % 16) return 1;
   if (st.tmap_result) return st.tmap_result;
   fake_tmap t = {(unsigned long long)address, dtype, (int)rank, interleave, swizzle, l2_promotion,
                  oob_fill};
@@ -162,7 +163,7 @@ API CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *a
   return 0;
 }
 API CUresult cuTensorMapReplaceAddress(void *map, void *address) {
-  if ((unsigned long long)map % 64) return 1;
+  if ((unsigned long long)map % 64 || !address || (unsigned long long)address % 16) return 1;
   ((fake_tmap *)map)->address = (unsigned long long)address;
   st.tmap_replaces++;
   return 0;
