@@ -13,6 +13,24 @@
 #include "rt_kernel.h"
 #include "rt_validate.h"
 
+/* The fields the forward's and the backward's argument blocks share by name: the
+ * scale (0: 1/sqrt(d)) and the reciprocals the kernels multiply by (an IEEE division
+ * there compiles to a call whose saved registers spill), varlen, score modifiers. */
+#define SHARED_PARAMS(p, a)                                                              \
+  do {                                                                                   \
+    (p)->scale = (a)->scale != 0 ? (a)->scale : 1.0f / sqrtf((float)(a)->head_dim);      \
+    (p)->inv_scale = 1.0f / (p)->scale;                                                  \
+    (p)->cu_seqlens_q = (a)->cu_seqlens_q, (p)->cu_seqlens_k = (a)->cu_seqlens_k;        \
+    (p)->total_q = (a)->total_q;                                                         \
+    (p)->window_left = (a)->window ? (a)->window_left : -1;                              \
+    (p)->window_right = (a)->window ? (a)->window_right : -1;                            \
+    (p)->alibi_slopes = (a)->alibi_slopes, (p)->alibi_batch_stride = (a)->alibi_batch_stride; \
+    (p)->softcap = (a)->softcap;                                                         \
+    (p)->inv_softcap = (a)->softcap > 0 ? 1.0f / (a)->softcap : 0.0f;                    \
+    RT_DROPOUT_PARAMS(p, a);                                                             \
+    (p)->sinks = (a)->sinks;                                                             \
+  } while (0)
+
 static void fill_params(const fa2_fwd_args *a, fa2_fwd_params *p) {
   memset(p, 0, sizeof *p);
   p->q = a->q.data;
@@ -37,17 +55,8 @@ static void fill_params(const fa2_fwd_args *a, fa2_fwd_params *p) {
   p->seqlen_k = a->seqlen_k;
   p->heads_q = a->heads_q;
   p->heads_kv = a->heads_kv;
-  p->scale = a->scale != 0 ? a->scale : 1.0f / sqrtf((float)a->head_dim);
   p->o_f32 = a->o_fp32;
-  p->cu_seqlens_q = a->cu_seqlens_q, p->cu_seqlens_k = a->cu_seqlens_k;
-  p->total_q = a->total_q;
-  p->window_left = a->window ? a->window_left : -1;
-  p->window_right = a->window ? a->window_right : -1;
-  p->alibi_slopes = a->alibi_slopes, p->alibi_batch_stride = a->alibi_batch_stride;
-  p->softcap = a->softcap;
-  p->inv_scale = 1.0f / p->scale, p->inv_softcap = a->softcap > 0 ? 1.0f / a->softcap : 0.0f;
-  RT_DROPOUT_PARAMS(p, a);
-  p->sinks = a->sinks;
+  SHARED_PARAMS(p, a);
 }
 
 fa2_status fa2_forward(fa2_context *ctx, const fa2_fwd_args *a, void *stream) {
@@ -116,17 +125,9 @@ static void fill_bwd_params(const fa2_bwd_args *a, void *ws, fa2_bwd_params *p) 
   set_strides(&a->dv, &p->dv_batch_stride, &p->dv_row_stride, &p->dv_head_stride);
   p->batch = a->batch, p->seqlen_q = a->seqlen_q, p->seqlen_k = a->seqlen_k;
   p->heads_q = a->heads_q, p->heads_kv = a->heads_kv;
-  p->scale = a->scale != 0 ? a->scale : 1.0f / sqrtf((float)a->head_dim);
   p->deterministic = a->deterministic;
-  p->cu_seqlens_q = a->cu_seqlens_q, p->cu_seqlens_k = a->cu_seqlens_k;
-  p->total_q = a->total_q;
-  p->window_left = a->window ? a->window_left : -1;
-  p->window_right = a->window ? a->window_right : -1;
-  p->alibi_slopes = a->alibi_slopes, p->alibi_batch_stride = a->alibi_batch_stride;
-  p->softcap = a->softcap;
-  p->inv_scale = 1.0f / p->scale, p->inv_softcap = a->softcap > 0 ? 1.0f / a->softcap : 0.0f;
-  RT_DROPOUT_PARAMS(p, a);
-  p->sinks = a->sinks, p->dsinks = a->dsinks;
+  SHARED_PARAMS(p, a);
+  p->dsinks = a->dsinks;
 }
 
 /* The caller's workspace, or the context's (grown under ws_lock; the old
