@@ -87,12 +87,16 @@
 #   modifiers the cost of softcap, ALiBi and sinks: fa2gen with and without each, and
 #             FlexAttention (compiled) doing the same (bench/modifiers_bench.py; a
 #             --warm-only pass first fills the kernel caches)
+#   windows   causal sliding windows W = 128 ... 16k at N = 16k, d = 128: fa2gen
+#             against FlexAttention, forward and forward + backward (bench/window_bench.py;
+#             $WINDOW_LIB another build, $AB_TAG a suffix of the files)
 #   modifier_checks  every score modifier through PyTorch against float64 (ALiBi, softcap,
 #             windows, the d = 96 and 128 backward with each in both dQ paths, sinks, dropout,
 #             varlen), then fa2_gpu_tests on the default spec and the head dims past 128
 #   lib_ab    another build ($AB_BASE, default build/base_lib/libfa2rt.so: make one from
-#             an older commit) against lib/libfa2rt.so through PyTorch (bench/lib_ab.py:
-#             plain, each modifier, deterministic, d 64/128/256; $AB_CASES and $AB_TOKENS
+#             an older commit) against $AB_TEST (default lib/libfa2rt.so) through PyTorch
+#             (bench/lib_ab.py: plain, each modifier, deterministic, d 64/128/256;
+#             $AB_DIMS the head dims, $AB_TAG a suffix of the files; $AB_CASES and $AB_TOKENS
 #             are its --cases and --tokens), alternating runs; ratios
 #   multi_device the operators off the default device and stream
 #             (tests/gpu/test_multi_device.py; the cuda:1 parts skip on one GPU)
@@ -336,12 +340,21 @@ for s in $steps; do
     step modifiers_bench 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 bench/modifiers_bench.py \
       --json "$OUT/modifiers_bench.json"
     ;;
+  windows)
+    # the window-size table at N = 16k against FlexAttention (bench/window_bench.py),
+    # with $WINDOW_LIB (default lib/libfa2rt.so); $AB_TAG a suffix of the files
+    step "window_bench${AB_TAG:-}" 400 env FA2_LIB="${WINDOW_LIB:-lib/libfa2rt.so}" PYTHONPATH=python:bench \
+      python3 bench/window_bench.py --json "$OUT/window_bench${AB_TAG:-}.json"
+    ;;
   modifier_checks)
     # every modifier through PyTorch against float64 (ALiBi, softcap, windows, the d = 96 and 128
     # backward with each, both dQ paths; sinks, dropout, varlen), then the default spec
     # and the head dims past 128 (the wgmma backward) in fa2_gpu_tests
-    step modifier_checks 480 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 -m pytest -q -rA -n 8 \
-      tests/gpu/test_torch_dropin.py -k "alibi or softcap or window or backward_modifiers" \
+    # (-k applies to every file named: the drop-in file's modifier tests, then the
+    # modifier files whole)
+    step modifier_checks 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 -m pytest -q -rA -n 8 \
+      tests/gpu/test_torch_dropin.py -k "alibi or softcap or window or backward_modifiers"
+    step modifier_files 420 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 -m pytest -q -rA -n 8 \
       tests/gpu/test_sinks.py tests/gpu/test_dropout.py tests/gpu/test_varlen.py
     step check 420 bin/fa2_gpu_tests
     step check_head_dims 420 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/head_dims_spec.lua
@@ -350,17 +363,17 @@ for s in $steps; do
     # $AB_BASE (another build's libfa2rt.so, default build/base_lib/libfa2rt.so) against
     # lib/libfa2rt.so through PyTorch (bench/lib_ab.py): one warm-up run each, then
     # base, test, base, test; the ratio table
-    base=${AB_BASE:-build/base_lib/libfa2rt.so}
+    base=${AB_BASE:-build/base_lib/libfa2rt.so} test=${AB_TEST:-lib/libfa2rt.so} tag=${AB_TAG:-}
     ab=(env PYTHONPATH=python:bench python3 bench/lib_ab.py --run --cases "${AB_CASES:-}"
-        --tokens "${AB_TOKENS:-16384}" --json)
-    step ab_warm_base 420 env FA2_LIB="$base" "${ab[@]}" /tmp/ab_warm_base.json
-    step ab_warm_test 420 env FA2_LIB=lib/libfa2rt.so "${ab[@]}" /tmp/ab_warm_test.json
+        --tokens "${AB_TOKENS:-16384}" --head-dims "${AB_DIMS:-64,128,256}" --json)
+    step "ab_warm_base$tag" 420 env FA2_LIB="$base" "${ab[@]}" /tmp/ab_warm_base.json
+    step "ab_warm_test$tag" 420 env FA2_LIB="$test" "${ab[@]}" /tmp/ab_warm_test.json
     for i in 1 2; do
-      step "ab_base$i" 120 env FA2_LIB="$base" "${ab[@]}" "$OUT/ab_base$i.json"
-      step "ab_test$i" 120 env FA2_LIB=lib/libfa2rt.so "${ab[@]}" "$OUT/ab_test$i.json"
+      step "ab_base$tag$i" 120 env FA2_LIB="$base" "${ab[@]}" "$OUT/ab_base$tag$i.json"
+      step "ab_test$tag$i" 120 env FA2_LIB="$test" "${ab[@]}" "$OUT/ab_test$tag$i.json"
     done
-    step lib_ab 30 python3 bench/lib_ab.py --base "$OUT"/ab_base?.json --test "$OUT"/ab_test?.json \
-      --title "${AB_TITLE:-this build / base}"
+    step "lib_ab$tag" 30 python3 bench/lib_ab.py --base "$OUT"/ab_base"$tag"?.json \
+      --test "$OUT"/ab_test"$tag"?.json --title "${AB_TITLE:-this build / base}"
     ;;
   multi_device) step multi_device 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
       python3 -m pytest -q -rA tests/gpu/test_multi_device.py ;;
@@ -417,7 +430,7 @@ for s in $steps; do
 done
 
 cat "$OUT/device.txt"
-for f in lib_ab dropout_bench modifiers_bench tune tune_effect tune_check ws_compare compare_head_dims16_fwd compare_head_dims16_bwd compare_head_dims_fwd compare_head_dims_bwd compare_wgmma compare_sync compare_wgmma_bwd compare_sync_bwd compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
+for f in lib_ab lib_ab${AB_TAG:-} window_bench${AB_TAG:-} dropout_bench modifiers_bench tune tune_effect tune_check ws_compare compare_head_dims16_fwd compare_head_dims16_bwd compare_head_dims_fwd compare_head_dims_bwd compare_wgmma compare_sync compare_wgmma_bwd compare_sync_bwd compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
 [ -s "$OUT/bias_gpu.txt" ] && cat "$OUT/bias_gpu.txt"
 [ -s "$OUT/bias_vs_sdpa.txt" ] && cat "$OUT/bias_vs_sdpa.txt"
 printf '%s\n' "${summary[@]}"

@@ -22,29 +22,30 @@ import statistics
 import sys
 
 
-def cases():
-    """(name, d, causal, keyword arguments of flash_attn_func)."""
+def cases(head_dims=(64, 128, 256)):
+    """(name, d, causal, keyword arguments of flash_attn_func); d = 256: plain only."""
     out = []
-    for d in (64, 128):
+    for d in head_dims:
         for causal in (False, True):
-            mods = [("plain", {}), ("softcap", {"softcap": 30.0}), ("alibi", {"alibi_slopes": "slopes"}),
-                    ("sinks", {"sinks": "sinks"}), ("deterministic", {"deterministic": True})]
-            if not causal:
+            mods = [("plain", {})]
+            if d != 256:
+                mods += [("softcap", {"softcap": 30.0}), ("alibi", {"alibi_slopes": "slopes"}),
+                         ("sinks", {"sinks": "sinks"}), ("deterministic", {"deterministic": True})]
+            if d != 256 and not causal:
                 mods += [("window", {"window_size": (1024, 0)}), ("window128", {"window_size": (128, 0)}),
                          ("window3072", {"window_size": (3072, 0)})]
             out += [(m, d, causal, kw) for m, kw in mods]
-    out += [("plain", 256, c, {}) for c in (False, True)]
     return out
 
 
-def run(path, only, tokens):
+def run(path, only, tokens, head_dims):
     import torch
     import fa2gen
     from modifiers_bench import alibi_slopes
     from varlen_bench import fwd_bwd, rand, timed_group
     N = 4096
     rows = []
-    for name, d, causal, kw in cases():
+    for name, d, causal, kw in cases(head_dims):
         if only and not name.startswith(tuple(only)):
             continue
         H, B = 2048 // d, tokens // N
@@ -101,6 +102,7 @@ def main():
     ap.add_argument("--json", help="--run's output")
     ap.add_argument("--cases", default="", help="comma-separated name prefixes (default: all)")
     ap.add_argument("--tokens", type=int, default=16384, help="B*N (N = 4096)")
+    ap.add_argument("--head-dims", default="64,128,256", help="comma-separated (256: plain only)")
     ap.add_argument("--base", nargs="+")
     ap.add_argument("--test", nargs="+")
     ap.add_argument("--title", default="test / base")
@@ -108,7 +110,7 @@ def main():
     if a.run:
         if not a.json:
             ap.error("--run needs --json")
-        run(a.json, [c for c in a.cases.split(",") if c], a.tokens)
+        run(a.json, [c for c in a.cases.split(",") if c], a.tokens, [int(d) for d in a.head_dims.split(",")])
     elif a.base and a.test:
         table(a.base, a.test, a.title)
     else:
