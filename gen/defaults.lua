@@ -39,21 +39,21 @@ M.TILES_SM90 = {
 
 -- Warp-specialized forward tiles on Hopper (ws: a TMA producer warpgroup and two
 -- consumer warpgroups, templates/fwd_ws.cu.tpl): they replace TILES_SM90 for the
--- variants they cover (no varlen, window, ALiBi, softcap, dropout or sinks yet;
--- those keep TILES_SM90's). H100 run 17 (bench/NOTES.md "Warp-specialized
--- forward"), d = 128: 1.14-1.44x the wgmma tile's speed on every row (N = 512..16k,
--- causal and not, every mode), 0.96-1.07x cuDNN. d = 64 stays on wgmma: its ws
--- tiles lose 4-21 % at N <= 1k (and causal 2k), win 8-29 % beyond; `fa2 tune`
--- can pick them per length.
+-- variants they cover (no varlen, window or dropout yet; those keep TILES_SM90's).
+-- H100 run 17 (bench/NOTES.md "Warp-specialized forward"), d = 128: 1.14-1.44x the
+-- wgmma tile's speed on every row (N = 512..16k, causal and not, every mode),
+-- 0.96-1.07x cuDNN. d = 64 stays on wgmma: its ws tiles lose 4-21 % at N <= 1k (and
+-- causal 2k), win 8-29 % beyond; `fa2 tune` can pick them per length.
 M.TILES_SM90_WS = {
   [128] = { block_m = 128, block_n = 128, warps = 12, stages = 2, ws = true },
 }
 
--- Forward tiles for variants with a score modifier, dropout, sinks or varlen, where
--- TILES' tile has no registers left for them: d = 96's m128n48w4s2 sits at 244-255
--- registers on sm_80 and spilled 4-24 bytes with ALiBi, a window, causal dropout or
--- causal varlen; m128n32w4s2 (d = 80's) compiles at 210-233, no spill
--- (bench/NOTES.md "Session 12: the d = 96 forward's modifier tile").
+-- Forward tiles for variants with a score modifier, dropout, sinks or varlen, off
+-- sm_90, where TILES' tile has no registers left for them: d = 96's m128n48w4s2 sits
+-- at 244-255 registers on sm_80 and spilled 4-24 bytes with ALiBi, a window, causal
+-- dropout or causal varlen; m128n32w4s2 (d = 80's) compiles at 210-233, no spill. On
+-- sm_90 m128n48w4s2 does not spill and its forward is 8-15 % faster with a modifier
+-- (H200; bench/NOTES.md "Session 12: the d = 96 forward's modifier tile").
 M.TILES_MODIFIED = {
   [96] = { block_m = 128, block_n = 32, warps = 4, stages = 2 },
 }

@@ -207,8 +207,16 @@ function M.load(text, path)
                               end
                             end
                             if not seen[c.name] then
-                              seen[c.name] = true
+                              seen[c.name] = c
                               variants[#variants + 1] = c
+                            end
+                            -- the arches whose "auto" pick it is (nil: every arch)
+                            local first = seen[c.name]
+                            if for_arch and (first.spec_arch or first == c) then
+                              first.spec_arch = first.spec_arch or {}
+                              first.spec_arch[#first.spec_arch + 1] = for_arch
+                            else
+                              first.spec_arch = nil
                             end
                           end
                         end

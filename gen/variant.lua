@@ -353,19 +353,24 @@ function M.name(v)
 end
 
 -- The "auto" tile of a pass and head dim on arch (nil: any arch), and where
--- gen/defaults.lua keeps it. plain: the variant has no feature the ws tiles lack
--- (a forward on sm_90 then takes TILES_SM90_WS where it has one; a forward with one
--- takes TILES_MODIFIED where TILES would be its tile and it has one).
-function M.auto_tile(pass, head_dim, arch, plain)
+-- gen/defaults.lua keeps it. ws_ok: the variant has no feature the ws tiles lack (a
+-- forward on sm_90 then takes TILES_SM90_WS where it has one); modified: it has a
+-- score modifier, dropout, sinks or varlen (a forward off sm_90 then takes
+-- TILES_MODIFIED where TILES would be its tile and it has one).
+function M.auto_tile(pass, head_dim, arch, ws_ok, modified)
   local name = pass == "bwd" and "BWD_TILES" or "TILES"
   if arch == M.WGMMA_ARCH and D[name .. "_SM90"][head_dim] then name = name .. "_SM90" end
-  if name == "TILES_SM90" and plain and D.TILES_SM90_WS[head_dim] then name = "TILES_SM90_WS" end
-  if name == "TILES" and not plain and D.TILES_MODIFIED[head_dim] then name = "TILES_MODIFIED" end
+  if name == "TILES_SM90" and ws_ok and D.TILES_SM90_WS[head_dim] then name = "TILES_SM90_WS" end
+  if name == "TILES" and modified and arch ~= M.WGMMA_ARCH and D.TILES_MODIFIED[head_dim] then
+    name = "TILES_MODIFIED"
+  end
   return D[name][head_dim], "gen/defaults.lua " .. name .. "[" .. head_dim .. "]"
 end
 
--- Variant features the ws tiles do not have yet.
-M.WS_LACKS = { "varlen", "window", "alibi", "softcap", "dropout", "sinks" }
+-- Variant features the ws tiles do not have yet, and every feature a plain variant
+-- has not.
+M.WS_LACKS = { "varlen", "window", "dropout" }
+M.FEATURES = { "varlen", "window", "alibi", "softcap", "dropout", "sinks" }
 
 -- Validates the base fields of v (as gen_variant carries them: tiles with
 -- block_m == 0 are "auto"), checks shared memory against arch when given,
@@ -392,9 +397,10 @@ function M.complete(v, arch, tiles_arch)
   local tile
   local pass = M.PASSES[c.pass]
   if v.block_m == 0 or v.block_m == nil then
-    local ws_ok = true
+    local ws_ok, modified = true, false
     for _, k in ipairs(M.WS_LACKS) do ws_ok = ws_ok and not c[k] end
-    local auto, where = M.auto_tile(c.pass, c.head_dim, tiles_arch or arch, ws_ok)
+    for _, k in ipairs(M.FEATURES) do modified = modified or c[k] end
+    local auto, where = M.auto_tile(c.pass, c.head_dim, tiles_arch or arch, ws_ok, modified)
     tile = M.check_tile(auto, where)
     if pass.check then pass.check(tile, where) end
   else

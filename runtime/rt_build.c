@@ -100,12 +100,12 @@ int rt_build_run(const gen_spec *s, const gen_rendered *r, const char *const *ar
   if (rt_nvrtc_load(NULL, why, sizeof why) != 0) return gen_fail(err, GEN_EIO, "%s", why);
   rt_nvrtc_version(&b->nvrtc_major, &b->nvrtc_minor);
 
-  /* Every variant on every arch it runs on (a spec's "auto" wgmma tiles
-   * were made for sm_90 only; the other arches have their own picks). */
+  /* Every variant on every arch it is built for (a spec's "auto" tiles that
+   * differ per arch, the wgmma ones among them, are each their arch's pick). */
   b->items = calloc((size_t)(s->n_variants * n_arch + 1), sizeof *b->items);
   if (!b->items) return gen_fail(err, GEN_EINTERNAL, "out of memory");
   for (int i = 0; i < s->n_variants * n_arch; i++) {
-    if (!gen_variant_runs_on(&s->variants[i / n_arch], arch[i % n_arch])) continue;
+    if (!gen_spec_runs_on(s, i / n_arch, arch[i % n_arch])) continue;
     b->items[b->n_items].variant = i / n_arch;
     b->items[b->n_items++].arch = i % n_arch;
   }

@@ -133,13 +133,13 @@ fa2_status fa2_prepare_spec(fa2_context *ctx, const char *spec_path) {
   char err[2048];
   int rc = rt_source_spec(&ctx->source, spec_path, &spec, err, sizeof err);
   if (rc != FA2_OK) return (fa2_status)rt_set_error(rc, "%s", err);
-  /* Forward variants that run on this device (a spec's wgmma tiles are its
-   * sm_90 picks); they keep spec order. */
+  /* Forward variants built for this device (a spec's wgmma tiles, and "auto"
+   * tiles that differ per arch, are each their arch's pick); they keep spec order. */
   int n = 0, backward = 0, other_arch = 0;
   for (int i = 0; i < spec.n_variants; i++) {
     if (spec.variants[i].pass != GEN_PASS_FWD)
       backward++;
-    else if (!gen_variant_runs_on(&spec.variants[i], ctx->arch))
+    else if (!gen_spec_runs_on(&spec, i, ctx->arch))
       other_arch++;
     else
       spec.variants[n++] = spec.variants[i];
@@ -148,7 +148,7 @@ fa2_status fa2_prepare_spec(fa2_context *ctx, const char *spec_path) {
     rt_logf(&ctx->log, FA2_LOG_INFO, "%s: %d backward variant(s) skipped (not available yet)",
             spec_path ? spec_path : "default spec", backward);
   if (other_arch)
-    rt_logf(&ctx->log, FA2_LOG_INFO, "%s: %d wgmma variant(s) skipped (sm_90 only; this is %s)",
+    rt_logf(&ctx->log, FA2_LOG_INFO, "%s: %d variant(s) of other arches skipped (this is %s)",
             spec_path ? spec_path : "default spec", other_arch, ctx->arch);
   prep p = {.ctx = ctx, .variants = spec.variants, .n = n};
   fa2_status st = run(&p);

@@ -92,9 +92,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   const int diag = p.seqlen_k - p.seqlen_q;
   const int n_end = kCausal ? min(p.seqlen_k, m0 + kBlockM + diag) : p.seqlen_k;
   const int n_tiles = n_end > 0 ? (n_end + kBlockN - 1) / kBlockN : 0;
+{% if alibi %}
+  const int n_unmasked = 0; // ALiBi biases every score: every tile takes the masking pass
+{% else %}
   // Leading tiles that need no mask: inside seqlen_k and visible to row m0.
   const int n_unmasked =
       kCausal ? min(p.seqlen_k / kBlockN, max(0, m0 + diag + 1) / kBlockN) : p.seqlen_k / kBlockN;
+{% end %}
 
   const unsigned sQ = smem_addr(smem);
   const unsigned sK = sQ + kConsumers * kTileQ;
@@ -138,6 +142,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   const int wg = warp / 4;
   const int g = lane / 4, qd = lane % 4; // accumulator row (and +8) and column pair
   const unsigned sQw = sQ + wg * kTileQ; // this warpgroup's Q rows: the A operand of S = Q K^T
+{% if softcap %}
+  const float cap_in = p.scale * p.inv_softcap, cap_out = p.softcap * p.inv_scale; // softcap (fwd.cu.tpl)
+{% end %}
+{% if alibi %}
+  const float alibi = p.alibi_slopes[batch * p.alibi_batch_stride + head] * p.inv_scale; // ALiBi, raw units
+{% end %}
   const float c = p.scale * 1.44269504f; // scores -> log2 units
 {% if stab == "paper" %}
   const float eps_raw = kEps / p.scale; // eps in raw-score units
@@ -239,25 +249,34 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   // the TMA store reads them, once all four warps' last S has read Q; LSE in fp32.
   bar_sync(kEpilogueBar + wg, 128);
   float *lse = p.lse + ((long long)batch * p.heads_q + head) * p.seqlen_q;
+{% if sinks %}
+  const float sink2 = p.sinks[head] * 1.44269504f; // the attention sink, log2 units (fwd.cu.tpl)
+{% end %}
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const float l = quad_sum(row_l[0][h]);
-    const float inv = l > 0.f ? 1.f / l : 0.f;
-    const int r = (warp % 4) * 16 + h * 8 + g, row = m0 + wg * 64 + r;
+  for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
-    for (int dt = 0; dt < kDTiles; ++dt)
-      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sQw + sw128_offset<64>(r, dt) + 4 * qd),
-                   "r"(pack2(acc[0][dt][2 * h] * inv, acc[0][dt][2 * h + 1] * inv))
-                   : "memory");
-    if (p.o_f32 && row < p.seqlen_q) { // fp32 O for the backward's precise delta
-      float *of = p.o_f32 + (((long long)batch * p.seqlen_q + row) * p.heads_q + head) * kHeadDim;
+    for (int h = 0; h < 2; ++h) {
+      const float l = quad_sum(row_l[mt][h]);
+{% include "row_inv.cuh.tpl" %}
+      const int r = (warp % 4) * 16 + h * 8 + g, row = m0 + wg * 64 + r;
 #pragma unroll
       for (int dt = 0; dt < kDTiles; ++dt)
-        *(float2 *)(of + dt * 8 + 2 * qd) = make_float2(acc[0][dt][2 * h] * inv, acc[0][dt][2 * h + 1] * inv);
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sQw + sw128_offset<64>(r, dt) + 4 * qd),
+                     "r"(pack2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv))
+                     : "memory");
+      if (p.o_f32 && row < p.seqlen_q) { // fp32 O for the backward's precise delta
+        float *of = p.o_f32 + (((long long)batch * p.seqlen_q + row) * p.heads_q + head) * kHeadDim;
+#pragma unroll
+        for (int dt = 0; dt < kDTiles; ++dt)
+          *(float2 *)(of + dt * 8 + 2 * qd) = make_float2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv);
+      }
+{% if sinks %}
+      if (qd == 0 && row < p.seqlen_q) lse[row] = lt != 0.f ? (top + log2f(lt)) * 0.69314718f : pos_inf();
+{% else %}
+      const float m = row_m[mt][h] == neg_inf() ? 0.f : row_m[mt][h];
+      if (qd == 0 && row < p.seqlen_q) lse[row] = l > 0.f ? (m * c + log2f(l)) * 0.69314718f : pos_inf();
+{% end %}
     }
-    const float m = row_m[0][h] == neg_inf() ? 0.f : row_m[0][h];
-    if (qd == 0 && row < p.seqlen_q) lse[row] = l > 0.f ? (m * c + log2f(l)) * 0.69314718f : pos_inf();
-  }
   fence_proxy_async(); // the stores above, visible to the TMA unit ...
   bar_sync(kEpilogueBar + wg, 128); // ... for the whole warpgroup
   if (warp % 4 == 0 && lane == 0 && m0 + wg * 64 < p.seqlen_q) {

@@ -120,21 +120,31 @@ Test(spec, the_shipped_specs_load) {
   /* full, plain: 11 head dims x 2 dtypes x 2 causal x 3 modes forward (head dims
    * 64, 128, 192 and 256 also on sm_90's wgmma tiles); the backward (mode-independent)
    * for the 11 head dims x 2 dtypes x 2 causal (d 128, 192, 256 also on sm_90's).
-   * Each plain variant again with softcap, ALiBi, dropout and sinks; with a window when
-   * not causal; with varlen but the d = 256 varlen backward's mma.sync tile (2 x 2),
-   * which spills on sm_90 (sm_90 runs the wgmma pair). */
+   * Each plain variant again with softcap, ALiBi, dropout, sinks and varlen; with a
+   * window when not causal; each modifier's d = 96 forward twice (2 dtypes x 2 causal x
+   * 3 modes; a window: not causal): TILES_MODIFIED's tile off sm_90 and TILES' on it.
+   * The pairs of COMBOS: a window with varlen or sinks (not causal), ALiBi with softcap
+   * but the d = 128 wgmma backward's 2 x 2. */
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
   const int plain = (11 + 4) * 2 * 2 * 3 + (11 + 3) * 2 * 2;
-  cr_expect_eq(s.n_variants, plain * 5 + plain / 2 + (plain - 4));
+  const int each = plain + 2 * 2 * 3; /* with one modifier */
+  cr_expect_eq(s.n_variants, plain + each * 5 + each / 2 + each / 2 * 2 + (each - 4));
   int fp16 = 0, causal = 0, robust = 0, bwd = 0, wgmma = 0, bwd_wgmma = 0;
   int n_window = 0, n_varlen = 0, n_alibi = 0, n_softcap = 0, n_dropout = 0, n_sinks = 0;
+  int window_varlen = 0, window_sinks = 0, alibi_softcap = 0;
   for (int i = 0; i < s.n_variants; i++) {
     const gen_variant *v = &s.variants[i];
+    const int mods = v->window + v->varlen + v->alibi + v->softcap + v->dropout + v->sinks;
+    cr_expect(!(v->window && v->causal), "%s", v->name);
+    cr_expect_leq(mods, 2, "%s", v->name);
+    if (mods == 2) {
+      window_varlen += v->window && v->varlen, window_sinks += v->window && v->sinks;
+      alibi_softcap += v->alibi && v->softcap;
+      continue;
+    }
     n_window += v->window, n_varlen += v->varlen, n_alibi += v->alibi;
     n_softcap += v->softcap, n_dropout += v->dropout, n_sinks += v->sinks;
-    cr_expect_leq(v->window + v->varlen + v->alibi + v->softcap + v->dropout + v->sinks, 1, "%s", v->name);
-    cr_expect(!(v->window && v->causal), "%s", v->name);
-    if (v->window || v->varlen || v->alibi || v->softcap || v->dropout || v->sinks) continue;
+    if (mods) continue;
     if (s.variants[i].pass == GEN_PASS_BWD) {
       bwd++;
       bwd_wgmma += s.variants[i].wgmma;
@@ -152,13 +162,53 @@ Test(spec, the_shipped_specs_load) {
   cr_expect_eq(causal, 90);
   cr_expect_eq(robust, 60);
   cr_expect_eq(wgmma, 4 * 2 * 2 * 3); /* forward ones */
-  cr_expect_eq(n_softcap, plain);
-  cr_expect_eq(n_sinks, plain);
-  cr_expect_eq(n_window, plain / 2);
-  cr_expect_eq(n_alibi, plain);
-  cr_expect_eq(n_dropout, plain);
-  cr_expect_eq(n_varlen, plain - 4);
+  cr_expect_eq(n_softcap, each);
+  cr_expect_eq(n_sinks, each);
+  cr_expect_eq(n_window, each / 2);
+  cr_expect_eq(n_alibi, each);
+  cr_expect_eq(n_dropout, each);
+  cr_expect_eq(n_varlen, each);
+  cr_expect_eq(window_varlen, each / 2);
+  cr_expect_eq(window_sinks, each / 2);
+  cr_expect_eq(alibi_softcap, each - 4);
   gen_spec_free(&s);
+}
+
+/* "auto" tiles that differ per arch are built for their arch only (d = 96's forward
+ * with ALiBi: TILES_MODIFIED off sm_90, TILES on it); one pick for all: every arch. */
+Test(spec, auto_picks_are_built_for_their_arch) {
+  gen_spec s;
+  gen_err err;
+  cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
+  struct {
+    const char *name;
+    int sm80, sm90, sm86;
+  } cases[] = {
+      {"fwd_bf16_d96_alibi_m128n32w4s2_none", 1, 0, 1},
+      {"fwd_bf16_d96_alibi_m128n48w4s2_none", 0, 1, 1}, /* sm_86: not a spec arch */
+      {"fwd_bf16_d96_m128n48w4s2_none", 1, 1, 1},
+      {"fwd_bf16_d64_m64n128w4s2wg_none", 0, 1, 0},
+      {"fwd_bf16_d128_m128n128w12s2ws_none", 0, 1, 0},
+      {"fwd_bf16_d128_m128n48w4s1_none", 1, 0, 1},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    int i = 0;
+    while (i < s.n_variants && strcmp(s.variants[i].name, cases[c].name)) i++;
+    cr_assert_lt(i, s.n_variants, "%s is not in specs/full.lua", cases[c].name);
+    cr_expect_eq(gen_spec_runs_on(&s, i, "sm_80"), cases[c].sm80, "%s on sm_80", cases[c].name);
+    cr_expect_eq(gen_spec_runs_on(&s, i, "sm_90"), cases[c].sm90, "%s on sm_90", cases[c].name);
+    cr_expect_eq(gen_spec_runs_on(&s, i, "sm_86"), cases[c].sm86, "%s on sm_86", cases[c].name);
+  }
+  gen_spec_free(&s);
+  /* explicit tiles: every arch */
+  const char *text = "return { dtype = { 'bf16' }, head_dim = { 96 }, alibi = { true }, "
+                     "tiles = { { block_m = 128, block_n = 48, warps = 4, stages = 2 } } }\n";
+  char *path;
+  cr_assert_eq(load(text, &s, &err, &path), GEN_OK, "%s", err.msg);
+  for (int i = 0; i < s.n_variants; i++)
+    cr_expect(gen_spec_runs_on(&s, i, "sm_80") && gen_spec_runs_on(&s, i, "sm_90"), "%s", s.variants[i].name);
+  gen_spec_free(&s);
+  free(path);
 }
 
 Test(spec, every_error_class) {

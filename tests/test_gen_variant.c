@@ -50,7 +50,8 @@ Test(variant, completes_auto_tiles_and_derived_fields) {
 }
 
 /* d = 96's forward takes TILES_MODIFIED's m128n32w4s2 with any feature the plain kernel
- * lacks (TILES' m128n48w4s2 spills with some on sm_80); plain and the backward keep theirs. */
+ * lacks (TILES' m128n48w4s2 spills with some on sm_80); plain, the backward and sm_90
+ * (where m128n48w4s2 fits and is faster) keep theirs. */
 Test(variant, d96_modifier_variants_take_the_modified_tile) {
   struct {
     int pass, alibi, window, varlen, sinks, block_n;
@@ -66,6 +67,11 @@ Test(variant, d96_modifier_variants_take_the_modified_tile) {
     cr_assert_eq(gen_variant_complete(g, &v, "sm_80", &err), GEN_OK, "case %zu: %s", i, err.msg);
     cr_expect_eq(v.block_n, cases[i].block_n, "case %zu (%s): block_n %d", i, v.name, v.block_n);
     if (cases[i].pass == GEN_PASS_FWD) cr_expect_eq(v.stages, 2, "case %zu", i);
+    gen_variant h = base(96, 0, GEN_STAB_NONE, 0, 0);
+    h.pass = cases[i].pass, h.alibi = cases[i].alibi, h.window = cases[i].window;
+    h.varlen = cases[i].varlen, h.sinks = cases[i].sinks;
+    cr_assert_eq(gen_variant_complete(g, &h, "sm_90", &err), GEN_OK, "case %zu: %s", i, err.msg);
+    cr_expect_eq(h.block_n, cases[i].pass == GEN_PASS_FWD ? 48 : 64, "case %zu (%s) on sm_90", i, h.name);
   }
 }
 
@@ -314,7 +320,7 @@ Test(variant, every_full_spec_name_round_trips) {
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
   /* 236 plain (132 forward, 48 more on sm_90's wgmma tiles, 44 + 12 backward), and
    * each modifier's (tests/test_gen_spec.c) */
-  cr_assert_eq(s.n_variants, 1530);
+  cr_assert_eq(s.n_variants, 2092);
   for (int i = 0; i < s.n_variants; i++) {
     gen_variant v;
     cr_assert_eq(gen_variant_from_name(g, s.variants[i].name, &v, &err), GEN_OK, "%s", err.msg);
@@ -354,7 +360,7 @@ Test(variant, bad_and_non_canonical_names) {
       {"fwd_bf16_d128_m128n128w12s1ws_none", "stages = 1: ws tiles keep the next K/V tile in flight"},
       {"fwd_bf16_d96_m128n128w12s2ws_none", "head_dim = 96: ws tiles need a head dim made of 64"},
       {"fwd_bf16_d128_varlen_m128n128w12s2ws_none", "varlen = true: not available on ws tiles yet"},
-      {"fwd_bf16_d128_softcap_m128n128w12s2ws_none", "softcap = true: not available on ws tiles yet"},
+      {"fwd_bf16_d128_dropout_m128n128w12s2ws_none", "dropout = true: not available on ws tiles yet"},
       {"bwd_bf16_d128_m64n128w12s2ws_none", "ws tiles are forward tiles"},
       {"fwd_bf16_d128_m128n64w2s2wg_none", "warps = 2: wgmma tiles take whole warpgroups"},
       {"fwd_bf16_d128_m128n64w4s2wg_none", "block_m = 128: a wgmma tile's warpgroups take 64"},
@@ -436,6 +442,34 @@ Test(variant, window_names_and_sources) {
   cr_expect(strstr(src, "if (key >= limit || key < first) s[mt][nt][2 * h + e] = neg_inf();"));
   cr_expect(strstr(src, "if (m_old == neg_inf()) {"), "robust's shift waits for a visible key");
   free(src);
+}
+
+/* ws tiles take ALiBi, softcap and sinks (d = 128's auto pick on sm_90 with them):
+ * ALiBi masks every tile, softcap caps S, the epilogue adds the sink; a window keeps
+ * the wgmma tile (not on ws yet). */
+Test(variant, ws_tiles_take_score_modifiers) {
+  struct {
+    int window, alibi, softcap, sinks;
+    const char *name, *text;
+  } cases[] = {
+      {0, 1, 0, 0, "fwd_bf16_d128_alibi_m128n128w12s2ws_none", "const int n_unmasked = 0;"},
+      {0, 0, 1, 0, "fwd_bf16_d128_softcap_m128n128w12s2ws_none", "cap_out * tanh_approx(s[mt][nt][e] * cap_in)"},
+      {0, 0, 0, 1, "fwd_bf16_d128_sinks_m128n128w12s2ws_none", "const float lt = l * keep + exp2_approx(sink2 - top);"},
+      {1, 0, 0, 0, "fwd_bf16_d128_window_m64n96w4s2wg_none", "const int key_first ="},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    gen_variant v = base(128, 0, GEN_STAB_NONE, 0, 0);
+    v.window = cases[i].window, v.alibi = cases[i].alibi, v.softcap = cases[i].softcap;
+    v.sinks = cases[i].sinks;
+    gen_err err;
+    cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "case %zu: %s", i, err.msg);
+    cr_expect_str_eq(v.name, cases[i].name);
+    char *src;
+    size_t len;
+    cr_assert_eq(gen_render(g, &v, &src, &len, &err), GEN_OK, "%s", err.msg);
+    cr_expect(strstr(src, cases[i].text), "%s lacks %s", v.name, cases[i].text);
+    free(src);
+  }
 }
 
 /* Dropout variants: "_dropout" after "_softcap"; a forward carries the mask

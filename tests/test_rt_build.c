@@ -41,13 +41,13 @@ Test(build, cli_writes_cubins_and_build_json) {
   char *t = tu_tmpdir(), *spec = tu_write(t, "s.lua", SMALL_SPEC), *out = path_in(t, "out");
   tu_run r = tu_fa2(NULL, ARGS("build", spec, "-o", out, "-j", "2"));
   cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
+  /* "auto" picks per arch: each built for its arch only (sm_90's is a wgmma tile) */
   cr_expect(has_row(r.out, SMALL_NAME, "sm_80"), "%s", r.out);
-  cr_expect(has_row(r.out, SMALL_NAME, "sm_90"), "%s", r.out);
-  /* "auto" on sm_90 is a wgmma tile, built for sm_90 only */
+  cr_expect(!has_row(r.out, SMALL_NAME, "sm_90"), "%s", r.out);
   cr_expect(has_row(r.out, SMALL_WGMMA, "sm_90"), "%s", r.out);
   cr_expect(!has_row(r.out, SMALL_WGMMA, "sm_80"), "%s", r.out);
-  cr_expect(strstr(r.out, "2 variants x 2 arches: 3 compiles (wgmma tiles on sm_90 only)"), "%s", r.out);
-  cr_expect(strstr(r.out, "/sm_80/: 1 cubins, build.json") && strstr(r.out, "/sm_90/: 2 cubins, build.json"),
+  cr_expect(strstr(r.out, "2 variants x 2 arches: 2 compiles (wgmma tiles on sm_90 only)"), "%s", r.out);
+  cr_expect(strstr(r.out, "/sm_80/: 1 cubins, build.json") && strstr(r.out, "/sm_90/: 1 cubins, build.json"),
             "%s", r.out);
   cr_expect(strstr(r.out, "36864+0"), "smem column: %s", r.out);
   cr_expect(strstr(r.out, "0 failed, 0 with spills"), "%s", r.out);
@@ -57,8 +57,15 @@ Test(build, cli_writes_cubins_and_build_json) {
   char *mpath = path_in(out, "manifest.json");
   json_t *m = json_load_file(mpath, 0, NULL);
   cr_assert_not_null(m);
-  const char *src_hash =
-      json_string_value(json_object_get(json_array_get(json_object_get(m, "variants"), 0), "source_hash"));
+  const char *src_hash[2] = {NULL, NULL}; /* the manifest's, of SMALL_NAME and SMALL_WGMMA */
+  json_t *mv = json_object_get(m, "variants");
+  for (size_t i = 0; i < json_array_size(mv); i++) {
+    const char *n = json_string_value(json_object_get(json_array_get(mv, i), "name"));
+    const char *h = json_string_value(json_object_get(json_array_get(mv, i), "source_hash"));
+    if (n && !strcmp(n, SMALL_NAME)) src_hash[0] = h;
+    if (n && !strcmp(n, SMALL_WGMMA)) src_hash[1] = h;
+  }
+  cr_assert(src_hash[0] && src_hash[1], "manifest.json lacks a variant");
   for (int a = 0; a < 2; a++) {
     const char *arch = a ? "sm_90" : "sm_80";
     char rel[300];
@@ -74,13 +81,15 @@ Test(build, cli_writes_cubins_and_build_json) {
     char ver[32];
     snprintf(ver, sizeof ver, "%d.%d", major, minor);
     if (major) cr_expect_str_eq(json_string_value(json_object_get(b, "nvrtc_version")), ver);
-    json_t *k = json_object_get(json_object_get(b, "kernels"), SMALL_NAME);
-    cr_assert_not_null(k);
-    json_t *wk = json_object_get(json_object_get(b, "kernels"), SMALL_WGMMA);
-    cr_expect(a ? wk != NULL : wk == NULL, "%s in %s/build.json: %d", SMALL_WGMMA, arch, wk != NULL);
-    cr_expect_str_eq(json_string_value(json_object_get(k, "source_hash")), src_hash);
-    cr_expect_str_eq(json_string_value(json_object_get(k, "cubin")), SMALL_NAME ".cubin");
-    snprintf(rel, sizeof rel, "%s/%s.cubin", arch, SMALL_NAME);
+    const char *name = a ? SMALL_WGMMA : SMALL_NAME, *other = a ? SMALL_NAME : SMALL_WGMMA;
+    json_t *k = json_object_get(json_object_get(b, "kernels"), name);
+    cr_assert_not_null(k, "%s not in %s/build.json", name, arch);
+    cr_expect_null(json_object_get(json_object_get(b, "kernels"), other), "%s in %s/build.json", other, arch);
+    cr_expect_str_eq(json_string_value(json_object_get(k, "source_hash")), src_hash[a]);
+    char cubin_name[200];
+    snprintf(cubin_name, sizeof cubin_name, "%s.cubin", name);
+    cr_expect_str_eq(json_string_value(json_object_get(k, "cubin")), cubin_name);
+    snprintf(rel, sizeof rel, "%s/%s.cubin", arch, name);
     char *cpath = path_in(out, rel), h[GEN_HASH_LEN];
     size_t len;
     char *cubin = tu_read(cpath, &len);
@@ -91,7 +100,7 @@ Test(build, cli_writes_cubins_and_build_json) {
     cr_expect_gt(json_integer_value(json_object_get(k, "registers")), 0);
     cr_expect_eq(json_integer_value(json_object_get(k, "spill_store_bytes")), 0);
     cr_expect_eq(json_integer_value(json_object_get(k, "stack_bytes")), 0);
-    cr_expect_eq(json_integer_value(json_object_get(k, "smem_bytes")), 36864);
+    cr_expect_eq(json_integer_value(json_object_get(k, "smem_bytes")), a ? 74752 : 36864);
     cr_expect_eq(json_integer_value(json_object_get(k, "threads")), 128);
     cr_expect_not_null(json_object_get(json_object_get(k, "entries"), "fa2_fwd"));
     json_decref(b);
@@ -178,14 +187,18 @@ static void full_check(const char *spec_path) {
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   cr_assert_eq(rt_build_run(&s, &r, arch, 2, ncpu > 0 ? (int)ncpu : 2, NULL, NULL, &b, &err), GEN_OK,
                "%s", err.msg);
-  int wgmma = 0; /* built for sm_90 only */
-  for (int i = 0; i < s.n_variants; i++) wgmma += s.variants[i].wgmma;
+  int wgmma = 0, one_arch = 0; /* wgmma: built for sm_90 only; one_arch: either arch's pick */
+  for (int i = 0; i < s.n_variants; i++) {
+    wgmma += s.variants[i].wgmma;
+    one_arch += gen_spec_runs_on(&s, i, "sm_80") + gen_spec_runs_on(&s, i, "sm_90") == 1;
+  }
   cr_expect_gt(wgmma, 0, "%s: no wgmma variant for sm_90", spec_path);
-  cr_expect_eq(b.n_items, 2 * s.n_variants - wgmma);
+  cr_expect_eq(b.n_items, 2 * s.n_variants - one_arch);
   for (int i = 0; i < b.n_items; i++) {
     const rt_build_item *it = &b.items[i];
     const char *name = s.variants[it->variant].name, *a = b.arch[it->arch];
     cr_expect(!s.variants[it->variant].wgmma || !strcmp(a, "sm_90"), "%s built for %s", name, a);
+    cr_expect(gen_spec_runs_on(&s, it->variant, a), "%s built for %s, not its pick there", name, a);
     cr_expect(it->ok, "%s %s: %s", name, a, it->err);
     cr_expect(it->ok && it->registers > 0, "%s %s: no register count", name, a);
     cr_expect_eq(it->spill_store_bytes + it->spill_load_bytes, 0, "%s %s spills %d/%d bytes", name, a,

@@ -597,6 +597,8 @@ MODIFIERS_BWD = {  # name: keyword arguments of flash_attn_func, and of ref_atte
     "window": (dict(window_size=(200, 100)), dict(window=(200, 100))),
     "causal_alibi_softcap": (dict(causal=True, alibi_slopes="slopes", softcap=20.0),
                              dict(causal=True, alibi="slopes", softcap=20.0)),
+    "window_softcap": (dict(window_size=(200, 0), softcap=20.0),  # Gemma 2's local layers
+                       dict(window=(200, 0), softcap=20.0)),
 }
 
 

@@ -93,13 +93,14 @@ def test_equal_lengths_give_the_fixed_length_bits(d, causal):
     """Same tiles, same arithmetic: the varlen kernel on B sequences of N rows
     writes the fixed-length kernel's bits; deterministic backward likewise. On
     Hopper the plain fixed-length d = 128 forward runs a ws tile, which has no
-    varlen kernel: both calls then take the ALiBi variants with zero slopes, the
-    wgmma tile on exactly the plain scores (s - 0 |i - j| = s)."""
+    varlen kernel: both calls then take window variants whose window covers every
+    key (N - 1 to each side; causal keeps its right edge 0), the wgmma tile on
+    exactly the plain scores."""
     B, N, H, Hk = 4, 777, 8, 4
     q, k, v, do = rand(B, N, H, d), rand(B, N, Hk, d), rand(B, N, Hk, d), rand(B, N, H, d)
     cu = offsets([N] * B)
     ws_default = d == 128 and torch.cuda.get_device_capability() == (9, 0)
-    extra = dict(alibi_slopes=torch.zeros(H, device=DEV)) if ws_default else {}
+    extra = dict(window_size=(N - 1, N - 1)) if ws_default else {}
     fixed = grads(lambda q, k, v: fa2gen.flash_attn_func(q, k, v, causal=causal, deterministic=True,
                                                          **extra),
                   (q, k, v), do)
@@ -109,6 +110,42 @@ def test_equal_lengths_give_the_fixed_length_bits(d, causal):
                 (flat(q), flat(k), flat(v)), flat(do))
     for name, a, b in zip(("out", "dq", "dk", "dv"), var, fixed):
         assert torch.equal(a, flat(b)), f"{name}: varlen bits differ from fixed length"
+
+
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("per_seq", [False, True], ids=["head_slopes", "seq_head_slopes"])
+def test_alibi_and_softcap_varlen_against_each_sequence(d, per_seq):
+    """ALiBi (slopes per head, or per (sequence, head): FA2's (batch, heads) form) with
+    softcap on a variable-length batch, causal, GQA, seqlen_q != seqlen_k per sequence:
+    each sequence against float64 alone, FA2's rule (out <= 2x, gradients <= 3x)."""
+    torch.manual_seed(12 + d)
+    lens_q, lens_k, cap = [1, 17, 600, 1000], [1, 40, 600, 1100], 20.0
+    H, Hk = 4, 2
+    q, k, v = rand(sum(lens_q), H, d, scale=2.0), rand(sum(lens_k), Hk, d), rand(sum(lens_k), Hk, d)
+    do = rand(sum(lens_q), H, d)
+    slopes = torch.rand(len(lens_q), H, device=DEV) * 0.2 if per_seq else torch.rand(H, device=DEV) * 0.2
+    cq, ck = offsets(lens_q), offsets(lens_k)
+    ours = lambda q, k, v: fa2gen.flash_attn_varlen_func(q, k, v, cq, ck, max(lens_q), max(lens_k), causal=True,
+                                                         alibi_slopes=slopes, softcap=cap)
+
+    def one(t, a, n):  # rows a .. a + n - 1 as a batch of one
+        return t[a:a + n].unsqueeze(0)
+
+    def ref(dtype):
+        def f(q, k, v):
+            outs, iq, ik = [], 0, 0
+            for i, (sq, sk) in enumerate(zip(lens_q, lens_k)):
+                outs.append(ref_attention(one(q, iq, sq), one(k, ik, sk), one(v, ik, sk), True, dtype=dtype,
+                                          alibi=slopes[i] if per_seq else slopes, softcap=cap).squeeze(0))
+                iq, ik = iq + sq, ik + sk
+            return torch.cat(outs)
+        return f
+    got = grads(ours, (q, k, v), do)
+    r64 = grads(ref(torch.float64), (q.double(), k.double(), v.double()), do.double())
+    low = grads(ref(torch.bfloat16), (q, k, v), do)
+    check_rule("varlen alibi+softcap out", got[0], r64[0], low[0], 2)
+    for i, name in ((1, "dq"), (2, "dk"), (3, "dv")):
+        check_rule("varlen alibi+softcap " + name, got[i], r64[i], low[i], 3, slack=1e-5)
 
 
 def test_deterministic_same_bits_and_packed_views():
