@@ -168,6 +168,7 @@ int gen_open(gen_state **out, const char *templates_dir, gen_err *err) {
     return gen_fail(err, GEN_EINTERNAL, "cannot create a Lua state (out of memory)");
   }
   *(gen_state **)lua_getextraspace(g->L) = g;
+  lua_sethook(g->L, count_hook, LUA_MASKCOUNT, HOOK_EVERY);
   lua_pushcfunction(g->L, setup);
   lua_pushlightuserdata(g->L, g);
   int rc = gen_lua_pcall(g, 1, 0, GEN_EINTERNAL, err);
@@ -199,11 +200,15 @@ int gen_lua_pcall(gen_state *g, int nargs, int nresults, int string_code, gen_er
   lua_State *L = g->L;
   g->budget = BUDGET_TICKS;
   /* The instruction cap guards code a user wrote: spec files, and the templates of
-   * --templates. Our own code (the modules, embedded templates) runs without the
-   * hook, which makes Lua call back on every instruction (~8 % of a warm start). */
+   * --templates. Our own code (the modules, embedded templates) runs with the hook
+   * off, which makes Lua call back on every instruction (~8 % of a warm start); the
+   * hook, gen_open's or one a caller put in its place, comes back after. */
   const int capped = string_code == GEN_ESPEC || (string_code == GEN_ETEMPLATE && g->templates_dir);
-  lua_sethook(L, capped ? count_hook : NULL, capped ? LUA_MASKCOUNT : 0, HOOK_EVERY);
+  const lua_Hook hook = lua_gethook(L);
+  const int mask = lua_gethookmask(L), every = lua_gethookcount(L);
+  if (!capped) lua_sethook(L, NULL, 0, 0);
   int rc = lua_pcall(L, nargs, nresults, 0);
+  if (!capped) lua_sethook(L, hook, mask, every);
   if (rc == LUA_OK) return GEN_OK;
   int code = GEN_EINTERNAL;
   if (rc == LUA_ERRMEM) {
