@@ -136,11 +136,12 @@ int cli_build(int argc, char **argv) {
       return 2;
     }
     /* The spec was checked against its own arches; check these too (a wgmma
-     * tile is built for sm_90 only, each arch's "auto" pick for it, as without --arch). */
+     * tile is built for sm_90 only, as without --arch; the build then takes each
+     * arch's "auto" picks). */
     for (int a = 0; a < n_arch; a++)
       for (int i = 0; i < s.n_variants; i++) {
         gen_variant v = s.variants[i];
-        if (!gen_spec_runs_on(&s, i, arch[a])) continue;
+        if (!gen_variant_runs_on(&v, arch[a])) continue;
         if (gen_variant_complete(g, &v, arch[a], &err)) {
           fprintf(stderr, "fa2 build: --arch %s: %s: %s\n", arch[a], v.name, err.msg);
           cli_close(g, &s);

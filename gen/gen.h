@@ -102,8 +102,8 @@ typedef struct gen_spec {
   int n_arch;
   char arch[8][16];  /* "sm_80", "sm_90", ... */
   int allow_spills;  /* spec says spills are acceptable */
-  unsigned *arch_mask; /* per variant, bit a: built for arch[a] ("auto" tiles that
-                          differ per arch are each that arch's pick only) */
+  char (*arch_picks)[96]; /* per variant, the arches whose "auto" pick it is ("sm_80
+                             sm_86 ... ", each name and a space), "" for every arch */
 } gen_spec;
 
 /* path NULL: the embedded specs/default.lua. */
@@ -111,7 +111,7 @@ int gen_spec_load(gen_state *g, const char *path, gen_spec *out, gen_err *err);
 void gen_spec_free(gen_spec *s);
 
 /* 1 when variant i of s is built for arch: it runs there (gen_variant_runs_on)
- * and, where arch is one of the spec's, it is that arch's pick. */
+ * and, for "auto" tiles, it is arch's pick (the spec's arches or any other). */
 int gen_spec_runs_on(const gen_spec *s, int i, const char *arch);
 
 /* NVRTC options every variant is compiled with (NULL-terminated, stable:

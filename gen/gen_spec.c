@@ -8,23 +8,21 @@
 
 #define DEFAULT_SPEC "specs/default.lua"
 
-/* The variant at idx's spec_arch (the arches whose "auto" pick it is) as bits of
- * s->arch; every bit without one. */
-static unsigned read_arch_mask(lua_State *L, int idx, const gen_spec *s) {
-  unsigned mask = 0;
-  if (lua_getfield(L, idx, "spec_arch") != LUA_TTABLE) {
-    lua_pop(L, 1);
-    return (1u << s->n_arch) - 1;
-  }
-  for (lua_Integer k = 1, n = luaL_len(L, -1); k <= n; k++) {
-    lua_geti(L, -1, k);
-    const char *a = lua_tostring(L, -1);
-    for (int i = 0; a && i < s->n_arch; i++)
-      if (!strcmp(a, s->arch[i])) mask |= 1u << i;
-    lua_pop(L, 1);
+/* The variant at idx's spec_arch (the arches whose "auto" pick it is) as a list of
+ * names, each followed by a space ("sm_80 sm_86 "); "" without one: every arch. */
+static void read_arch_picks(lua_State *L, int idx, char *out, size_t size) {
+  out[0] = 0;
+  if (lua_getfield(L, idx, "spec_arch") == LUA_TTABLE) {
+    size_t used = 0;
+    for (lua_Integer k = 1, n = luaL_len(L, -1); k <= n; k++) {
+      lua_geti(L, -1, k);
+      const char *a = lua_tostring(L, -1);
+      int w = a ? snprintf(out + used, size - used, "%s ", a) : 0;
+      if (w > 0 && (size_t)w < size - used) used += (size_t)w;
+      lua_pop(L, 1);
+    }
   }
   lua_pop(L, 1);
-  return mask;
 }
 
 static int read_result(lua_State *L, gen_spec *s, gen_err *err) {
@@ -53,12 +51,12 @@ static int read_result(lua_State *L, gen_spec *s, gen_err *err) {
   n = (int)luaL_len(L, -1);
   s->variants = calloc((size_t)(n ? n : 1), sizeof *s->variants);
   if (!s->variants) return gen_fail(err, GEN_EINTERNAL, "out of memory (%d variants)", n);
-  s->arch_mask = calloc((size_t)(n ? n : 1), sizeof *s->arch_mask);
-  if (!s->arch_mask) return gen_fail(err, GEN_EINTERNAL, "out of memory (%d variants)", n);
+  s->arch_picks = calloc((size_t)(n ? n : 1), sizeof *s->arch_picks);
+  if (!s->arch_picks) return gen_fail(err, GEN_EINTERNAL, "out of memory (%d variants)", n);
   for (int i = 0; i < n; i++) {
     lua_geti(L, -1, i + 1);
     int rc = gen_read_variant(L, -1, &s->variants[i], err);
-    if (!rc) s->arch_mask[i] = read_arch_mask(L, -1, s);
+    if (!rc) read_arch_picks(L, -1, s->arch_picks[i], sizeof s->arch_picks[i]);
     lua_pop(L, 1);
     if (rc) return rc;
     s->n_variants = i + 1;
@@ -103,15 +101,19 @@ int gen_spec_load(gen_state *g, const char *path, gen_spec *out, gen_err *err) {
 void gen_spec_free(gen_spec *s) {
   if (!s) return;
   free(s->variants);
-  free(s->arch_mask);
+  free(s->arch_picks);
   s->variants = NULL;
-  s->arch_mask = NULL;
+  s->arch_picks = NULL;
   s->n_variants = 0;
 }
 
 int gen_spec_runs_on(const gen_spec *s, int i, const char *arch) {
   if (!gen_variant_runs_on(&s->variants[i], arch)) return 0;
-  for (int a = 0; a < s->n_arch; a++)
-    if (!strcmp(arch, s->arch[a])) return (s->arch_mask[i] >> a) & 1;
-  return 1;
+  const char *picks = s->arch_picks[i];
+  if (!picks[0]) return 1;
+  char token[24];
+  snprintf(token, sizeof token, "%s ", arch);
+  for (const char *p = strstr(picks, token); p; p = strstr(p + 1, token))
+    if (p == picks || p[-1] == ' ') return 1;
+  return 0;
 }

@@ -210,11 +210,11 @@ function M.load(text, path)
                               seen[c.name] = c
                               variants[#variants + 1] = c
                             end
-                            -- the arches whose "auto" pick it is (nil: every arch)
+                            -- the arches whose "auto" pick it is, the spec's or not
+                            -- (nil: every arch, as an explicit tile)
                             local first = seen[c.name]
                             if for_arch and (first.spec_arch or first == c) then
-                              first.spec_arch = first.spec_arch or {}
-                              first.spec_arch[#first.spec_arch + 1] = for_arch
+                              first.spec_arch = first.spec_arch or V.picking_arches(first)
                             else
                               first.spec_arch = nil
                             end

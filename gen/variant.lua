@@ -372,6 +372,28 @@ end
 M.WS_LACKS = { "varlen", "window", "dropout" }
 M.FEATURES = { "varlen", "window", "alibi", "softcap", "dropout", "sinks" }
 
+-- auto_tile for variant c (its pass, head dim and features) on arch.
+function M.auto_pick(c, arch)
+  local ws_ok, modified = true, false
+  for _, k in ipairs(M.WS_LACKS) do ws_ok = ws_ok and not c[k] end
+  for _, k in ipairs(M.FEATURES) do modified = modified or c[k] end
+  return M.auto_tile(c.pass, c.head_dim, arch, ws_ok, modified)
+end
+
+-- The supported arches whose "auto" tile for completed c is c's own tile.
+function M.picking_arches(c)
+  local out = {}
+  for _, arch in ipairs(M.ARCHES) do
+    local t = M.auto_pick(c, arch)
+    if t and t.block_m == c.block_m and t.block_n == c.block_n and t.warps == c.warps
+        and t.stages == c.stages and (t.wgmma or false) == (c.wgmma or false)
+        and (t.ws or false) == (c.ws or false) then
+      out[#out + 1] = arch
+    end
+  end
+  return out
+end
+
 -- Validates the base fields of v (as gen_variant carries them: tiles with
 -- block_m == 0 are "auto"), checks shared memory against arch when given,
 -- and returns a new table with the derived fields: name, threads,
@@ -397,10 +419,7 @@ function M.complete(v, arch, tiles_arch)
   local tile
   local pass = M.PASSES[c.pass]
   if v.block_m == 0 or v.block_m == nil then
-    local ws_ok, modified = true, false
-    for _, k in ipairs(M.WS_LACKS) do ws_ok = ws_ok and not c[k] end
-    for _, k in ipairs(M.FEATURES) do modified = modified or c[k] end
-    local auto, where = M.auto_tile(c.pass, c.head_dim, tiles_arch or arch, ws_ok, modified)
+    local auto, where = M.auto_pick(c, tiles_arch or arch)
     tile = M.check_tile(auto, where)
     if pass.check then pass.check(tile, where) end
   else

@@ -122,6 +122,22 @@ Test(build, cli_writes_cubins_and_build_json) {
 }
 
 /* A kernel with a stack frame fails the build unless the spec allows it. */
+/* --arch with an arch the spec does not name builds that arch's "auto" picks: d = 96's
+ * forward with ALiBi on sm_86 is TILES_MODIFIED's tile (sm_80's), not sm_90's. */
+Test(build, cli_arch_outside_the_spec_builds_its_own_picks) {
+  char *t = tu_tmpdir(), *out = path_in(t, "out");
+  char *spec = tu_write(t, "s.lua",
+                        "return { dtype = {'bf16'}, head_dim = {96}, causal = {false}, alibi = {true},\n"
+                        "  stab = {{ mode = 'none' }}, arch = {'sm_80', 'sm_90'} }\n");
+  tu_run r = tu_fa2(NULL, ARGS("build", spec, "--arch", "sm_86", "-o", out, "-j", "1"));
+  cr_assert_eq(r.status, 0, "exit %d: %s%s", r.status, r.out, r.err);
+  cr_expect(has_row(r.out, "fwd_bf16_d96_alibi_m128n32w4s2_none", "sm_86"), "%s", r.out);
+  cr_expect(!strstr(r.out, "m128n48w4s2"), "sm_90's pick built for sm_86: %s", r.out);
+  cr_expect(strstr(r.out, "2 variants x 1 arches: 1 compiles"), "%s", r.out);
+  tu_run_free(&r);
+  free(spec), free(out), free(t);
+}
+
 Test(build, spills_fail_unless_allowed) {
   char *t = tu_tmpdir(), *tpl = path_in(t, "tpl"), *out = path_in(t, "out");
   cr_assert_eq(mkdir(tpl, 0777), 0);
