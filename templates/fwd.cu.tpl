@@ -255,20 +255,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
                        sw128_desc(sKj + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16), ks > 0);
     wgmma_commit();
 {% if dropout %}
-    // Dropout's keep bits of this tile{{ wgmma and ", drawn while S = Q K^T is on the tensor cores" or "" }}:
-    // one Philox call per m16 x k16 block (fa2_philox.h), unit ps of kept[mt].
-    // (the key and counter of this (batch, head) read here, not kept: 4 registers less)
-    drop_bits<kPSteps> kept[kMTiles];
-    unsigned long long drop_seed, drop_base;
-    dropout_key(p, (long long)batch * p.heads_q + head, drop_seed, drop_base);
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt) {
-#pragma unroll 1
-      for (int ps = 0; ps < kPSteps; ++ps)
-        kept[mt].set(ps, dropout_bits_s(drop_seed, drop_base, (m0 + warp * kWarpRows + mt * 16) / 16,
-                                              ({{ window and "key_first + " or "" }}j * kBlockN) / 16 + ps, lane,
-                                              p.dropout_limit));
-    }
+{% include "dropout_bits.cuh.tpl" %}
 {% end %}
     wgmma_wait<0>();
     fence_regs(s[0]);
@@ -284,20 +271,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
     }
 
 {% if dropout %}
-    // Dropout's keep bits of this tile{{ wgmma and ", drawn while S = Q K^T is on the tensor cores" or "" }}:
-    // one Philox call per m16 x k16 block (fa2_philox.h), unit ps of kept[mt].
-    // (the key and counter of this (batch, head) read here, not kept: 4 registers less)
-    drop_bits<kPSteps> kept[kMTiles];
-    unsigned long long drop_seed, drop_base;
-    dropout_key(p, (long long)batch * p.heads_q + head, drop_seed, drop_base);
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt) {
-#pragma unroll 1
-      for (int ps = 0; ps < kPSteps; ++ps)
-        kept[mt].set(ps, dropout_bits_s(drop_seed, drop_base, (m0 + warp * kWarpRows + mt * 16) / 16,
-                                              ({{ window and "key_first + " or "" }}j * kBlockN) / 16 + ps, lane,
-                                              p.dropout_limit));
-    }
+{% include "dropout_bits.cuh.tpl" %}
 {% end %}
     // S = Q K^T (raw scores, fp32 accumulation)
     float s[kMTiles][kNTiles][4];
@@ -443,20 +417,5 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
   }
 }
 {% if dropout %}
-
-// ---- fa2_dropout_mask: the keep bits of a call (tests) ---------------------------
-// o[((b * heads_q + h) * seqlen_q + i) * seqlen_k + j] = 1 (a byte) when element
-// (i, j) of (batch b, head h) is kept, 0 when dropped: fa2_philox.h's definition one
-// element per thread, the bits fa2_fwd and the backward draw for the same p.
-extern "C" __global__ void __launch_bounds__(kThreads) fa2_dropout_mask(const fa2_fwd_params p) {
-  const unsigned long long n = (unsigned long long)p.batch * p.heads_q * p.seqlen_q * p.seqlen_k;
-  for (unsigned long long x = (unsigned long long)blockIdx.x * kThreads + threadIdx.x; x < n;
-       x += (unsigned long long)gridDim.x * kThreads) {
-    const unsigned long long row = x / p.seqlen_k, bh = row / p.seqlen_q;
-    const unsigned long long seed = p.dropout_rng ? p.dropout_rng[0] : p.dropout_seed;
-    const unsigned long long offset = p.dropout_rng ? p.dropout_rng[1] : p.dropout_offset;
-    ((unsigned char *)p.o)[x] = (unsigned char)fa2_dropout_kept(seed, offset, bh, (unsigned)(row % p.seqlen_q),
-                                                                (unsigned)(x % p.seqlen_k), p.dropout_limit);
-  }
-}
+{% include "dropout_mask.cuh.tpl" %}
 {% end %}
