@@ -26,7 +26,8 @@
     (p)->window_right = (a)->window ? (a)->window_right : -1;                            \
     (p)->alibi_slopes = (a)->alibi_slopes, (p)->alibi_batch_stride = (a)->alibi_batch_stride; \
     (p)->softcap = (a)->softcap;                                                         \
-    (p)->inv_softcap = (a)->softcap > 0 ? 1.0f / (a)->softcap : 0.0f;                    \
+    (p)->cap_in = (a)->softcap > 0 ? (p)->scale * (1.0f / (a)->softcap) : 0.0f;          \
+    (p)->cap_out = (a)->softcap > 0 ? (a)->softcap * (p)->inv_scale : 0.0f;              \
     RT_DROPOUT_PARAMS(p, a);                                                             \
     (p)->sinks = (a)->sinks;                                                             \
   } while (0)

@@ -298,7 +298,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 
   const float c = p.scale * 1.44269504f; // scores -> log2 units
 {% if softcap %}
-  const float cap_in = p.scale * p.inv_softcap, cap_out = p.softcap * p.inv_scale; // softcap, raw units
+  const float cap_in = p.cap_in, cap_out = p.cap_out; // softcap, raw units
 {% end %}
   // dV of the warp's keys (paired: dV for half 0, dK for half 1), and dK
   // (unpaired; a stub when paired, and its indexes below stay in range for
@@ -734,7 +734,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
   const unsigned t_off = (((mi & 1) * 8 + mr) * kStride + (mi >> 1) * 8) * 2;             // B^T: k rows
   const float c = p.scale * 1.44269504f;          // scores -> log2 units
 {% if softcap %}
-  const float cap_in = p.scale * p.inv_softcap, cap_out = p.softcap * p.inv_scale; // softcap, raw units
+  const float cap_in = p.cap_in, cap_out = p.cap_out; // softcap, raw units
 {% end %}
   float l2[2], dl[2]; // this thread's two rows: LSE in log2 units, delta
 #pragma unroll

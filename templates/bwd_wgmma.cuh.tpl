@@ -92,7 +92,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 {% end %}
   const float c = p.scale * 1.44269504f;          // scores -> log2 units
 {% if softcap %}
-  const float cap_in = p.scale * p.inv_softcap, cap_out = p.softcap * p.inv_scale; // softcap, raw units
+  const float cap_in = p.cap_in, cap_out = p.cap_out; // softcap, raw units
 {% end %}
 {% if pair %}
   float acc[kDTiles][4];                          // dV (warpgroup 0) or dK (1) of the warp's keys

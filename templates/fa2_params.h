@@ -58,9 +58,11 @@ typedef struct fa2_fwd_params {
   const float *sinks;            /* sinks variants: (heads_q) fp32 logits, in the units
                                     of the scaled scores; exp(sinks[h]) joins the softmax
                                     sum of every row of head h (LSE too), not O */
-  float inv_scale, inv_softcap;  /* 1 / scale, 1 / softcap (0 without softcap), set by the
-                                    runtime: kernels multiply (a division there calls a
-                                    slow path, and registers are saved around the call) */
+  float inv_scale;               /* 1 / scale, and softcap's factors scale / softcap and */
+  float cap_in, cap_out;         /* softcap / scale (0 without softcap), set by the runtime:
+                                    kernels multiply (a division there calls a slow path,
+                                    and registers are saved around the call) and read the
+                                    factors from here (no register holds them) */
 } fa2_fwd_params;
 
 /* The backward pass: three kernels, launched in this order with this block.
@@ -106,7 +108,7 @@ typedef struct fa2_bwd_params {
   float *dsinks;                 /* ... and their gradient (heads_q) fp32, written by
                                     fa2_bwd_sink (grid heads_q, FA2_BWD_SINK_THREADS
                                     threads, launched after fa2_bwd_pre) */
-  float inv_scale, inv_softcap;  /* as in the forward */
+  float inv_scale, cap_in, cap_out; /* as in the forward */
 } fa2_bwd_params;
 
 /* Block size of fa2_bwd_sink (sinks variants' fifth backward entry). */

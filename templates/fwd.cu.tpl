@@ -191,8 +191,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
 
 {% if softcap %}
   // softcap: a raw score s becomes cap_out * tanh(s * cap_in), the capped score in raw
-  // units (cap_in = scale / cap, cap_out = 1 / cap_in): the rest of the kernel is unchanged.
-  const float cap_in = p.scale * p.inv_softcap, cap_out = p.softcap * p.inv_scale;
+  // units (cap_in = scale / cap, cap_out = cap / scale, from the runtime: read from the
+  // argument block, no register holds them): the rest of the kernel is unchanged.
+  const float cap_in = p.cap_in, cap_out = p.cap_out;
 {% end %}
   const float c = p.scale * 1.44269504f; // scores -> log2 units
 {% if stab == "paper" %}

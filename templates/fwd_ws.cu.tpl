@@ -143,7 +143,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   const int g = lane / 4, qd = lane % 4; // accumulator row (and +8) and column pair
   const unsigned sQw = sQ + wg * kTileQ; // this warpgroup's Q rows: the A operand of S = Q K^T
 {% if softcap %}
-  const float cap_in = p.scale * p.inv_softcap, cap_out = p.softcap * p.inv_scale; // softcap (fwd.cu.tpl)
+  const float cap_in = p.cap_in, cap_out = p.cap_out; // softcap (fwd.cu.tpl)
 {% end %}
 {% if alibi %}
   const float alibi = p.alibi_slopes[batch * p.alibi_batch_stride + head] * p.inv_scale; // ALiBi, raw units

@@ -583,17 +583,23 @@ Test(rt_context, window_and_alibi_launch_and_checks) {
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
   cr_expect_str_eq(fake->last_image_head, "CUBIN:// fwd_bf16_d64_softcap_m64n64w4s2_robust_b2_e0.001");
   cr_expect_float_eq(fake->last.params.softcap, 30.f, 0);
-  /* the reciprocals the kernels multiply by (no division in a kernel), in both blocks */
-  cr_expect_float_eq(fake->last.params.inv_softcap, 1.f / 30.f, 0);
+  /* the factors the kernels multiply by (no division in a kernel), in both blocks:
+   * 1 / scale, and softcap's scale / cap and cap / scale, each rounded as the kernels
+   * used to round them (scale * (1 / cap), cap * (1 / scale)) */
+  volatile float scale = 0.125f, cap = 30.f, inv_cap = 1.f / cap;
+  cr_expect_float_eq(fake->last.params.cap_in, scale * inv_cap, 0);
+  cr_expect_float_eq(fake->last.params.cap_out, cap * 8.f, 0);
   cr_expect_float_eq(fake->last.params.inv_scale, 8.f, 0); /* 1 / (1 / sqrt(64)) */
   b.window = 0, b.softcap = 30.f, b.scale = 0.25f;
   fake->n_log = 0;
   cr_assert_eq(fa2_backward(ctx, &b, NULL), FA2_OK, "%s", fa2_last_error());
-  cr_expect_float_eq(fake->log[1].bwd.inv_softcap, 1.f / 30.f, 0);
+  scale = 0.25f;
+  cr_expect_float_eq(fake->log[1].bwd.cap_in, scale * inv_cap, 0);
+  cr_expect_float_eq(fake->log[1].bwd.cap_out, cap * 4.f, 0);
   cr_expect_float_eq(fake->log[1].bwd.inv_scale, 4.f, 0);
   a.softcap = 0.f;
   cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
-  cr_expect_float_eq(fake->last.params.inv_softcap, 0.f, 0);
+  cr_expect(fake->last.params.cap_in == 0.f && fake->last.params.cap_out == 0.f, "no softcap: 0");
   a.softcap = -1.f;
   cr_expect_eq(fa2_forward(ctx, &a, NULL), FA2_ERR_INVALID_ARGUMENT);
   cr_expect_str_eq(fa2_last_error(), "softcap is -1: must be a finite number > 0, or 0 for none");
