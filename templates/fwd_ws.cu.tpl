@@ -17,6 +17,9 @@
 //   overlaps another's MMAs as well as its own P V.
 //   Epilogue: O / l in {{ dtype }} through shared memory (the warpgroup's Q rows)
 //   and a TMA store; LSE in fp32.
+{# Window variants count keys from the key tile of the block's first visible key #}
+{# (fwd.cu.tpl): SK, the keys from there, is what softmax_tile.cuh.tpl ends rows at. #}
+{% local SK = window and "win_seqlen_k" or "p.seqlen_k" %}
 {% include "fa2_params.h" %}
 {% include "common.cuh.tpl" %}
 {% include "wgmma.cuh.tpl" %}
@@ -64,16 +67,17 @@ constexpr int kTurnBar = 1, kEpilogueBar = 1 + kConsumers;
 {% include "softmax.cuh.tpl" %}
 {% include "softmax_robust.cuh.tpl" %}
 
-// Key tile t of `map` into its stage slot: once every consumer warp freed the
-// slot (tile t - kStages), TMA in 64-column blocks, completing on the full mbarrier.
+// Key tile t (keys from key0 + t * kBlockN) of `map` into its stage slot: once every
+// consumer warp freed the slot (tile t - kStages), TMA in 64-column blocks, completing
+// on the full mbarrier.
 __device__ __forceinline__ void produce(const fa2_tmap &map, unsigned tiles, unsigned full,
-                                        unsigned empty, int t, int head, int batch) {
+                                        unsigned empty, int t, int key0, int head, int batch) {
   const int slot = t % kStages;
   mbar_wait(empty + 8 * slot, ((t / kStages) & 1) ^ 1);
   mbar_arrive_tx(full + 8 * slot, kTileKV);
 #pragma unroll
   for (int cb = 0; cb < kColBlocks; ++cb)
-    tma_load(tiles + slot * kTileKV + cb * kBlockN * 128, map, cb * 64, t * kBlockN, head, batch,
+    tma_load(tiles + slot * kTileKV + cb * kBlockN * 128, map, cb * 64, key0 + t * kBlockN, head, batch,
              full + 8 * slot);
 }
 
@@ -88,16 +92,32 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   const int kv_head = head / (p.heads_q / p.heads_kv);
   const int m0 = m_block * kBlockM;
 
+{% if window %}
+  // Sliding window (fwd.cu.tpl): keys counted from the key tile of the block's first
+  // visible key, key_first; the producer loads from there.
+  const int key_first = p.window_left < 0 ? 0 : max(0, m0 + p.seqlen_k - p.seqlen_q - p.window_left) / kBlockN * kBlockN;
+  const int win_seqlen_k = max(0, p.seqlen_k - key_first);
+{% end %}
   // Key tiles this block visits (all its warpgroups alike). Causal row i sees keys j <= i + diag.
-  const int diag = p.seqlen_k - p.seqlen_q;
-  const int n_end = kCausal ? min(p.seqlen_k, m0 + kBlockM + diag) : p.seqlen_k;
+  const int diag = {{ SK }} - p.seqlen_q;
+{% if window %}
+  const int n_end = p.window_right < 0 ? {{ SK }} : min({{ SK }}, m0 + kBlockM + diag + p.window_right);
+{% else %}
+  const int n_end = kCausal ? min({{ SK }}, m0 + kBlockM + diag) : {{ SK }};
+{% end %}
   const int n_tiles = n_end > 0 ? (n_end + kBlockN - 1) / kBlockN : 0;
 {% if alibi %}
-  const int n_unmasked = 0; // ALiBi biases every score: every tile takes the masking pass
+  const int n_lmasked = 0, n_unmasked = 0; // ALiBi biases every score: every tile takes the masking pass
+{% elif window %}
+  // Tiles n_lmasked .. n_unmasked - 1 lie inside every row's window and seqlen_k (fwd.cu.tpl).
+  const int n_lmasked = p.window_left < 0 ? 0
+      : (max(0, m0 + kBlockM - 1 + diag - p.window_left) + kBlockN - 1) / kBlockN;
+  const int n_unmasked = max(n_lmasked, (p.window_right < 0 ? {{ SK }}
+      : min({{ SK }}, m0 + diag + p.window_right + 1)) / kBlockN);
 {% else %}
   // Leading tiles that need no mask: inside seqlen_k and visible to row m0.
   const int n_unmasked =
-      kCausal ? min(p.seqlen_k / kBlockN, max(0, m0 + diag + 1) / kBlockN) : p.seqlen_k / kBlockN;
+      kCausal ? min({{ SK }} / kBlockN, max(0, m0 + diag + 1) / kBlockN) : {{ SK }} / kBlockN;
 {% end %}
 
   const unsigned sQ = smem_addr(smem);
@@ -130,8 +150,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
           tma_load(sQ + w * kTileQ + cb * 64 * 128, maps.q, cb * 64, m0 + 64 * w, head, batch, bar_q);
       // In the order the consumers take them: K(j) is needed before V(j - 1).
       for (int j = 0; j <= n_tiles; ++j) {
-        if (j < n_tiles) produce(maps.k, sK, k_full, k_empty, j, kv_head, batch);
-        if (j > 0) produce(maps.v, sV, v_full, v_empty, j - 1, kv_head, batch);
+        if (j < n_tiles) produce(maps.k, sK, k_full, k_empty, j, {{ window and "key_first" or "0" }}, kv_head, batch);
+        if (j > 0) produce(maps.v, sV, v_full, v_empty, j - 1, {{ window and "key_first" or "0" }}, kv_head, batch);
       }
     }
     return;

@@ -444,18 +444,19 @@ Test(variant, window_names_and_sources) {
   free(src);
 }
 
-/* ws tiles take ALiBi, softcap and sinks (d = 128's auto pick on sm_90 with them):
- * ALiBi masks every tile, softcap caps S, the epilogue adds the sink; a window keeps
- * the wgmma tile (not on ws yet). */
-Test(variant, ws_tiles_take_score_modifiers) {
+/* ws tiles take windows, ALiBi, softcap and sinks (d = 128's auto pick on sm_90 with
+ * them): the producer loads from the window's first key tile, ALiBi masks every tile,
+ * softcap caps S, the epilogue adds the sink. */
+Test(variant, ws_tiles_take_windows_and_score_modifiers) {
   struct {
     int window, alibi, softcap, sinks;
     const char *name, *text;
   } cases[] = {
-      {0, 1, 0, 0, "fwd_bf16_d128_alibi_m128n128w12s2ws_none", "const int n_unmasked = 0;"},
+      {0, 1, 0, 0, "fwd_bf16_d128_alibi_m128n128w12s2ws_none", "const int n_lmasked = 0, n_unmasked = 0;"},
       {0, 0, 1, 0, "fwd_bf16_d128_softcap_m128n128w12s2ws_none", "cap_out * tanh_approx(s[mt][nt][e] * cap_in)"},
       {0, 0, 0, 1, "fwd_bf16_d128_sinks_m128n128w12s2ws_none", "const float lt = l * keep + exp2_approx(sink2 - top);"},
-      {1, 0, 0, 0, "fwd_bf16_d128_window_m64n96w4s2wg_none", "const int key_first ="},
+      {1, 0, 0, 0, "fwd_bf16_d128_window_m128n128w12s2ws_none",
+       "produce(maps.k, sK, k_full, k_empty, j, key_first, kv_head, batch);"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     gen_variant v = base(128, 0, GEN_STAB_NONE, 0, 0);

@@ -92,21 +92,19 @@ def test_varlen_against_float64(d, dtype, causal, stab):
 def test_equal_lengths_give_the_fixed_length_bits(d, causal):
     """Same tiles, same arithmetic: the varlen kernel on B sequences of N rows
     writes the fixed-length kernel's bits; deterministic backward likewise. On
-    Hopper the plain fixed-length d = 128 forward runs a ws tile, which has no
-    varlen kernel: both calls then take window variants whose window covers every
-    key (N - 1 to each side; causal keeps its right edge 0), the wgmma tile on
-    exactly the plain scores."""
+    Hopper the fixed-length d = 128 forward runs a ws tile with or without a window
+    or score modifier, and ws tiles have no varlen kernel: no call there shares the
+    varlen call's tile, so d = 128 is skipped on sm_90 (d 48, 64 and 80 run there)."""
+    if d == 128 and torch.cuda.get_device_capability() == (9, 0):
+        pytest.skip("sm_90, d = 128: the fixed-length forward's ws tile has no varlen twin")
     B, N, H, Hk = 4, 777, 8, 4
     q, k, v, do = rand(B, N, H, d), rand(B, N, Hk, d), rand(B, N, Hk, d), rand(B, N, H, d)
     cu = offsets([N] * B)
-    ws_default = d == 128 and torch.cuda.get_device_capability() == (9, 0)
-    extra = dict(window_size=(N - 1, N - 1)) if ws_default else {}
-    fixed = grads(lambda q, k, v: fa2gen.flash_attn_func(q, k, v, causal=causal, deterministic=True,
-                                                         **extra),
+    fixed = grads(lambda q, k, v: fa2gen.flash_attn_func(q, k, v, causal=causal, deterministic=True),
                   (q, k, v), do)
     flat = lambda t: t.reshape(B * N, *t.shape[2:])
     var = grads(lambda q, k, v: fa2gen.flash_attn_varlen_func(q, k, v, cu, cu, N, N, causal=causal,
-                                                               deterministic=True, **extra),
+                                                               deterministic=True),
                 (flat(q), flat(k), flat(v)), flat(do))
     for name, a, b in zip(("out", "dq", "dk", "dv"), var, fixed):
         assert torch.equal(a, flat(b)), f"{name}: varlen bits differ from fixed length"
