@@ -369,7 +369,7 @@ end
 
 -- Variant features the ws tiles do not have yet, and every feature a plain variant
 -- has not.
-M.WS_LACKS = { "varlen", "dropout" }
+M.WS_LACKS = { "varlen" }
 M.FEATURES = { "varlen", "window", "alibi", "softcap", "dropout", "sinks" }
 
 -- auto_tile for variant c (its pass, head dim and features) on arch.

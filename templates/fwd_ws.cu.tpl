@@ -241,6 +241,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
       wgmma_ss_n{{ block_n }}(s[0], sw128_desc(sQw + (ks / 4) * 64 * 128 + (ks % 4) * 32, 16),
                        sw128_desc(sKj + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16), ks > 0);
     wgmma_commit();
+{% if dropout %}
+{% include "dropout_bits.cuh.tpl" %}
+{% end %}
     if (!first) issue_pv(j - 1);
     // The next warpgroup's turn (the last warpgroup's last turn has no taker).
     if (wg < kConsumers - 1 || j < n_tiles - 1) bar_arrive(kTurnBar + (wg + 1) % kConsumers, 256);
@@ -306,3 +309,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     tma_store_drain(); // shared memory must outlive the copy's reads
   }
 }
+{% if dropout %}
+{% include "dropout_mask.cuh.tpl" %}
+{% end %}

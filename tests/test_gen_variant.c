@@ -360,7 +360,6 @@ Test(variant, bad_and_non_canonical_names) {
       {"fwd_bf16_d128_m128n128w12s1ws_none", "stages = 1: ws tiles keep the next K/V tile in flight"},
       {"fwd_bf16_d96_m128n128w12s2ws_none", "head_dim = 96: ws tiles need a head dim made of 64"},
       {"fwd_bf16_d128_varlen_m128n128w12s2ws_none", "varlen = true: not available on ws tiles yet"},
-      {"fwd_bf16_d128_dropout_m128n128w12s2ws_none", "dropout = true: not available on ws tiles yet"},
       {"bwd_bf16_d128_m64n128w12s2ws_none", "ws tiles are forward tiles"},
       {"fwd_bf16_d128_m128n64w2s2wg_none", "warps = 2: wgmma tiles take whole warpgroups"},
       {"fwd_bf16_d128_m128n64w4s2wg_none", "block_m = 128: a wgmma tile's warpgroups take 64"},
@@ -444,31 +443,35 @@ Test(variant, window_names_and_sources) {
   free(src);
 }
 
-/* ws tiles take windows, ALiBi, softcap and sinks (d = 128's auto pick on sm_90 with
- * them): the producer loads from the window's first key tile, ALiBi masks every tile,
- * softcap caps S, the epilogue adds the sink. */
+/* ws tiles take windows, ALiBi, softcap, sinks and dropout (d = 128's auto pick on
+ * sm_90 with them): the producer loads from the window's first key tile, ALiBi masks
+ * every tile, softcap caps S, the epilogue adds the sink, dropout draws its keep bits
+ * per tile and adds the mask entry. */
 Test(variant, ws_tiles_take_windows_and_score_modifiers) {
   struct {
-    int window, alibi, softcap, sinks;
+    int window, alibi, softcap, sinks, dropout;
     const char *name, *text;
   } cases[] = {
-      {0, 1, 0, 0, "fwd_bf16_d128_alibi_m128n128w12s2ws_none", "const int n_lmasked = 0, n_unmasked = 0;"},
-      {0, 0, 1, 0, "fwd_bf16_d128_softcap_m128n128w12s2ws_none", "cap_out * tanh_approx(s[mt][nt][e] * cap_in)"},
-      {0, 0, 0, 1, "fwd_bf16_d128_sinks_m128n128w12s2ws_none", "const float lt = l * keep + exp2_approx(sink2 - top);"},
-      {1, 0, 0, 0, "fwd_bf16_d128_window_m128n128w12s2ws_none",
+      {0, 1, 0, 0, 0, "fwd_bf16_d128_alibi_m128n128w12s2ws_none", "const int n_lmasked = 0, n_unmasked = 0;"},
+      {0, 0, 1, 0, 0, "fwd_bf16_d128_softcap_m128n128w12s2ws_none", "cap_out * tanh_approx(s[mt][nt][e] * cap_in)"},
+      {0, 0, 0, 1, 0, "fwd_bf16_d128_sinks_m128n128w12s2ws_none", "const float lt = l * keep + exp2_approx(sink2 - top);"},
+      {0, 0, 0, 0, 1, "fwd_bf16_d128_dropout_m128n128w12s2ws_none", "kept[mt].set(ps, dropout_bits_s(drop_seed"},
+      {1, 0, 0, 0, 0, "fwd_bf16_d128_window_m128n128w12s2ws_none",
        "produce(maps.k, sK, k_full, k_empty, j, key_first, kv_head, batch);"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     gen_variant v = base(128, 0, GEN_STAB_NONE, 0, 0);
     v.window = cases[i].window, v.alibi = cases[i].alibi, v.softcap = cases[i].softcap;
-    v.sinks = cases[i].sinks;
+    v.sinks = cases[i].sinks, v.dropout = cases[i].dropout;
     gen_err err;
     cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "case %zu: %s", i, err.msg);
     cr_expect_str_eq(v.name, cases[i].name);
+    cr_expect_eq(v.n_entries, cases[i].dropout ? 2 : 1, "%s", v.name);
     char *src;
     size_t len;
     cr_assert_eq(gen_render(g, &v, &src, &len, &err), GEN_OK, "%s", err.msg);
     cr_expect(strstr(src, cases[i].text), "%s lacks %s", v.name, cases[i].text);
+    cr_expect(!cases[i].dropout || strstr(src, "fa2_dropout_mask(const fa2_fwd_params p)"), "%s", v.name);
     free(src);
   }
 }
@@ -481,7 +484,7 @@ Test(variant, dropout_names_entries_and_sources) {
   v.window = 1, v.softcap = 1, v.dropout = 1;
   gen_err err;
   cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "%s", err.msg);
-  cr_expect_str_eq(v.name, "fwd_bf16_d128_window_softcap_dropout_m64n96w4s2wg_none");
+  cr_expect_str_eq(v.name, "fwd_bf16_d128_window_softcap_dropout_m128n128w12s2ws_none");
   cr_expect_eq(v.n_entries, 2);
   cr_expect_str_eq(v.entries[1], "fa2_dropout_mask");
   gen_variant back;
