@@ -7,7 +7,7 @@
 
 --run times fa2gen.flash_attn_func's forward and forward + backward (bf16, B*N = 16k
 tokens, H*d = 2048, N = 4096, robust) for each case: plain and with each score modifier
-(softcap 30, ALiBi, a window of 1024 keys to the left, and of 128 and 3072, sinks) at
+(softcap 30, ALiBi, a window of 1024 keys to the left, and of 128, 256, 511 and 3072, sinks) at
 d 64 and 128, causal and not (a window: not causal), plain in deterministic mode, and
 plain d 256; --cases keeps the cases whose name starts with one of its words, --tokens
 sets B*N (more tokens: small windows' calls stop being host-bound). Medians of
@@ -33,6 +33,7 @@ def cases(head_dims=(64, 128, 256)):
                          ("sinks", {"sinks": "sinks"}), ("deterministic", {"deterministic": True})]
             if d != 256 and not causal:
                 mods += [("window", {"window_size": (1024, 0)}), ("window128", {"window_size": (128, 0)}),
+                         ("window256", {"window_size": (256, 0)}), ("window511", {"window_size": (511, 0)}),
                          ("window3072", {"window_size": (3072, 0)})]
             out += [(m, d, causal, kw) for m, kw in mods]
     return out
@@ -42,9 +43,10 @@ def run(path, only, tokens, head_dims):
     import torch
     import fa2gen
     from modifiers_bench import alibi_slopes
-    from varlen_bench import fwd_bwd, rand, timed_group
+    from varlen_bench import fwd_bwd, rand, spin_up, timed_group
     N = 4096
     rows = []
+    spin_up()
     for name, d, causal, kw in cases(head_dims):
         if only and not name.startswith(tuple(only)):
             continue

@@ -55,6 +55,18 @@ def timed_group(*fns, reps=15, inner=5, warmup=2):
     return tuple(statistics.median(t) for t in times)
 
 
+def spin_up(seconds=2.0):
+    """Busy GPU work for a while, so the first timed row does not meet idle clocks
+    (session 13: a call's first window row read 0.32 ms where it reads 0.20 warm)."""
+    import time
+    a = torch.randn(4096, 4096, device=DEV, dtype=torch.bfloat16)
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        for _ in range(20):
+            a @ a
+        torch.cuda.synchronize()
+
+
 def timed_pair(fa, fb, reps=15, inner=5, warmup=2):
     """timed_group of two: each goes first in every other rep."""
     return timed_group(fa, fb, reps=reps, inner=inner, warmup=warmup)

@@ -15,7 +15,7 @@ import json
 import torch
 
 import fa2gen
-from varlen_bench import fwd_bwd, rand, timed_pair
+from varlen_bench import fwd_bwd, rand, spin_up, timed_pair
 
 
 def main():
@@ -28,6 +28,7 @@ def main():
     q, k, v = (rand(1, N, H, d, grad=True) for _ in range(3))
     do = rand(1, N, H, d)
     rows = []
+    spin_up()
     for W in (128, 256, 512, 1024, 2048, 4096, 8192, 16384):
         ours = lambda q, k, v: fa2gen.flash_attn_func(q, k, v, causal=True, window_size=(W - 1, 0))
         mask = create_block_mask(lambda b, h, i, j: (j <= i) & (i - j < W), 1, 1, N, N, device="cuda")

@@ -131,10 +131,10 @@ void cli_bias_modifier_suite(int head_dim, int block_n, int seqlen, int heads, l
     out[i] = (lab_case){MODIFIERS[i].kind, MODIFIERS[i].repeats, head_dim, seqlen, heads, block_n, 0};
 }
 
-/* The key tile of the default forward variant of a head dim on arch: the
- * lab places ties against the tiles the kernels really use. -1 (message
- * printed) for an arch the generator does not know. */
-static int default_block_n(int head_dim, lab_dtype t, const char *arch) {
+/* The key tile of the default forward variant of a head dim on arch (varlen:
+ * its varlen kernel): the lab places ties against the tiles the kernels really
+ * use. -1 (message printed) for an arch the generator does not know. */
+static int default_block_n(int head_dim, lab_dtype t, const char *arch, int varlen) {
   gen_state *g;
   gen_err e;
   if (gen_open(&g, NULL, &e) != 0) return fprintf(stderr, "fa2 bias: %s\n", e.msg), -1;
@@ -143,6 +143,7 @@ static int default_block_n(int head_dim, lab_dtype t, const char *arch) {
   v.dtype = t == LAB_FP16 ? GEN_DTYPE_FP16 : GEN_DTYPE_BF16;
   v.head_dim = head_dim;
   v.stab = GEN_STAB_NONE;
+  v.varlen = varlen;
   int bn = gen_variant_complete(g, &v, arch, &e) == 0 ? v.block_n : -1;
   if (bn < 0) fprintf(stderr, "fa2 bias: --arch %s: %s\n", arch, e.msg);
   gen_close(g);
@@ -284,7 +285,7 @@ static int run_drift(const options *o) {
   pthread_t th[N_MODES];
   int ok = 1;
   for (int m = 0; m < N_MODES; m++) {
-    jobs[m].c = (lab_drift_config){o->steps, 256, 64, default_block_n(64, LAB_BF16, "sm_80"), 2, MODES[m],
+    jobs[m].c = (lab_drift_config){o->steps, 256, 64, default_block_n(64, LAB_BF16, "sm_80", 0), 2, MODES[m],
                                    o->beta, o->eps, o->seed, o->num};
     jobs[m].norms = malloc(sizeof(double) * o->steps);
     jobs[m].rc = -1;
@@ -472,7 +473,7 @@ int cli_bias(int argc, char **argv) {
   w->n_cases = o.n_hd * N_PER_D;
   int bn[MAX_HD];
   for (int di = 0; di < o.n_hd; di++)
-    if ((bn[di] = default_block_n(o.head_dims[di], o.dtype, o.arch ? o.arch : "sm_80")) < 0)
+    if ((bn[di] = default_block_n(o.head_dims[di], o.dtype, o.arch ? o.arch : "sm_80", o.varlen)) < 0)
       return free(w), cli_bias_gpu_close(g), 2;
   if (!o.seqlen) o.seqlen = cli_bias_seqlen(bn, o.n_hd);
   if (o.varlen && o.heads % CLI_BIAS_VARLEN_SEQS) {
