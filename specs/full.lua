@@ -5,18 +5,19 @@
 -- plain, with one score modifier or varlen (window, varlen, alibi, softcap, sinks,
 -- dropout; a window is never causal: its right edge is the causal mask), and with the
 -- pairs models combine (COMBOS: a window on packed sequences, gpt-oss's sinks with a
--- window, Gemma-2-style softcap with ALiBi). Other combinations compile on first use
--- and are not listed here (their count grows as the product of the axes; every pair's
--- census is in bench/NOTES.md "Session 12").
+-- window, Gemma 2's softcap with a window, softcap with ALiBi). Other combinations
+-- compile on first use and are not listed here (their count grows as the product of
+-- the axes; every pair's census is in bench/NOTES.md "Session 12").
 --
 -- Each "auto" tile is built for the arches that pick it (sm_90's wgmma and ws tiles,
--- sm_80's mma.sync ones where sm_90 has its own). Left out, as it spills (4-8 bytes
--- at 255 registers; bench/NOTES.md "Spills of the modifier variants"): the d = 128
--- wgmma backward with ALiBi and softcap together.
+-- sm_80's mma.sync ones where sm_90 has its own). Left out, as they spill (bench/NOTES.md
+-- "Session 13"): the d = 128 wgmma backward with ALiBi and softcap together (4-8 bytes
+-- at 255 registers), and the mma.sync backward with a window and softcap at d = 64
+-- (16-20 bytes) and d = 128 (4 bytes on sm_80; sm_90's wgmma one is clean).
 local head_dims = { 16, 48, 80 }
 for d = 32, 256, 32 do head_dims[#head_dims + 1] = d end
 local MODIFIERS = { "window", "varlen", "alibi", "softcap", "sinks", "dropout" }
-local COMBOS = { window_varlen = true, window_sinks = true, alibi_softcap = true }
+local COMBOS = { window_varlen = true, window_sinks = true, window_softcap = true, alibi_softcap = true }
 
 return {
   dtype    = { "bf16", "fp16" },
@@ -40,6 +41,7 @@ return {
     local on = {}
     for _, m in ipairs(MODIFIERS) do on[#on + 1] = v[m] and m or nil end
     if #on > 2 or (#on == 2 and not COMBOS[on[1] .. "_" .. on[2]]) then return true end
-    return v.pass == "bwd" and v.head_dim == 128 and v.wgmma and v.alibi and v.softcap
+    return v.pass == "bwd" and (v.head_dim == 128 and v.wgmma and v.alibi and v.softcap
+      or (v.head_dim == 64 or v.head_dim == 128 and not v.wgmma) and v.window and v.softcap)
   end,
 }

@@ -123,15 +123,16 @@ Test(spec, the_shipped_specs_load) {
    * Each plain variant again with softcap, ALiBi, dropout, sinks and varlen; with a
    * window when not causal; each modifier's d = 96 forward twice (2 dtypes x 2 causal x
    * 3 modes; a window: not causal): TILES_MODIFIED's tile off sm_90 and TILES' on it.
-   * The pairs of COMBOS: a window with varlen or sinks (not causal), ALiBi with softcap
-   * but the d = 128 wgmma backward's 2 x 2. */
+   * The pairs of COMBOS: a window with varlen, sinks or softcap (not causal; with softcap
+   * not the d = 64 backward nor d = 128's mma.sync one: 2 x 2), ALiBi with softcap but
+   * the d = 128 wgmma backward's 2 x 2. */
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
   const int plain = (11 + 4) * 2 * 2 * 3 + (11 + 3) * 2 * 2;
   const int each = plain + 2 * 2 * 3; /* with one modifier */
-  cr_expect_eq(s.n_variants, plain + each * 5 + each / 2 + each / 2 * 2 + (each - 4));
+  cr_expect_eq(s.n_variants, plain + each * 5 + each / 2 + each / 2 * 2 + (each / 2 - 4) + (each - 4));
   int fp16 = 0, causal = 0, robust = 0, bwd = 0, wgmma = 0, bwd_wgmma = 0;
   int n_window = 0, n_varlen = 0, n_alibi = 0, n_softcap = 0, n_dropout = 0, n_sinks = 0;
-  int window_varlen = 0, window_sinks = 0, alibi_softcap = 0;
+  int window_varlen = 0, window_sinks = 0, window_softcap = 0, alibi_softcap = 0;
   for (int i = 0; i < s.n_variants; i++) {
     const gen_variant *v = &s.variants[i];
     const int mods = v->window + v->varlen + v->alibi + v->softcap + v->dropout + v->sinks;
@@ -139,7 +140,7 @@ Test(spec, the_shipped_specs_load) {
     cr_expect_leq(mods, 2, "%s", v->name);
     if (mods == 2) {
       window_varlen += v->window && v->varlen, window_sinks += v->window && v->sinks;
-      alibi_softcap += v->alibi && v->softcap;
+      window_softcap += v->window && v->softcap, alibi_softcap += v->alibi && v->softcap;
       continue;
     }
     n_window += v->window, n_varlen += v->varlen, n_alibi += v->alibi;
@@ -170,6 +171,7 @@ Test(spec, the_shipped_specs_load) {
   cr_expect_eq(n_varlen, each);
   cr_expect_eq(window_varlen, each / 2);
   cr_expect_eq(window_sinks, each / 2);
+  cr_expect_eq(window_softcap, each / 2 - 4);
   cr_expect_eq(alibi_softcap, each - 4);
   gen_spec_free(&s);
 }

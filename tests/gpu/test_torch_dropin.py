@@ -586,9 +586,11 @@ def test_softcap_against_float64(case, stab):
 
 
 # ---------------------------------------------------------------------------
-# The backward with each modifier at d = 128 (fa2_bwd_dq_det's 64-key tiles at d >= 128)
-# and d = 96 (the forward's TILES_MODIFIED tile), both dQ paths (dq_det and fa2_bwd's
-# atomics), against float64, and the same bits twice in deterministic mode
+# The forward and backward with each modifier at d = 96 (the forward's TILES_MODIFIED
+# tile), 128 (fa2_bwd_dq_det's 64-key tiles at d >= 128) and past 128 (the quad backward
+# at 160/224, the wgmma pair at 192/256: Gemma 2's d = 256 with a window and softcap),
+# both dQ paths (dq_det and fa2_bwd's atomics), against float64, and the same bits twice
+# in deterministic mode
 
 
 MODIFIERS_BWD = {  # name: keyword arguments of flash_attn_func, and of ref_attention
@@ -599,18 +601,20 @@ MODIFIERS_BWD = {  # name: keyword arguments of flash_attn_func, and of ref_atte
                              dict(causal=True, alibi="slopes", softcap=20.0)),
     "window_softcap": (dict(window_size=(200, 0), softcap=20.0),  # Gemma 2's local layers
                        dict(window=(200, 0), softcap=20.0)),
+    "window_sinks": (dict(window_size=(200, 0), sinks="sinks"),  # gpt-oss's local layers
+                     dict(window=(200, 0), sinks="sinks")),
 }
 
 
 @pytest.mark.parametrize("mod", list(MODIFIERS_BWD))
 @pytest.mark.parametrize("det", [False, True], ids=["atomic_dq", "deterministic"])
-@pytest.mark.parametrize("d", [96, 128], ids=["d96", "d128"])
+@pytest.mark.parametrize("d", [96, 128, 160, 192, 224, 256], ids=lambda d: f"d{d}")
 def test_backward_modifiers(mod, det, d):
     B, Sq, Sk, H, Hk = 2, 700, 900, 4, 2
     torch.manual_seed(d)
     q, k, v, do = rand(B, Sq, H, d, scale=2.0), rand(B, Sk, Hk, d), rand(B, Sk, Hk, d), rand(B, Sq, H, d)
-    slopes = torch.rand(H, device=DEV) * 0.2
-    ours_kw, ref_kw = ({key: slopes if val == "slopes" else val for key, val in kw.items()}
+    named = {"slopes": torch.rand(H, device=DEV) * 0.2, "sinks": torch.randn(H, device=DEV) * 2}
+    ours_kw, ref_kw = ({key: named.get(val, val) if isinstance(val, str) else val for key, val in kw.items()}
                        for kw in MODIFIERS_BWD[mod])
     causal = ref_kw.pop("causal", False)
     f = lambda q, k, v: flash_attn_func(q, k, v, deterministic=det, **ours_kw)
