@@ -117,7 +117,10 @@
 #             choices against it (needs tune's tune.json: $TUNE_JSON or $OUT/tune)
 #
 # Each step runs under a time limit and says how long it took; the summary
-# table prints last.
+# table prints last. With BUNDLE=1 every file under $OUT also goes into
+# $OUT/all.tgz at the end, and nothing else stays there (the device tool brings
+# back only a few files of a call); build/commit.txt, when there, is copied in
+# first (write it with `git rev-parse HEAD > build/commit.txt` and carry it).
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/fa2_gpu_out}
@@ -127,6 +130,11 @@ steps=${*:-check bias sdpa_bias perf plots}
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu \
   --format=csv >"$OUT/device.txt" 2>&1
+[ -f build/commit.txt ] && cp build/commit.txt "$OUT/"
+if [ "${BUNDLE:-0}" = 1 ]; then # everything into one archive on exit, whatever ends the run
+  trap 'tar czf /tmp/fa2_gpu_all.tgz -C "$OUT" . && find "$OUT" -mindepth 1 -delete &&
+        mv /tmp/fa2_gpu_all.tgz "$OUT/all.tgz"' EXIT
+fi
 python3 -c 'import torch; print("torch", torch.__version__)' >>"$OUT/device.txt" 2>&1
 date -u +%FT%TZ >>"$OUT/device.txt"
 
