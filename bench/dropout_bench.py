@@ -12,36 +12,15 @@ dropout, and each one's dropout over its own plain call (the price of the mask).
 """
 import argparse
 import json
-import statistics
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import fa2gen
+from varlen_bench import timed_group  # interleaved, CUDA-event-timed medians
 
 DEV, P = "cuda", 0.1
-
-
-def timed_group(fns, reps=8, inner=2, warmup=2):
-    """Median ms per call of each of fns, interleaved (the order rotates per rep)."""
-    for _ in range(warmup):
-        for f in fns:
-            f()
-    torch.cuda.synchronize()
-    times = [[] for _ in fns]
-    for rep in range(reps):
-        order = [(i + rep) % len(fns) for i in range(len(fns))]
-        ev = [torch.cuda.Event(enable_timing=True) for _ in range(2 * len(fns))]
-        for slot, i in enumerate(order):
-            ev[2 * slot].record()
-            for _ in range(inner):
-                fns[i]()
-            ev[2 * slot + 1].record()
-        ev[-1].synchronize()
-        for slot, i in enumerate(order):
-            times[i].append(ev[2 * slot].elapsed_time(ev[2 * slot + 1]) / inner)
-    return [statistics.median(t) for t in times]
 
 
 def calls(B, N, H, d, causal):
@@ -70,8 +49,8 @@ def calls(B, N, H, d, causal):
 
     fwd = [ours(P), ours(0.0), flash(P), flash(0.0)]
     with torch.no_grad():  # the forward alone: no autograd state kept
-        f_ms = timed_group(fwd)
-    return f_ms, timed_group([fwd_bwd(f) for f in fwd])
+        f_ms = timed_group(*fwd, reps=8, inner=2)
+    return f_ms, timed_group(*[fwd_bwd(f) for f in fwd], reps=8, inner=2)
 
 
 def main():
