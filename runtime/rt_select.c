@@ -24,35 +24,33 @@ static void normalize(rt_request *r, int stab, double beta, double eps) {
   r->eps = eps != 0 ? eps : FA2_DEFAULT_EPS;
 }
 
+/* The fields a forward's and a backward's call arguments (fa2_fwd_args,
+ * fa2_bwd_args) give a request alike. */
+#define REQUEST_SHAPE(r, a, with_length)                                                   \
+  do {                                                                                     \
+    (r)->dtype = (int)(a)->q.dtype;                                                        \
+    (r)->head_dim = (a)->head_dim;                                                         \
+    (r)->causal = (a)->causal != 0;                                                        \
+    (r)->varlen = (a)->cu_seqlens_q != NULL;                                               \
+    (r)->window = (a)->window != 0;                                                        \
+    (r)->alibi = (a)->alibi_slopes != NULL;                                                \
+    (r)->softcap = (a)->softcap > 0;                                                       \
+    (r)->dropout = (a)->dropout != 0;                                                      \
+    (r)->sinks = (a)->sinks != NULL;                                                       \
+    (r)->len_class = (with_length) ? len_class((a)->seqlen_q, (a)->seqlen_k) : 0;          \
+  } while (0)
+
 void rt_request_fwd(const fa2_fwd_args *a, int with_length, rt_request *r) {
   memset(r, 0, sizeof *r);
   r->pass = GEN_PASS_FWD;
-  r->dtype = (int)a->q.dtype;
-  r->head_dim = a->head_dim;
-  r->causal = a->causal != 0;
-  r->varlen = a->cu_seqlens_q != NULL;
-  r->window = a->window != 0;
-  r->alibi = a->alibi_slopes != NULL;
-  r->softcap = a->softcap > 0;
-  r->dropout = a->dropout != 0;
-  r->sinks = a->sinks != NULL;
-  r->len_class = with_length ? len_class(a->seqlen_q, a->seqlen_k) : 0;
+  REQUEST_SHAPE(r, a, with_length);
   normalize(r, (int)a->stab, a->beta, a->eps);
 }
 
 void rt_request_bwd(const fa2_bwd_args *a, int with_length, rt_request *r) {
   memset(r, 0, sizeof *r);
   r->pass = GEN_PASS_BWD; /* one backward per shape: it does not depend on the mode */
-  r->dtype = (int)a->q.dtype;
-  r->head_dim = a->head_dim;
-  r->causal = a->causal != 0;
-  r->varlen = a->cu_seqlens_q != NULL;
-  r->window = a->window != 0;
-  r->alibi = a->alibi_slopes != NULL;
-  r->softcap = a->softcap > 0;
-  r->dropout = a->dropout != 0;
-  r->sinks = a->sinks != NULL;
-  r->len_class = with_length ? len_class(a->seqlen_q, a->seqlen_k) : 0;
+  REQUEST_SHAPE(r, a, with_length);
 }
 
 void rt_request_desc(const fa2_kernel_desc *d, int with_length, rt_request *r) {
