@@ -93,6 +93,10 @@
 #   modifier_checks  every score modifier through PyTorch against float64 (ALiBi, softcap,
 #             windows, the d = 96 and 128 backward with each in both dQ paths, sinks, dropout,
 #             varlen), then fa2_gpu_tests on the default spec and the head dims past 128
+#   varlen    variable-length batches against float64 (tests/gpu/test_varlen.py whole, the
+#             varlen cases of the sinks, dropout and drop-in files), then
+#             bench/varlen_bench.py (equal lengths against the fixed-length call; the
+#             realistic mix against FlexAttention, torch's varlen and padding)
 #   lib_ab    another build ($AB_BASE, default build/base_lib/libfa2rt.so: make one from
 #             an older commit) against $AB_TEST (default lib/libfa2rt.so) through PyTorch
 #             (bench/lib_ab.py: plain, each modifier, deterministic, d 64/128/256;
@@ -367,6 +371,13 @@ for s in $steps; do
     step check 420 bin/fa2_gpu_tests
     step check_head_dims 420 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/head_dims_spec.lua
     ;;
+  varlen)
+    step varlen_checks 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 -m pytest -q -rA -n 8 \
+      tests/gpu/test_varlen.py tests/gpu/test_sinks.py tests/gpu/test_dropout.py tests/gpu/test_torch_dropin.py \
+      -k "varlen or equal_lengths"
+    step varlen_bench 200 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python:bench python3 bench/varlen_bench.py \
+      --json "$OUT/varlen_bench.json"
+    ;;
   lib_ab)
     # $AB_BASE (another build's libfa2rt.so, default build/base_lib/libfa2rt.so) against
     # lib/libfa2rt.so through PyTorch (bench/lib_ab.py): one warm-up run each, then
@@ -433,12 +444,12 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, startup, bias, sdpa_bias, perf, determ, head_dims, head_dims16, head_dims16_perf, head_dims_perf, bias_head_dims, tune_head_dims, suites, empty_rows, dropin, dropout, sinks, modifiers, modifier_checks, lib_ab, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_check, ws_perf, ws_sanitize, ws_ncu, bwd_modes, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, startup, bias, sdpa_bias, perf, determ, head_dims, head_dims16, head_dims16_perf, head_dims_perf, bias_head_dims, tune_head_dims, suites, empty_rows, dropin, dropout, sinks, modifiers, modifier_checks, varlen, lib_ab, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_check, ws_perf, ws_sanitize, ws_ncu, bwd_modes, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 
 cat "$OUT/device.txt"
-for f in lib_ab lib_ab${AB_TAG:-} window_bench${AB_TAG:-} dropout_bench modifiers_bench tune tune_effect tune_check ws_compare compare_head_dims16_fwd compare_head_dims16_bwd compare_head_dims_fwd compare_head_dims_bwd compare_wgmma compare_sync compare_wgmma_bwd compare_sync_bwd compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
+for f in lib_ab lib_ab${AB_TAG:-} window_bench${AB_TAG:-} dropout_bench varlen_bench modifiers_bench tune tune_effect tune_check ws_compare compare_head_dims16_fwd compare_head_dims16_bwd compare_head_dims_fwd compare_head_dims_bwd compare_wgmma compare_sync compare_wgmma_bwd compare_sync_bwd compare_fwd compare_bwd compare_det; do [ -s "$OUT/$f.txt" ] && cat "$OUT/$f.txt"; done
 [ -s "$OUT/bias_gpu.txt" ] && cat "$OUT/bias_gpu.txt"
 [ -s "$OUT/bias_vs_sdpa.txt" ] && cat "$OUT/bias_vs_sdpa.txt"
 printf '%s\n' "${summary[@]}"
