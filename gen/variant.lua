@@ -353,31 +353,27 @@ function M.name(v)
 end
 
 -- The "auto" tile of a pass and head dim on arch (nil: any arch), and where
--- gen/defaults.lua keeps it. ws_ok: the variant has no feature the ws tiles lack (a
--- forward on sm_90 then takes TILES_SM90_WS where it has one); modified: it has a
--- score modifier, dropout, sinks or varlen (a forward off sm_90 then takes
--- TILES_MODIFIED where TILES would be its tile and it has one).
-function M.auto_tile(pass, head_dim, arch, ws_ok, modified)
+-- gen/defaults.lua keeps it: a forward on sm_90 takes TILES_SM90_WS where it has one;
+-- modified: the variant has a score modifier, dropout, sinks or varlen (a forward off
+-- sm_90 then takes TILES_MODIFIED where TILES would be its tile and it has one).
+function M.auto_tile(pass, head_dim, arch, modified)
   local name = pass == "bwd" and "BWD_TILES" or "TILES"
   if arch == M.WGMMA_ARCH and D[name .. "_SM90"][head_dim] then name = name .. "_SM90" end
-  if name == "TILES_SM90" and ws_ok and D.TILES_SM90_WS[head_dim] then name = "TILES_SM90_WS" end
+  if name == "TILES_SM90" and D.TILES_SM90_WS[head_dim] then name = "TILES_SM90_WS" end
   if name == "TILES" and modified and arch ~= M.WGMMA_ARCH and D.TILES_MODIFIED[head_dim] then
     name = "TILES_MODIFIED"
   end
   return D[name][head_dim], "gen/defaults.lua " .. name .. "[" .. head_dim .. "]"
 end
 
--- Variant features the ws tiles do not have yet, and every feature a plain variant
--- has not.
-M.WS_LACKS = { "varlen" }
+-- Every feature a plain variant has not.
 M.FEATURES = { "varlen", "window", "alibi", "softcap", "dropout", "sinks" }
 
 -- auto_tile for variant c (its pass, head dim and features) on arch.
 function M.auto_pick(c, arch)
-  local ws_ok, modified = true, false
-  for _, k in ipairs(M.WS_LACKS) do ws_ok = ws_ok and not c[k] end
+  local modified = false
   for _, k in ipairs(M.FEATURES) do modified = modified or c[k] end
-  return M.auto_tile(c.pass, c.head_dim, arch, ws_ok, modified)
+  return M.auto_tile(c.pass, c.head_dim, arch, modified)
 end
 
 -- The supported arches whose "auto" tile for completed c is c's own tile.
@@ -433,10 +429,6 @@ function M.complete(v, arch, tiles_arch)
   if c.ws then
     if not member(M.WS_HEAD_DIMS, c.head_dim) then
       U.fail("head_dim", c.head_dim, "ws tiles need a head dim made of 64-column blocks", joined(M.WS_HEAD_DIMS))
-    end
-    -- Not written yet on ws tiles (each fits: bench/NOTES.md "Warp-specialized forward").
-    for _, k in ipairs(M.WS_LACKS) do
-      if c[k] then U.fail(k, true, "not available on ws tiles yet", "a wgmma or mma.sync tile for " .. k .. " variants") end
     end
   elseif c.wgmma and not member(M.WGMMA_HEAD_DIMS, c.head_dim) then
     U.fail("head_dim", c.head_dim, "wgmma tiles need a head dim made of 64-column blocks",

@@ -85,8 +85,8 @@ int rt_launch_fwd(fa2_context *ctx, const rt_kernel *k, const fa2_fwd_args *a, v
   void *params[] = {&p, &maps};
   CUcontext saved;
   int rc;
-  if (k->ws && (rc = rt_tma_fwd_maps(ctx->cu, &ctx->tma, &p, a->q.dtype == FA2_BF16, a->head_dim,
-                                     k->block_n, &maps)) != FA2_OK)
+  if (k->ws && (rc = rt_tma_fwd_maps(ctx->cu, &ctx->tma, &p, a->total_k, a->q.dtype == FA2_BF16,
+                                     a->head_dim, k->block_n, &maps)) != FA2_OK)
     return rc;
   if ((rc = rt_ctx_enter(ctx, &saved)) != FA2_OK) return rc;
   CUresult r = ctx->cu->cuLaunchKernel(k->fn[0], grid_x, (unsigned)a->heads_q,

@@ -86,8 +86,8 @@ static int tensor_map(const rt_cuda_api *cu, rt_tma_cache *c, const char *name, 
   return FA2_OK;
 }
 
-int rt_tma_fwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_fwd_params *p, int bf16,
-                    int head_dim, int block_n, rt_fwd_maps *out) {
+int rt_tma_fwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_fwd_params *p, int total_k,
+                    int bf16, int head_dim, int block_n, rt_fwd_maps *out) {
   if (!cu->cuTensorMapEncodeTiled || !cu->cuTensorMapReplaceAddress)
     return rt_set_error(FA2_ERR_UNSUPPORTED,
                         "the CUDA driver lacks %s, which ws tiles (TMA) need: a CUDA 12.0 or "
@@ -95,18 +95,22 @@ int rt_tma_fwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_fwd_pa
                         "TILES_SM90)",
                         !cu->cuTensorMapEncodeTiled ? "cuTensorMapEncodeTiled"
                                                     : "cuTensorMapReplaceAddress");
+  /* varlen: one batch of total rows, each sequence's rows from its offset */
+  const int varlen = p->cu_seqlens_q != NULL;
+  const long long rows_q = varlen ? p->total_q : p->seqlen_q, rows_k = varlen ? total_k : p->seqlen_k;
+  const long long batch = varlen ? 1 : p->batch;
   rt_tma_key k[4];
-  make_key(bf16, head_dim, 64, p->seqlen_q, p->heads_q, p->batch, p->q_row_stride,
-           p->q_head_stride, p->q_batch_stride, &k[0]);
-  make_key(bf16, head_dim, block_n, p->seqlen_k, p->heads_kv, p->batch, p->k_row_stride,
-           p->k_head_stride, p->k_batch_stride, &k[1]);
-  make_key(bf16, head_dim, block_n, p->seqlen_k, p->heads_kv, p->batch, p->v_row_stride,
-           p->v_head_stride, p->v_batch_stride, &k[2]);
-  make_key(bf16, head_dim, 64, p->seqlen_q, p->heads_q, p->batch, p->o_row_stride,
-           p->o_head_stride, p->o_batch_stride, &k[3]);
-  /* seqlen_k 0: no key tile is ever loaded, and an empty tensor's address may be
+  make_key(bf16, head_dim, 64, rows_q, p->heads_q, batch, p->q_row_stride, p->q_head_stride,
+           p->q_batch_stride, &k[0]);
+  make_key(bf16, head_dim, block_n, rows_k, p->heads_kv, batch, p->k_row_stride, p->k_head_stride,
+           p->k_batch_stride, &k[1]);
+  make_key(bf16, head_dim, block_n, rows_k, p->heads_kv, batch, p->v_row_stride, p->v_head_stride,
+           p->v_batch_stride, &k[2]);
+  make_key(bf16, head_dim, 64, rows_q, p->heads_q, batch, p->o_row_stride, p->o_head_stride,
+           p->o_batch_stride, &k[3]);
+  /* No keys: no key tile is ever loaded, and an empty tensor's address may be
    * NULL, which the driver refuses: K's and V's maps then point at Q. */
-  const void *kd = p->seqlen_k > 0 ? p->k : p->q, *vd = p->seqlen_k > 0 ? p->v : p->q;
+  const void *kd = rows_k > 0 ? p->k : p->q, *vd = rows_k > 0 ? p->v : p->q;
   int rc;
   if ((rc = tensor_map(cu, cache, "q", p->q, &k[0], &out->q)) != FA2_OK ||
       (rc = tensor_map(cu, cache, "k", kd, &k[1], &out->k)) != FA2_OK ||

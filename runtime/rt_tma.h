@@ -2,7 +2,8 @@
  * (templates/fwd_ws.cu.tpl, `ws` tiles).
  *
  * Q, K, V and O are each described to the TMA unit as a 4-d tensor of 16-bit
- * elements, (head_dim, rows, heads, batch) innermost first, with the call's
+ * elements, (head_dim, rows, heads, batch) innermost first (varlen: batch 1 of
+ * the total rows), with the call's
  * strides; boxes of 64 columns (one 128-byte swizzled block) by 64 query rows
  * (Q, O) or block_n key rows (K, V); rows out of bounds read as zeros and are
  * not written. The driver encodes a map on the host (cuTensorMapEncodeTiled)
@@ -52,12 +53,12 @@ int rt_tma_cache_init(rt_tma_cache *c);
 void rt_tma_cache_free(rt_tma_cache *c);
 
 /* The four maps of a forward call with argument block p (pointers, strides,
- * shape) for 16-bit elements of dtype bf16 (1) or fp16 (0), head_dim a
- * multiple of 64 and K/V boxes of block_n rows. cache may be NULL (always
- * encode). Returns FA2_OK, or an fa2 status with the error set: the driver
- * lacks the entry points, or refused a map (naming the tensor, its dims and
- * strides). */
-int rt_tma_fwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_fwd_params *p, int bf16,
-                    int head_dim, int block_n, rt_fwd_maps *out);
+ * shape; a varlen call's maps are one batch of p->total_q query and total_k key
+ * rows) for 16-bit elements of dtype bf16 (1) or fp16 (0), head_dim a multiple
+ * of 64 and K/V boxes of block_n rows. cache may be NULL (always encode).
+ * Returns FA2_OK, or an fa2 status with the error set: the driver lacks the
+ * entry points, or refused a map (naming the tensor, its dims and strides). */
+int rt_tma_fwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_fwd_params *p, int total_k,
+                    int bf16, int head_dim, int block_n, rt_fwd_maps *out);
 
 #endif

@@ -17,9 +17,15 @@
 //   overlaps another's MMAs as well as its own P V.
 //   Epilogue: O / l in {{ dtype }} through shared memory (the warpgroup's Q rows)
 //   and a TMA store; LSE in fp32.
+//   Varlen: the maps span (head_dim, total rows, heads); a sequence's rows start at
+//   cu_seqlens' offset. Loads past its end read the next sequence's rows (keys
+//   there are masked, query rows computed and dropped); O leaves with plain stores
+//   that stop at the sequence's end, where a TMA store would write the next one's.
+{% include "tensor_index.tpl" %}
 {# Window variants count keys from the key tile of the block's first visible key #}
 {# (fwd.cu.tpl): SK, the keys from there, is what softmax_tile.cuh.tpl ends rows at. #}
-{% local SK = window and "win_seqlen_k" or "p.seqlen_k" %}
+{% local SK_FULL = SK %}
+{% local SK = window and "win_seqlen_k" or SK %}
 {% include "fa2_params.h" %}
 {% include "common.cuh.tpl" %}
 {% include "wgmma.cuh.tpl" %}
@@ -91,15 +97,24 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   const int head = blockIdx.y, batch = blockIdx.z;
   const int kv_head = head / (p.heads_q / p.heads_kv);
   const int m0 = m_block * kBlockM;
+{% if varlen %}
+  // This block's sequence of the variable-length batch (the grid covers the longest).
+  const int seq_q0 = p.cu_seqlens_q[batch], seqlen_q = p.cu_seqlens_q[batch + 1] - seq_q0;
+  const int seq_k0 = p.cu_seqlens_k[batch], seqlen_k = p.cu_seqlens_k[batch + 1] - seq_k0;
+  if (m0 >= seqlen_q) return;
+{% end %}
+{# TMA coordinates: a varlen sequence's rows start at its offset in the one batch #}
+{% local Q_ROW0, TMA_BATCH = varlen and "seq_q0 + " or "", varlen and "0" or "batch" %}
+{% local KEY0 = varlen and window and "seq_k0 + key_first" or varlen and "seq_k0" or window and "key_first" or "0" %}
 
 {% if window %}
   // Sliding window (fwd.cu.tpl): keys counted from the key tile of the block's first
   // visible key, key_first; the producer loads from there.
-  const int key_first = p.window_left < 0 ? 0 : max(0, m0 + p.seqlen_k - p.seqlen_q - p.window_left) / kBlockN * kBlockN;
-  const int win_seqlen_k = max(0, p.seqlen_k - key_first);
+  const int key_first = p.window_left < 0 ? 0 : max(0, m0 + {{ SK_FULL }} - {{ SQ }} - p.window_left) / kBlockN * kBlockN;
+  const int win_seqlen_k = max(0, {{ SK_FULL }} - key_first);
 {% end %}
   // Key tiles this block visits (all its warpgroups alike). Causal row i sees keys j <= i + diag.
-  const int diag = {{ SK }} - p.seqlen_q;
+  const int diag = {{ SK }} - {{ SQ }};
 {% if window %}
   const int n_end = p.window_right < 0 ? {{ SK }} : min({{ SK }}, m0 + kBlockM + diag + p.window_right);
 {% else %}
@@ -147,11 +162,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
       for (int w = 0; w < kConsumers; ++w)
 #pragma unroll
         for (int cb = 0; cb < kColBlocks; ++cb)
-          tma_load(sQ + w * kTileQ + cb * 64 * 128, maps.q, cb * 64, m0 + 64 * w, head, batch, bar_q);
+          tma_load(sQ + w * kTileQ + cb * 64 * 128, maps.q, cb * 64, {{ Q_ROW0 }}m0 + 64 * w, head, {{ TMA_BATCH }}, bar_q);
       // In the order the consumers take them: K(j) is needed before V(j - 1).
       for (int j = 0; j <= n_tiles; ++j) {
-        if (j < n_tiles) produce(maps.k, sK, k_full, k_empty, j, {{ window and "key_first" or "0" }}, kv_head, batch);
-        if (j > 0) produce(maps.v, sV, v_full, v_empty, j - 1, {{ window and "key_first" or "0" }}, kv_head, batch);
+        if (j < n_tiles) produce(maps.k, sK, k_full, k_empty, j, {{ KEY0 }}, kv_head, {{ TMA_BATCH }});
+        if (j > 0) produce(maps.v, sV, v_full, v_empty, j - 1, {{ KEY0 }}, kv_head, {{ TMA_BATCH }});
       }
     }
     return;
@@ -271,7 +286,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   // Epilogue: O = acc / l in {{ dtype }} into this warpgroup's Q rows, swizzled as
   // the TMA store reads them, once all four warps' last S has read Q; LSE in fp32.
   bar_sync(kEpilogueBar + wg, 128);
-  float *lse = p.lse + ((long long)batch * p.heads_q + head) * p.seqlen_q;
+  float *lse = p.lse + {{ LSE("head") }};
 {% if sinks %}
   const float sink2 = p.sinks[head] * 1.44269504f; // the attention sink, log2 units (fwd.cu.tpl)
 {% end %}
@@ -282,32 +297,43 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
       const float l = quad_sum(row_l[mt][h]);
 {% include "row_inv.cuh.tpl" %}
       const int r = (warp % 4) * 16 + h * 8 + g, row = m0 + wg * 64 + r;
+{% if varlen %}
+      if (row < {{ SQ }}) { // plain stores: the sequence's rows only
+        unsigned *o = (unsigned *)((elem_t *)p.o + {{ BASE("o") }} + (long long)row * p.o_row_stride + head * p.o_head_stride);
+#pragma unroll
+        for (int dt = 0; dt < kDTiles; ++dt)
+          o[dt * 4 + qd] = pack2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv);
+      }
+{% else %}
 #pragma unroll
       for (int dt = 0; dt < kDTiles; ++dt)
         asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sQw + sw128_offset<64>(r, dt) + 4 * qd),
                      "r"(pack2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv))
                      : "memory");
-      if (p.o_f32 && row < p.seqlen_q) { // fp32 O for the backward's precise delta
-        float *of = p.o_f32 + (((long long)batch * p.seqlen_q + row) * p.heads_q + head) * kHeadDim;
+{% end %}
+      if (p.o_f32 && row < {{ SQ }}) { // fp32 O for the backward's precise delta
+        float *of = p.o_f32 + (({{ QROW0 }} + row) * p.heads_q + head) * kHeadDim;
 #pragma unroll
         for (int dt = 0; dt < kDTiles; ++dt)
           *(float2 *)(of + dt * 8 + 2 * qd) = make_float2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv);
       }
 {% if sinks %}
-      if (qd == 0 && row < p.seqlen_q) lse[row] = lt != 0.f ? (top + log2f(lt)) * 0.69314718f : pos_inf();
+      if (qd == 0 && row < {{ SQ }}) lse[row] = lt != 0.f ? (top + log2f(lt)) * 0.69314718f : pos_inf();
 {% else %}
       const float m = row_m[mt][h] == neg_inf() ? 0.f : row_m[mt][h];
-      if (qd == 0 && row < p.seqlen_q) lse[row] = l > 0.f ? (m * c + log2f(l)) * 0.69314718f : pos_inf();
+      if (qd == 0 && row < {{ SQ }}) lse[row] = l > 0.f ? (m * c + log2f(l)) * 0.69314718f : pos_inf();
 {% end %}
     }
+{% if not varlen %}
   fence_proxy_async(); // the stores above, visible to the TMA unit ...
   bar_sync(kEpilogueBar + wg, 128); // ... for the whole warpgroup
-  if (warp % 4 == 0 && lane == 0 && m0 + wg * 64 < p.seqlen_q) {
+  if (warp % 4 == 0 && lane == 0 && m0 + wg * 64 < {{ SQ }}) {
 #pragma unroll
     for (int cb = 0; cb < kColBlocks; ++cb)
       tma_store(maps.o, sQw + cb * 64 * 128, cb * 64, m0 + wg * 64, head, batch);
     tma_store_drain(); // shared memory must outlive the copy's reads
   }
+{% end %}
 }
 {% if dropout %}
 {% include "dropout_mask.cuh.tpl" %}

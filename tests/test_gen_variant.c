@@ -359,7 +359,6 @@ Test(variant, bad_and_non_canonical_names) {
       {"fwd_bf16_d128_m64n128w12s2ws_none", "block_m = 64: a ws tile's consumer warpgroups take 64"},
       {"fwd_bf16_d128_m128n128w12s1ws_none", "stages = 1: ws tiles keep the next K/V tile in flight"},
       {"fwd_bf16_d96_m128n128w12s2ws_none", "head_dim = 96: ws tiles need a head dim made of 64"},
-      {"fwd_bf16_d128_varlen_m128n128w12s2ws_none", "varlen = true: not available on ws tiles yet"},
       {"bwd_bf16_d128_m64n128w12s2ws_none", "ws tiles are forward tiles"},
       {"fwd_bf16_d128_m128n64w2s2wg_none", "warps = 2: wgmma tiles take whole warpgroups"},
       {"fwd_bf16_d128_m128n64w4s2wg_none", "block_m = 128: a wgmma tile's warpgroups take 64"},
@@ -378,17 +377,16 @@ Test(variant, bad_and_non_canonical_names) {
   }
 }
 
-/* Variable-length variants: "_varlen" after "_causal", the wgmma tiles on sm_90
- * (the ws tiles have no varlen yet: d = 128's fixed-length auto pick is a ws tile,
- * the varlen one TILES_SM90's), and a source that reads the sequence from
- * cu_seqlens where the fixed-length one of the same tile (rendered unchanged)
- * uses the batch strides. */
+/* Variable-length variants: "_varlen" after "_causal", d = 128's ws tile on sm_90
+ * like the fixed length, and sources that read the sequence from cu_seqlens where
+ * the fixed-length ones of the same tile (rendered unchanged) use the batch: the
+ * ws tile's TMA coordinates and stores, the wgmma tile's pointers. */
 Test(variant, varlen_names_and_sources) {
   gen_variant v = base(128, 1, GEN_STAB_ROBUST, 2, 1e-3), fixed;
   v.varlen = 1;
   gen_err err;
   cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "%s", err.msg);
-  cr_expect_str_eq(v.name, "fwd_bf16_d128_causal_varlen_m64n96w4s2wg_robust_b2_e1em3");
+  cr_expect_str_eq(v.name, "fwd_bf16_d128_causal_varlen_m128n128w12s2ws_robust_b2_e1em3");
   gen_variant back;
   cr_assert_eq(gen_variant_from_name(g, v.name, &back, &err), GEN_OK, "%s", err.msg);
   cr_expect(!memcmp(&back, &v, sizeof v), "the varlen name does not round-trip");
@@ -396,13 +394,26 @@ Test(variant, varlen_names_and_sources) {
                GEN_ESPEC);
   fixed = base(128, 1, GEN_STAB_ROBUST, 2, 1e-3);
   cr_assert_eq(gen_variant_complete(g, &fixed, "sm_90", &err), GEN_OK, "%s", err.msg);
-  cr_expect(fixed.ws && !v.ws && v.wgmma, "auto: ws for the fixed length, wgmma for varlen");
-  fixed = base(128, 1, GEN_STAB_ROBUST, 2, 1e-3);
-  fixed.block_m = v.block_m, fixed.block_n = v.block_n, fixed.warps = v.warps, fixed.stages = v.stages;
-  fixed.wgmma = 1;
-  cr_assert_eq(gen_variant_complete(g, &fixed, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_expect(fixed.ws && v.ws, "auto: the ws tile for both");
   char *src, *fsrc;
   size_t len, flen;
+  /* ws: TMA rows from the sequence's offset in one batch; O by plain stores */
+  cr_assert_eq(gen_render(g, &v, &src, &len, &err), GEN_OK, "%s", err.msg);
+  cr_assert_eq(gen_render(g, &fixed, &fsrc, &flen, &err), GEN_OK, "%s", err.msg);
+  cr_expect(strstr(src, "const int seq_q0 = p.cu_seqlens_q[batch], seqlen_q = p.cu_seqlens_q[batch + 1] - seq_q0;"));
+  cr_expect(strstr(src, "maps.q, cb * 64, seq_q0 + m0 + 64 * w, head, 0, bar_q);"));
+  cr_expect(strstr(src, "produce(maps.k, sK, k_full, k_empty, j, seq_k0, kv_head, 0);"));
+  cr_expect(strstr(src, "float *lse = p.lse + ((long long)head * p.total_q + seq_q0);"));
+  cr_expect(!strstr(src, "tma_store(maps.o") && strstr(fsrc, "tma_store(maps.o"), "varlen O: plain stores");
+  cr_expect(!strstr(fsrc, "seq_q0") && !strstr(fsrc, "p.cu_seqlens_q["));
+  free(src);
+  free(fsrc);
+  /* mma.sync and wgmma: pointers from the sequence's first row */
+  v.block_m = 64, v.block_n = 96, v.warps = 4, v.stages = 2, v.wgmma = 1, v.ws = 0;
+  cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "%s", err.msg);
+  fixed.block_m = v.block_m, fixed.block_n = v.block_n, fixed.warps = v.warps, fixed.stages = v.stages;
+  fixed.wgmma = 1, fixed.ws = 0;
+  cr_assert_eq(gen_variant_complete(g, &fixed, "sm_90", &err), GEN_OK, "%s", err.msg);
   cr_assert_eq(gen_render(g, &v, &src, &len, &err), GEN_OK, "%s", err.msg);
   cr_assert_eq(gen_render(g, &fixed, &fsrc, &flen, &err), GEN_OK, "%s", err.msg);
   cr_expect(strstr(src, "const int seq_q0 = p.cu_seqlens_q[batch], seqlen_q = p.cu_seqlens_q[batch + 1] - seq_q0;"));

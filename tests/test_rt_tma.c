@@ -39,7 +39,7 @@ static const fake_tmap *map(const rt_tmap *m) { return (const fake_tmap *)m->byt
 Test(rt_tma, maps_follow_each_tensor) {
   fa2_fwd_params p = params(3, 1000, 777, 8, 2, 64);
   rt_fwd_maps m;
-  cr_assert_eq(rt_tma_fwd_maps(cu, NULL, &p, 0, 64, 176, &m), FA2_OK, "%s", fa2_last_error());
+  cr_assert_eq(rt_tma_fwd_maps(cu, NULL, &p, 0, 0, 64, 176, &m), FA2_OK, "%s", fa2_last_error());
   cr_expect_eq(fake->tmap_encodes, 4, "no cache: every map encoded");
   const fake_tmap *q = map(&m.q), *k = map(&m.k), *v = map(&m.v), *o = map(&m.o);
   cr_expect_eq(q->dtype, 6, "fp16");
@@ -63,7 +63,7 @@ Test(rt_tma, cache_reuses_and_replaces_slots) {
   for (int round = 0; round < 2; round++)
     for (int n = 1; n <= 17; n++) {
       fa2_fwd_params p = params(1, 64 * n, 64 * n, 4, 4, 128);
-      cr_assert_eq(rt_tma_fwd_maps(cu, &c, &p, 1, 128, 128, &m), FA2_OK, "%s", fa2_last_error());
+      cr_assert_eq(rt_tma_fwd_maps(cu, &c, &p, 0, 1, 128, 128, &m), FA2_OK, "%s", fa2_last_error());
       cr_expect_eq(map(&m.k)->dims[1], (unsigned long long)(64 * n));
     }
   cr_expect_eq(c.n, RT_TMA_CACHE_SLOTS);
@@ -71,7 +71,7 @@ Test(rt_tma, cache_reuses_and_replaces_slots) {
   cr_expect_gt(c.hits, 2 * 17 * 2 - 1, "O and V at least hit their twin's key");
   fa2_fwd_params p = params(2, 5, 0, 1, 1, 128);
   p.k = p.v = NULL;
-  cr_assert_eq(rt_tma_fwd_maps(cu, &c, &p, 1, 128, 128, &m), FA2_OK, "%s", fa2_last_error());
+  cr_assert_eq(rt_tma_fwd_maps(cu, &c, &p, 0, 1, 128, 128, &m), FA2_OK, "%s", fa2_last_error());
   cr_expect_eq(map(&m.k)->dims[1], 1);
   cr_expect(map(&m.k)->address == 0x100000ull && map(&m.v)->address == 0x100000ull, "K, V at Q");
   cr_expect_eq(map(&m.q)->strides[1], 5 * 128 * 2, "one head: a stride past the rows");
@@ -83,7 +83,7 @@ Test(rt_tma, driver_without_tensor_maps_is_a_clear_error) {
   old.cuTensorMapEncodeTiled = NULL;
   fa2_fwd_params p = params(1, 128, 128, 1, 1, 64);
   rt_fwd_maps m;
-  cr_expect_eq(rt_tma_fwd_maps(&old, NULL, &p, 1, 64, 128, &m), FA2_ERR_UNSUPPORTED);
+  cr_expect_eq(rt_tma_fwd_maps(&old, NULL, &p, 0, 1, 64, 128, &m), FA2_ERR_UNSUPPORTED);
   cr_expect(strstr(fa2_last_error(), "the CUDA driver lacks cuTensorMapEncodeTiled, which ws tiles "
                                      "(TMA) need: a CUDA 12.0 or newer driver runs them"),
             "%s", fa2_last_error());

@@ -349,6 +349,34 @@ Test(tuning, ws_entries_launch_with_tensor_maps) {
   fa2_destroy(ctx);
 }
 
+/* Varlen on the ws tile (sm_90's d = 128 pick): the maps span the total rows as one
+ * batch (each block adds its sequence's offset to the row coordinate), the grid the
+ * longest sequence's blocks x heads x sequences. */
+Test(tuning, ws_varlen_maps_span_the_total_rows) {
+  fa2_context *ctx = ctx_with_db("off");
+  fa2_fwd_args a = fwd_n(128, 1, FA2_STAB_NONE, 300);
+  const unsigned long long row = 2 * 128 * 2; /* bytes: fwd_n() packs two heads a row */
+  a.q.batch_stride = a.k.batch_stride = a.v.batch_stride = a.o.batch_stride = 0;
+  a.cu_seqlens_q = (const int *)0x400000, a.cu_seqlens_k = (const int *)0x400100;
+  a.batch = 3, a.seqlen_q = 300, a.seqlen_k = 280, a.total_q = 700, a.total_k = 650;
+  expect_launch_of(ctx, a, "fwd_bf16_d128_causal_varlen_m128n128w12s2ws_none");
+  const fake_launch *l = &fake->last;
+  cr_expect_str_eq(l->fn_name, "fa2_fwd_ws");
+  cr_expect(l->grid[0] == 3 && l->grid[1] == 2 && l->grid[2] == 3, "grid %u x %u x %u", l->grid[0],
+            l->grid[1], l->grid[2]);
+  for (int i = 0; i < 4; i++) {
+    const fake_tmap *t = &l->maps[i];
+    const unsigned long long rows = i == 1 || i == 2 ? 650 : 700;
+    cr_expect(t->dims[0] == 128 && t->dims[1] == rows && t->dims[2] == 2 && t->dims[3] == 1,
+              "map %d: %llu x %llu x %llu x %llu", i, t->dims[0], t->dims[1], t->dims[2], t->dims[3]);
+    cr_expect(t->strides[0] == row && t->strides[1] == 256, "map %d", i);
+  }
+  a.total_k = 0; /* no keys in any sequence: K and V's maps point at Q */
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(l->maps[1].address, 0x100000ull);
+  fa2_destroy(ctx);
+}
+
 /* by_seqlen: a call takes the tiles of the tuned length nearest to its own
  * (log scale), fa2_prepare those of its descriptor's seqlen. */
 Test(tuning, by_seqlen_tiles_follow_the_nearest_tuned_length) {

@@ -176,7 +176,7 @@ int gpu_launch_fwd(gpu *g, const fwd_variant *v, const fa2_fwd_params *p, CUstre
   fa2_fwd_params args = *p;
   void *params[] = {&args, &maps};
   if (!cache_ready) cache_ready = rt_tma_cache_init(&cache) == 0;
-  if (v->ws && rt_tma_fwd_maps(g->cu, cache_ready ? &cache : NULL, p, v->bf16, v->head_dim,
+  if (v->ws && rt_tma_fwd_maps(g->cu, cache_ready ? &cache : NULL, p, 0, v->bf16, v->head_dim,
                                v->block_n, &maps) != FA2_OK) {
     fprintf(stderr, "%s: %s\n", v->name, fa2_last_error());
     return -1;

@@ -91,12 +91,8 @@ def test_varlen_against_float64(d, dtype, causal, stab):
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 def test_equal_lengths_give_the_fixed_length_bits(d, causal):
     """Same tiles, same arithmetic: the varlen kernel on B sequences of N rows
-    writes the fixed-length kernel's bits; deterministic backward likewise. On
-    Hopper the fixed-length d = 128 forward runs a ws tile with or without a window
-    or score modifier, and ws tiles have no varlen kernel: no call there shares the
-    varlen call's tile, so d = 128 is skipped on sm_90 (d 48, 64 and 80 run there)."""
-    if d == 128 and torch.cuda.get_device_capability() == (9, 0):
-        pytest.skip("sm_90, d = 128: the fixed-length forward's ws tile has no varlen twin")
+    writes the fixed-length kernel's bits; deterministic backward likewise (on
+    Hopper at d = 128 both forwards run the ws tile)."""
     B, N, H, Hk = 4, 777, 8, 4
     q, k, v, do = rand(B, N, H, d), rand(B, N, Hk, d), rand(B, N, Hk, d), rand(B, N, H, d)
     cu = offsets([N] * B)
