@@ -121,17 +121,23 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   const int n_end = kCausal ? min({{ SK }}, m0 + kBlockM + diag) : {{ SK }};
 {% end %}
   const int n_tiles = n_end > 0 ? (n_end + kBlockN - 1) / kBlockN : 0;
+{% if varlen %}
+  // Rows past the sequence's end hold the next sequence's queries: they see no key
+  // (softmax_tile.cuh.tpl), and a block with such rows masks every tile, so their
+  // maxima never ask the warp to rescale O: a sequence's bits depend on its data only.
+{% end %}
+{% local TAIL = varlen and "m0 + kBlockM > seqlen_q ? 0 : " or "" %}
 {% if alibi %}
   const int n_lmasked = 0, n_unmasked = 0; // ALiBi biases every score: every tile takes the masking pass
 {% elif window %}
   // Tiles n_lmasked .. n_unmasked - 1 lie inside every row's window and seqlen_k (fwd.cu.tpl).
   const int n_lmasked = p.window_left < 0 ? 0
       : (max(0, m0 + kBlockM - 1 + diag - p.window_left) + kBlockN - 1) / kBlockN;
-  const int n_unmasked = max(n_lmasked, (p.window_right < 0 ? {{ SK }}
+  const int n_unmasked = {{ TAIL }}max(n_lmasked, (p.window_right < 0 ? {{ SK }}
       : min({{ SK }}, m0 + diag + p.window_right + 1)) / kBlockN);
 {% else %}
   // Leading tiles that need no mask: inside seqlen_k and visible to row m0.
-  const int n_unmasked =
+  const int n_unmasked = {{ TAIL }}
       kCausal ? min({{ SK }} / kBlockN, max(0, m0 + diag + 1) / kBlockN) : {{ SK }} / kBlockN;
 {% end %}
 

@@ -7,7 +7,8 @@
 {# softmax) leave the rescale to the kernel: row_r and row_moved take r and        #}
 {# whether a row of the warp moved its reference.                                   #}
 {# Window variants count keys from the block's first visible key tile (SK below,  #}
-{# as in fwd.cu.tpl); a row's visible keys end at ROW_END.                          #}
+{# as in fwd.cu.tpl); a row's visible keys end at ROW_END; a ws varlen tile's rows   #}
+{# past seqlen_q (the next sequence's queries, loaded by TMA) see none.             #}
 {% local SK = window and "win_seqlen_k" or varlen and "seqlen_k" or "p.seqlen_k" %}
 {% local ROW_END = function(r) if not window then return "kCausal ? min(" .. SK .. ", " .. r .. " + diag + 1) : " .. SK end return "(p.window_right < 0 ? " .. SK .. " : min(" .. SK .. ", " .. r .. " + diag + p.window_right + 1))" end %}
 {% if softcap %}
@@ -25,7 +26,7 @@
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int row = m0 + warp * kWarpRows + mt * 16 + h * 8 + g;
-          const int limit = {{ ROW_END("row") }};
+          const int limit = {{ ws and varlen and "row >= seqlen_q ? 0 : " or "" }}{{ ROW_END("row") }};
 {% if alibi %}
 #pragma unroll
           for (int nt = 0; nt < kNTiles; ++nt)
