@@ -39,7 +39,7 @@ M.TILES_SM90 = {
 
 -- Warp-specialized forward tiles on Hopper (ws: a TMA producer warpgroup and two
 -- consumer warpgroups, templates/fwd_ws.cu.tpl): they replace TILES_SM90 for the
--- variants they cover (no varlen yet; those keep TILES_SM90's). H100
+-- variants they cover (every feature, varlen included). H100
 -- run 17 (bench/NOTES.md "Warp-specialized forward"), d = 128: 1.14-1.44x the
 -- wgmma tile's speed on every row (N = 512..16k, causal and not, every mode),
 -- 0.96-1.07x cuDNN. d = 64 stays on wgmma: its ws tiles lose 4-21 % at N <= 1k (and
