@@ -102,6 +102,12 @@
 #             (bench/lib_ab.py: plain, each modifier, deterministic, d 64/128/256;
 #             $AB_DIMS the head dims, $AB_TAG a suffix of the files; $AB_CASES and $AB_TOKENS
 #             are its --cases and --tokens), alternating runs; ratios
+#   wide_bwd  the backward's wide layouts through PyTorch (every modifier, both dQ
+#             paths, d 96..256; dropout past d = 128)
+#   sdpa_ab   this build against $AB_BASE (default build/base_lib/libfa2rt.so) through
+#             bench/sdpa_bench.py with SDPA flash and cuDNN in the same runs, forward and
+#             backward at head dims $AB_DIMS (default 192,256), N 512..16k; two rounds,
+#             medians (bench/sdpa_ab.py)
 #   multi_device the operators off the default device and stream
 #             (tests/gpu/test_multi_device.py; the cuda:1 parts skip on one GPU)
 #   cold_start 4 processes on one empty kernel cache (bench/cold_start.py): each
@@ -213,6 +219,12 @@ for s in $steps; do
     step check_head_dims 300 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/head_dims_spec.lua
     step test_head_dims 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
       python3 -m pytest -q -rA tests/gpu/test_head_dims.py tests/gpu/test_torch_dropin.py -k "head_dim"
+    ;;
+  wide_bwd)
+    # the backward's wide layouts (pair, quad) through PyTorch: every score modifier in
+    # both dQ paths at d 96..256, dropout's cases past d = 128 (the head-dim grid: head_dims)
+    step wide_bwd 420 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 -m pytest -q -rA -n 8 \
+      tests/gpu/test_torch_dropin.py tests/gpu/test_dropout.py -k "backward_modifiers or d160 or d192 or d256"
     ;;
   head_dims16)
     step head_dims16_check 400 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/head_dims16_spec.lua
@@ -393,6 +405,20 @@ for s in $steps; do
     done
     step "lib_ab$tag" 30 python3 bench/lib_ab.py --base "$OUT"/ab_base"$tag"?.json \
       --test "$OUT"/ab_test"$tag"?.json --title "${AB_TITLE:-this build / base}"
+    ;;
+  sdpa_ab)
+    # fa2gen none with this build (and SDPA flash, cuDNN) and with $AB_BASE through
+    # bench/sdpa_bench.py, forward and backward at head dims $AB_DIMS (default 192,256),
+    # alternating twice; bench/sdpa_ab.py's table of medians
+    base=${AB_BASE:-build/base_lib/libfa2rt.so} dims=${AB_DIMS:-192,256}
+    sb=(python3 bench/sdpa_bench.py --backward --head-dims "$dims" --reps "${HD_REPS:-10}")
+    for i in 1 2; do
+      step "sdpa_test$i" 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python "${sb[@]}" \
+        --backends flash,cudnn,fa2gen-none --json "$OUT/sdpa_test$i.json"
+      step "sdpa_base$i" 200 env FA2_LIB="$base" PYTHONPATH=python "${sb[@]}" \
+        --backends fa2gen-none --json "$OUT/sdpa_base$i.json"
+    done
+    step sdpa_ab 30 python3 bench/sdpa_ab.py --test "$OUT"/sdpa_test?.json --base "$OUT"/sdpa_base?.json
     ;;
   multi_device) step multi_device 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
       python3 -m pytest -q -rA tests/gpu/test_multi_device.py ;;

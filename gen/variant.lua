@@ -96,7 +96,7 @@ M.PASSES = {
     -- wgmma tiles: K, V, Q, dO and dS^T swizzled instead of padded, plus
     -- 1024 bytes to align them.
     -- Wide layouts (bwd_layout) add a P^T buffer beside dS^T: "quad" (mma.sync, 8
-    -- keys per warp) a whole one, "pair" (wgmma, 8 keys per warp) a swizzled one.
+    -- keys per warp) a whole one, "pair" (wgmma, 8 keys per warp) P^T's fp32 factor.
     smem = function(v)
       local layout = M.bwd_layout(v)
       local s_bufs = layout == "quad" and 2 or 1
@@ -104,7 +104,7 @@ M.PASSES = {
         + 8 * v.stages * v.block_m + s_bufs * 2 * v.block_n * (v.block_m + 8)
       if v.wgmma then
         main = 1024 + 2 * v.head_dim * (2 * v.block_n + 2 * v.stages * v.block_m)
-          + 8 * v.stages * v.block_m + (layout == "pair" and 2 or 1) * 2 * v.block_n * v.block_m
+          + 8 * v.stages * v.block_m + (layout == "pair" and 3 or 1) * 2 * v.block_n * v.block_m
       end
       local det = 4 * (v.head_dim + 8) * (16 * v.warps + v.block_n)
       return math.max(main, det)

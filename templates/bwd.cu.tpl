@@ -108,7 +108,7 @@ constexpr int kTileS = kBlockN * kStrideS * 2;
 // fa2_bwd on wgmma: K, V, stages x (Q, dO) swizzled, LSE, delta, dS^T
 // swizzled (keys x 64 queries), plus 1024 bytes to align the tiles.
 constexpr int kMainSmem = 1024 + 2 * kBlockN * kHeadDim * 2 + 2 * kStages * kBlockM * kHeadDim * 2 +
-                          2 * kStages * kVec + {{ layout == "pair" and "2 * " or "" }}kBlockN * kBlockM * 2;{{ layout == "pair" and " // dS^T, P^T" or "" }}
+                          2 * kStages * kVec + {{ layout == "pair" and "3 * " or "" }}kBlockN * kBlockM * 2;{{ layout == "pair" and " // dS^T, P^T's fp32 factor" or "" }}
 {% else %}
 constexpr int kMainSmem = 2 * kTileKV + 2 * kStages * kTileQ + 2 * kStages * kVec + {{ layout == "quad" and "2 * kTileS; // dS^T, P^T" or "kTileS;" }}
 {% end %}

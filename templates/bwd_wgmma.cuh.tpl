@@ -4,7 +4,6 @@
 {# the first dqn0 (whole 64-column blocks, at least half) and the rest. #}
 {% local pair = block_n == 8 * warps %}
 {% local dqn0 = pair and (head_dim // 2 + 63) // 64 * 64 or 0 %}
-{% local QW, QOFF = pair and "kQWG" or "kBlockM", pair and "wg * kQWG + " or "" %}
 // ---- fa2_bwd on warpgroup MMA (templates/bwd_wgmma.cuh.tpl) -----------------
 // One block per (key block, kv head, batch), as with mma.sync. Each warpgroup
 // owns 64 keys (16 per warp: their rows of dK and dV stay in registers), and
@@ -17,19 +16,24 @@
 constexpr int kWG = kWarps / 4;
 {% if pair %}
 // A pair (head dims past 128: dK and dV of 64 keys do not fit one warpgroup's
-// registers): both warpgroups take the block's 64 keys and half of each step's
-// queries for S^T and dP^T; warpgroup 0 publishes dS^T, 1 publishes P^T and
-// dS^T, then 0 keeps dV += P^T dO and 1 keeps dK += dS^T Q (A from registers
-// for its own queries, from shared memory for the other's), and dQ's columns
-// split {{ dqn0 }} + {{ head_dim - dqn0 }}.
-constexpr int kQWG = kBlockM / 2;                 // queries per warpgroup in S^T, dP^T
+// registers): both warpgroups take the block's 64 keys and split the work by
+// matrix. Warpgroup 0: S^T = K Q^T, P^T, dV += P^T dO; warpgroup 1: dP^T =
+// V dO^T, dS^T, dK += dS^T Q. P^T's factor for dS^T (P^T, times 1 - tanh^2
+// with softcap, negative where dropout drops) goes from 0 to 1 through shared
+// memory in fp32, thread to thread (the two accumulators have one layout), so
+// every MMA has N = 64 or more and A from registers; dQ's columns split
+// {{ dqn0 }} + {{ head_dim - dqn0 }}.
 static_assert(kWG == 2 && kBlockN == 64, "a pair: two warpgroups, 64 keys");
+constexpr int kPBar = 1, kSBar = 2;               // named barriers: P^T's factor, dS^T published
 {% else %}
 constexpr int kDQN = kHeadDim / kWG;              // dQ columns per warpgroup
 {% end %}
 constexpr int kSwKV = kBlockN * kHeadDim * 2;     // bytes of a swizzled K or V tile
 constexpr int kSwQ = kBlockM * kHeadDim * 2;      // ... of a Q or dO tile
 constexpr int kSwS = kBlockN * kBlockM * 2;       // ... of dS^T (keys x 64 queries)
+{% if pair %}
+constexpr int kPF = kBlockN * kBlockM * 4;        // ... of P^T's factor (fp32, per thread)
+{% end %}
 constexpr int kSQSteps = kBlockM / 16;            // k16 query steps of dV, dK
 {% if pair %}
 static_assert(kBlockM == 64 && {{ dqn0 }} % 64 == 0 && {{ head_dim - dqn0 }} % 64 == 0, "wgmma backward tile rules");
@@ -45,17 +49,6 @@ __device__ __forceinline__ void load_tile_sw(unsigned dst, const elem_t *src, lo
   load_rows_sw128<kRows, kThreads, kChunks>(dst, src, row_stride, row0, rows, tid);
 }
 
-{% if pair %}
-// A fragment f of one 16-key x 16-query step (rows r, r + 8; 8-query chunks ch,
-// ch + 1) into a swizzled keys x 64 queries tile at s.
-__device__ __forceinline__ void store_sw_frag(unsigned char *s, const unsigned (&f)[4], int r, int ch, int qd) {
-  *(unsigned *)(s + sw128_offset<kBlockN>(r, ch) + qd * 4) = f[0];
-  *(unsigned *)(s + sw128_offset<kBlockN>(r + 8, ch) + qd * 4) = f[1];
-  *(unsigned *)(s + sw128_offset<kBlockN>(r, ch + 1) + qd * 4) = f[2];
-  *(unsigned *)(s + sw128_offset<kBlockN>(r + 8, ch + 1) + qd * 4) = f[3];
-}
-
-{% end %}
 extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_params p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   // Swizzled tiles must start on 1024-byte boundaries (in the shared window).
@@ -70,8 +63,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   const unsigned sdO = sQ + kStages * kSwQ;
   const unsigned sS = sdO + kStages * kSwQ; // dS^T: a keys x 64 queries swizzled tile
 {% if pair %}
-  const unsigned sP = sS + kSwS;            // P^T of warpgroup 1's queries, the same layout
-  const unsigned sL = sP + kSwS;
+  const unsigned sPF = sS + kSwS;           // P^T's factor, warpgroup 0 to 1
+  const unsigned sL = sPF + kPF;
 {% else %}
   const unsigned sL = sS + kSwS;
 {% end %}
@@ -85,7 +78,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   const int g = lane / 4, qd = lane % 4;
 {% if pair %}
   const int key_row = (warp % 4) * 16;            // this warp's 16 keys in the block
-  const unsigned sKw = sK, sVw = sV;              // both warpgroups take the 64
+  float4 *pf = (float4 *)(smem + (sPF - sK)) + tid % 128; // its factors: [n8 tile][thread]
 {% else %}
   const int key_row = warp * 16;                  // this warp's 16 keys in the block
   const unsigned sKw = sK + wg * 64 * 128, sVw = sV + wg * 64 * 128; // its warpgroup's 64
@@ -120,60 +113,81 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     if (t + kStages - 1 < n_steps) load_step(t + kStages - 1);
     cp_async_commit();
     const unsigned sQt = sQ + slot * kSwQ, sdOt = sdO + slot * kSwQ;
-    const unsigned sKs = per_step(sK), sSs = per_step(sS), sKws = per_step(sKw), sVws = per_step(sVw);
+{% if pair %}
+    const unsigned sKs = per_step(sK), sSs = per_step(sS);
 
-    // S^T = K Q^T and dP^T = V dO^T for the warpgroup's 64 keys{{ pair and " and 32 queries" or "" }} (fp32)
-    float st[{{ QW }} / 8][4], dpt[{{ QW }} / 8][4];
+    // S^T = K Q^T (warpgroup 0) or dP^T = V dO^T (1) for the 64 keys (fp32)
+    float st[kBlockM / 8][4];
+    const unsigned sA = wg == 0 ? sKs : per_step(sV), sB = wg == 0 ? sQt : sdOt;
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks)
-      wgmma_ss_n{{ pair and block_m // 2 or block_m }}(st, sw128_desc(sKws + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
-                       sw128_desc(sQt + {{ pair and "wg * kQWG * 128 + " or "" }}(ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
+      wgmma_ss_n{{ block_m }}(st, sw128_desc(sA + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
+                       sw128_desc(sB + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_regs(st);
+
+    if (wg == 0) {
+{% else %}
+    const unsigned sKs = per_step(sK), sSs = per_step(sS), sKws = per_step(sKw), sVws = per_step(sVw);
+
+    // S^T = K Q^T and dP^T = V dO^T for the warpgroup's 64 keys (fp32)
+    float st[kBlockM / 8][4], dpt[kBlockM / 8][4];
+    wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks)
-      wgmma_ss_n{{ pair and block_m // 2 or block_m }}(dpt, sw128_desc(sVws + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
-                       sw128_desc(sdOt + {{ pair and "wg * kQWG * 128 + " or "" }}(ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
+      wgmma_ss_n{{ block_m }}(st, sw128_desc(sKws + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
+                       sw128_desc(sQt + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks)
+      wgmma_ss_n{{ block_m }}(dpt, sw128_desc(sVws + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
+                       sw128_desc(sdOt + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
     wgmma_commit();
     wgmma_wait<0>();
     fence_regs(st);
     fence_regs(dpt);
+{% end %}
 
 {% if softcap %}
     // softcap: S^T capped in place; dS^T takes the derivative 1 - tanh^2 below
 #pragma unroll
-    for (int nt = 0; nt < {{ QW }} / 8; ++nt)
+    for (int nt = 0; nt < kBlockM / 8; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) st[nt][e] = cap_out * tanh_approx(st[nt][e] * cap_in);
 {% end %}
 {% if dropout %}
     // dropout: the keep bits of the warp's 16 keys, unit a per 16 queries (bwd.cu.tpl)
-    drop_bits<{{ QW }} / 16> kept;
+    drop_bits<kBlockM / 16> kept;
     unsigned long long drop_seed, drop_base; // (batch, h)'s Philox key and counter
     dropout_key(p, (long long)batch * p.heads_q + h, drop_seed, drop_base);
 #pragma unroll 1
-    for (int a = 0; a < {{ QW }} / 16; ++a)
-      kept.set(a, dropout_bits_st(drop_seed, drop_base, m0 / 16 + {{ pair and "wg * kQWG / 16 + " or "" }}a, (n0 + key_row) / 16, g, qd,
+    for (int a = 0; a < kBlockM / 16; ++a)
+      kept.set(a, dropout_bits_st(drop_seed, drop_base, m0 / 16 + a, (n0 + key_row) / 16, g, qd,
                                         p.dropout_limit));
 {% end %}
-    // P^T = exp2(S^T c - LSE log2 e), dS^T = P^T (dP^T - delta); masked entries are 0.
+    // P^T = exp2(S^T c - LSE log2 e), {{ pair and "its factor for dS^T" or "dS^T = P^T (dP^T - delta)" }}; masked entries are 0.
     const bool masked = m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
                         {{ window and WINDOW_EDGE or "(kCausal && n0 + kBlockN - 1 > m0 + diag);" }}
 {% if alibi %}
-    const float dist0 = (float)(m0 + {{ QOFF }}2 * qd + diag - n0 - key_row - g); // ALiBi, as in bwd.cu.tpl
+    const float dist0 = (float)(m0 + 2 * qd + diag - n0 - key_row - g); // ALiBi, as in bwd.cu.tpl
 {% end %}
 {% for pass_i, edge in ipairs(window and { "true", "false" } or { "masked" }) %}
 {% if window %}
     {{ pass_i == 1 and "if (masked) { // a window edge crosses the step: the masks" or "} else { // inside the window: no mask" }}
 {% end %}
 #pragma unroll
-    for (int nt = 0; nt < {{ QW }} / 8; ++nt)
+    for (int nt = 0; nt < kBlockM / 8; ++nt) {
+{% if pair %}
+      float f[4]; // P^T's factor for dS^T
+{% end %}
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const int col = {{ QOFF }}nt * 8 + 2 * qd + e;
+        const int col = nt * 8 + 2 * qd + e;
         const float l2 = sLf[slot * kBlockM + col] * 1.44269504f;
-{% if dropout %}
+{% if not pair and dropout %}
         const float dl = sDf[slot * kBlockM + col] * p.dropout_keep; // (1 - p) delta
-{% else %}
+{% elif not pair %}
         const float dl = sDf[slot * kBlockM + col];
 {% end %}
 #pragma unroll
@@ -190,6 +204,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
           }
 {% if dropout %}
           const bool drop = !kept.has(8 * (nt / 2) + 4 * e + 2 * (nt & 1) + hh);
+{% end %}
+{% if pair %}
+{% if softcap %}
+          const float t = st[nt][2 * hh + e] * cap_in; // tanh of the uncapped score
+          f[2 * hh + e] = {{ dropout and "(drop ? -pe : pe)" or "pe" }} * (1.f - t * t);
+{% else %}
+          f[2 * hh + e] = {{ dropout and "drop ? -pe : pe" or "pe" }};
+{% end %}
+          st[nt][2 * hh + e] = {{ dropout and "drop ? 0.f : pe; // P^T Z for dV" or "pe;" }}
+{% else %}
+{% if dropout %}
           if (drop) dpt[nt][2 * hh + e] = 0.f;
 {% end %}
 {% if softcap %}
@@ -203,70 +228,83 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 {% if dropout %}
           if (drop) st[nt][2 * hh + e] = 0.f; // P^T Z for dV
 {% end %}
+{% end %}
         }
       }
+{% if pair %}
+      pf[nt * 128] = make_float4(f[0], f[1], f[2], f[3]);
+{% end %}
+    }
 {% end %}
 {% if window %}
     }
 {% end %}
-
-    // P^T and dS^T rounded to {{ dtype }}: two n8 query tiles of the accumulator
-    // are the A fragment of one k16 step. dS^T also goes to shared memory for
-    // the dQ step, unless fa2_bwd_dq_det computes dQ.
-{% local QS = pair and "kQWG / 16" or "kSQSteps" %}
-    unsigned ap[{{ QS }}][4], as[{{ QS }}][4];
-#pragma unroll
-    for (int qs = 0; qs < {{ QS }}; ++qs) {
-      ap[qs][0] = pack2(st[2 * qs][0], st[2 * qs][1]);
-      ap[qs][1] = pack2(st[2 * qs][2], st[2 * qs][3]);
-      ap[qs][2] = pack2(st[2 * qs + 1][0], st[2 * qs + 1][1]);
-      ap[qs][3] = pack2(st[2 * qs + 1][2], st[2 * qs + 1][3]);
-      as[qs][0] = pack2(dpt[2 * qs][0], dpt[2 * qs][1]);
-      as[qs][1] = pack2(dpt[2 * qs][2], dpt[2 * qs][3]);
-      as[qs][2] = pack2(dpt[2 * qs + 1][0], dpt[2 * qs + 1][1]);
-      as[qs][3] = pack2(dpt[2 * qs + 1][2], dpt[2 * qs + 1][3]);
 {% if pair %}
-      const int r = key_row + g, ch = wg * (kQWG / 8) + qs * 2; // rows r, r+8; query chunks ch, ch+1
-      if (wg == 0 || !p.deterministic) store_sw_frag(sSp, as[qs], r, ch, qd); // for dK (and dQ)
-      if (wg == 1) store_sw_frag(smem + (sP - sK), ap[qs], r, ch, qd);       // for dV
+      bar_arrive(kPBar, 256); // the factors are out
+    } else {
+      // dS^T = f (dP^T - delta){{ dropout and ", dP^T taken as 0 where f < 0 (dropped, -f)" or "" }}
+      bar_sync(kPBar, 256);
+#pragma unroll
+      for (int nt = 0; nt < kBlockM / 8; ++nt) {
+        const float4 f4 = pf[nt * 128];
+        const float f[4] = {f4.x, f4.y, f4.z, f4.w};
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+{% if dropout %}
+          const float dl = sDf[slot * kBlockM + nt * 8 + 2 * qd + e] * p.dropout_keep; // (1 - p) delta
 {% else %}
-      if (!p.deterministic) {
-        const int r = key_row + g, ch = qs * 2;  // rows r, r+8; query chunks ch, ch+1
-        *(unsigned *)(sSp + sw128_offset<kBlockN>(r, ch) + qd * 4) = as[qs][0];
-        *(unsigned *)(sSp + sw128_offset<kBlockN>(r + 8, ch) + qd * 4) = as[qs][1];
-        *(unsigned *)(sSp + sw128_offset<kBlockN>(r, ch + 1) + qd * 4) = as[qs][2];
-        *(unsigned *)(sSp + sw128_offset<kBlockN>(r + 8, ch + 1) + qd * 4) = as[qs][3];
-      }
+          const float dl = sDf[slot * kBlockM + nt * 8 + 2 * qd + e];
 {% end %}
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) {
+            const float fe = f[2 * hh + e];
+{% if dropout %}
+            st[nt][2 * hh + e] = fe < 0.f ? fe * dl : fe * (st[nt][2 * hh + e] - dl);
+{% else %}
+            st[nt][2 * hh + e] = fe * (st[nt][2 * hh + e] - dl);
+{% end %}
+          }
+        }
+      }
     }
 
-{% if pair %}
-    fence_proxy_async(); // dS^T, P^T stores -> wgmma reads
-    __syncthreads();     // both warpgroups' halves published
-    // dV += P^T dO (warpgroup 0) or dK += dS^T Q (1): A from registers for the
-    // warpgroup's own queries, from shared memory for the other's; dO and Q
-    // rows (queries) 128 bytes apart, 64-column blocks kBlockM * 128 apart.
+    // P^T Z (warpgroup 0) or dS^T (1) rounded to {{ dtype }}: two n8 query tiles of
+    // the accumulator are the A fragment of one k16 step. dS^T also goes to
+    // shared memory for the dQ step, unless fa2_bwd_dq_det computes dQ.
+    unsigned a[kSQSteps][4];
+#pragma unroll
+    for (int qs = 0; qs < kSQSteps; ++qs) {
+      a[qs][0] = pack2(st[2 * qs][0], st[2 * qs][1]);
+      a[qs][1] = pack2(st[2 * qs][2], st[2 * qs][3]);
+      a[qs][2] = pack2(st[2 * qs + 1][0], st[2 * qs + 1][1]);
+      a[qs][3] = pack2(st[2 * qs + 1][2], st[2 * qs + 1][3]);
+      if (wg == 1 && !p.deterministic) {
+        const int r = key_row + g, ch = qs * 2;  // rows r, r+8; query chunks ch, ch+1
+        *(unsigned *)(sSp + sw128_offset<kBlockN>(r, ch) + qd * 4) = a[qs][0];
+        *(unsigned *)(sSp + sw128_offset<kBlockN>(r + 8, ch) + qd * 4) = a[qs][1];
+        *(unsigned *)(sSp + sw128_offset<kBlockN>(r, ch + 1) + qd * 4) = a[qs][2];
+        *(unsigned *)(sSp + sw128_offset<kBlockN>(r + 8, ch + 1) + qd * 4) = a[qs][3];
+      }
+    }
+
+    // dV += P^T dO (warpgroup 0) or dK += dS^T Q (1): dO and Q rows (queries)
+    // 128 bytes apart, 64-column blocks kBlockM * 128 bytes apart. It runs on
+    // while the dQ step below issues.
+    const unsigned sBm = wg == 0 ? sdOt : sQt;
     fence_regs(acc);
     wgmma_fence();
-    if (wg == 0) {
 #pragma unroll
-      for (int qs = 0; qs < kSQSteps; ++qs) {
-        if (qs < kQWG / 16) wgmma_rs_n{{ head_dim }}(acc, ap[qs % (kQWG / 16)], sw128_desc(sdOt + qs * 16 * 128, kBlockM * 128));
-        else wgmma_st_n{{ head_dim }}(acc, sw128_desc(sP + qs * 32, 16), sw128_desc(sdOt + qs * 16 * 128, kBlockM * 128));
-      }
-    } else {
-#pragma unroll
-      for (int qs = 0; qs < kSQSteps; ++qs) {
-        if (qs >= kQWG / 16) wgmma_rs_n{{ head_dim }}(acc, as[qs % (kQWG / 16)], sw128_desc(sQt + qs * 16 * 128, kBlockM * 128));
-        else wgmma_st_n{{ head_dim }}(acc, sw128_desc(sSs + qs * 32, 16), sw128_desc(sQt + qs * 16 * 128, kBlockM * 128));
-      }
-    }
+    for (int qs = 0; qs < kSQSteps; ++qs)
+      wgmma_rs_n{{ head_dim }}(acc, a[qs], sw128_desc(sBm + qs * 16 * 128, kBlockM * 128));
     wgmma_commit();
-    wgmma_wait<0>(); // before dQ: P^T and dS^T's registers are free for it then
-    fence_regs(acc);
-    keep_regs(ap);
-    keep_regs(as);
-    if (p.deterministic) continue;
+    if (p.deterministic) { // (uniform: the barriers below stay matched)
+      wgmma_wait<0>();
+      fence_regs(acc);
+      keep_regs(a);
+      continue;
+    }
+    fence_proxy_async(); // dS^T stores -> wgmma reads
+    __syncthreads();     // dS^T complete in shared memory
 
     // dQ (64 queries x this warpgroup's columns) = dS K over the block's keys:
     // A = dS^T read transposed (queries contiguous), B = K's rows.
@@ -279,8 +317,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
         wgmma_tt_n{{ n }}(dq, sw128_desc(sSs + kk * 16 * 128, kBlockN * 128),
                           sw128_desc(sKs + {{ (w - 1) * dqn0 // 64 }} * kBlockN * 128 + kk * 16 * 128, kBlockN * 128), kk > 0);
       wgmma_commit();
-      wgmma_wait<0>();
+      wgmma_wait<0>(); // dV or dK too
       fence_regs(dq);
+      fence_regs(acc);
+      keep_regs(a);
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         const int q = m0 + (warp % 4) * 16 + hh * 8 + g;
@@ -294,6 +334,30 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
   }
 
 {% else %}
+
+    // P^T and dS^T rounded to {{ dtype }}: two n8 query tiles of the accumulator
+    // are the A fragment of one k16 step. dS^T also goes to shared memory for
+    // the dQ step, unless fa2_bwd_dq_det computes dQ.
+    unsigned ap[kSQSteps][4], as[kSQSteps][4];
+#pragma unroll
+    for (int qs = 0; qs < kSQSteps; ++qs) {
+      ap[qs][0] = pack2(st[2 * qs][0], st[2 * qs][1]);
+      ap[qs][1] = pack2(st[2 * qs][2], st[2 * qs][3]);
+      ap[qs][2] = pack2(st[2 * qs + 1][0], st[2 * qs + 1][1]);
+      ap[qs][3] = pack2(st[2 * qs + 1][2], st[2 * qs + 1][3]);
+      as[qs][0] = pack2(dpt[2 * qs][0], dpt[2 * qs][1]);
+      as[qs][1] = pack2(dpt[2 * qs][2], dpt[2 * qs][3]);
+      as[qs][2] = pack2(dpt[2 * qs + 1][0], dpt[2 * qs + 1][1]);
+      as[qs][3] = pack2(dpt[2 * qs + 1][2], dpt[2 * qs + 1][3]);
+      if (!p.deterministic) {
+        const int r = key_row + g, ch = qs * 2;  // rows r, r+8; query chunks ch, ch+1
+        *(unsigned *)(sSp + sw128_offset<kBlockN>(r, ch) + qd * 4) = as[qs][0];
+        *(unsigned *)(sSp + sw128_offset<kBlockN>(r + 8, ch) + qd * 4) = as[qs][1];
+        *(unsigned *)(sSp + sw128_offset<kBlockN>(r, ch + 1) + qd * 4) = as[qs][2];
+        *(unsigned *)(sSp + sw128_offset<kBlockN>(r + 8, ch + 1) + qd * 4) = as[qs][3];
+      }
+    }
+
     // dV += P^T dO and dK += dS^T Q: dO and Q rows (queries) 128 bytes apart,
     // 64-column blocks kBlockM * 128 bytes apart.
     fence_regs(acc_v);

@@ -1,5 +1,6 @@
 {# Hopper (sm_90a) tile primitives of the warp-specialized forward (fwd_ws.cu.tpl): #}
-{# TMA tensor maps and copies, mbarriers, named barriers, register budgets.        #}
+{# TMA tensor maps and copies, mbarriers, register budgets (named barriers:         #}
+{# wgmma.cuh.tpl).                                                                  #}
 // ---- Hopper tile primitives (templates/hopper.cuh.tpl) ------------------------
 // A tile moves through shared memory in a stage slot guarded by two mbarriers:
 // "full" completes when the TMA copy's bytes have landed (the producer arms it
@@ -82,14 +83,6 @@ __device__ __forceinline__ void tma_store_drain() {
 }
 __device__ __forceinline__ void tma_prefetch(const fa2_tmap &map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(&map) : "memory");
-}
-
-// Named barriers (ids 1..15; 0 is __syncthreads): `threads` arrivals complete one.
-__device__ __forceinline__ void bar_sync(int id, int threads) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ void bar_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 // Register budgets per warpgroup: the producer gives registers back, the

@@ -112,6 +112,13 @@ __device__ __forceinline__ void keep_regs(const unsigned (&r)[N][4]) {
 #pragma unroll
     for (int e = 0; e < 4; ++e) asm volatile("" ::"r"(r[i][e]) : "memory");
 }
+// Named barriers (ids 1..15; 0 is __syncthreads): `threads` arrivals complete one.
+__device__ __forceinline__ void bar_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void bar_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
 // A loop-invariant shared address made opaque once per loop step: the
 // descriptors built from it are rebuilt in the step (a few integer adds)
 // instead of hoisted out of the loop, one register each, beside the
@@ -125,12 +132,11 @@ __device__ __forceinline__ unsigned per_step(unsigned addr) {
 {# (N = head_dim); the backward's S^T = K Q^T and dP^T = V dO^T (N =        #}
 {# block_m), dV += P^T dO and dK += dS^T Q (N = head_dim), and dQ = dS K    #}
 {# (A and B transposed; N = head_dim / warpgroups, each warpgroup's slice).  #}
-{# A backward "pair" (two warpgroups share 64 keys, bwd_wgmma.cuh.tpl): S^T and dP^T  #}
-{# of 32 queries, dQ's columns split as the first whole blocks and the rest, and     #}
-{# dV += P^T dO, dK += dS^T Q with A from shared memory too (st: A K-major, B MN-major). #}
+{# A backward "pair" (two warpgroups share 64 keys, bwd_wgmma.cuh.tpl): dQ's columns #}
+{# split as the first whole blocks and the rest.                                    #}
 {% local pair = pass == "bwd" and block_n == 8 * warps %}
 {% local dqn0 = pair and (head_dim // 2 + 63) // 64 * 64 or 0 %}
-{% local ss_sizes = pass == "fwd" and { block_n } or { pair and block_m // 2 or block_m } %}
+{% local ss_sizes = pass == "fwd" and { block_n } or { block_m } %}
 {% local tt_sizes = pass == "fwd" and {} or pair and (dqn0 * 2 == head_dim and { dqn0 } or { dqn0, head_dim - dqn0 }) or { head_dim // (warps // 4) } %}
 {% for _, n in ipairs(ss_sizes) %}
 // D (64 x {{ n }}, fp32) = A B^T (+ D when scale_d), A 64x16 and B {{ n }}x16 both
@@ -158,19 +164,6 @@ __device__ __forceinline__ void wgmma_rs_n{{ head_dim }}(float (&d)[{{ head_dim 
                : {{ outs("d", head_dim // 2) }}
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
 }
-{% if pair %}
-
-// D (64 x {{ head_dim }}, fp32) += A B: A 64x16 K-major in shared memory, B
-// 16x{{ head_dim }} MN-major in shared memory (transposed on the fly).
-__device__ __forceinline__ void wgmma_st_n{{ head_dim }}(float (&d)[{{ head_dim // 8 }}][4], unsigned long long a,
-                                             unsigned long long b) {
-  asm volatile("wgmma.mma_async.sync.aligned.m64n{{ head_dim }}k16.f32.{{ mma_type }}.{{ mma_type }} "
-               "{ {{ regs(0, head_dim // 2) }} }, "
-               "%{{ head_dim // 2 }}, %{{ head_dim // 2 + 1 }}, 1, 1, 1, 0, 1;\n"
-               : {{ outs("d", head_dim // 2) }}
-               : "l"(a), "l"(b));
-}
-{% end %}
 {% for _, n in ipairs(tt_sizes) %}
 
 // D (64 x {{ n }}, fp32) (+)= A B, A 64x16 and B 16x{{ n }} both MN-major in shared

@@ -583,8 +583,8 @@ Test(variant, sinks_names_entries_and_sources) {
 
 /* Head dims past 128 (issue 19). The backward's wide layouts, picked by 8 keys
  * per warp: "quad" on mma.sync (four warps share 32 keys; P^T beside dS^T in
- * shared memory) and "pair" on wgmma (two warpgroups share 64 keys; a swizzled
- * P^T tile beside dS^T), each the "auto" pick where it applies; the forward's
+ * shared memory) and "pair" on wgmma (two warpgroups share 64 keys, one S^T and
+ * dV, the other dP^T and dK; P^T's fp32 factor beside dS^T), each the "auto" pick where it applies; the forward's
  * wgmma tiles at d = 192 and 256; and the sources they render. */
 Test(variant, wide_head_dims) {
   gen_err err;
@@ -605,11 +605,13 @@ Test(variant, wide_head_dims) {
   v.pass = GEN_PASS_BWD;
   cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "%s", err.msg);
   cr_expect_str_eq(v.name, "bwd_bf16_d256_m64n64w8s2wg_none");
-  cr_expect_eq(v.smem_bytes, 1024 + 2 * 256 * (2 * 64 + 2 * 2 * 64) + 8 * 2 * 64 + 2 * 2 * 64 * 64);
+  /* K, V, two stages of Q and dO, LSE and delta, dS^T in bf16 and P^T's factor in fp32 */
+  cr_expect_eq(v.smem_bytes, 1024 + 2 * 256 * (2 * 64 + 2 * 2 * 64) + 8 * 2 * 64 + 2 * 64 * 64 + 4 * 64 * 64);
   cr_assert_eq(gen_render(g, &v, &src, &len, &err), GEN_OK, "%s", err.msg);
-  cr_expect(strstr(src, "wgmma_st_n256(") && strstr(src, "wgmma_ss_n32(") && strstr(src, "wgmma_tt_n128(") &&
-                !strstr(src, "acc_v["),
-            "the pair layout's source: S^T of 32 queries, dV/dK with A from shared memory, dQ in halves");
+  cr_expect(strstr(src, "wgmma_ss_n64(") && !strstr(src, "wgmma_ss_n32(") && strstr(src, "wgmma_rs_n256(") &&
+                strstr(src, "wgmma_tt_n128(") && strstr(src, "bar_sync(kPBar, 256);") && !strstr(src, "acc_v["),
+            "the pair layout's source: S^T or dP^T of 64 queries per warpgroup, dV/dK with A from "
+            "registers, P^T's factor passed by a named barrier, dQ in halves");
   free(src);
   v = base(192, 0, GEN_STAB_NONE, 0, 0); /* dQ's columns split 128 + 64 */
   v.pass = GEN_PASS_BWD;
