@@ -107,7 +107,8 @@
 #   sdpa_ab   this build against $AB_BASE (default build/base_lib/libfa2rt.so) through
 #             bench/sdpa_bench.py with SDPA flash and cuDNN in the same runs, forward and
 #             backward at head dims $AB_DIMS (default 192,256), N 512..16k; two rounds,
-#             medians (bench/sdpa_ab.py)
+#             medians (bench/sdpa_ab.py); $SB_INNER calls per timed region (default 1:
+#             the host's time counts; 5: queued, GPU-bound), $AB_TAG a suffix of the files
 #   multi_device the operators off the default device and stream
 #             (tests/gpu/test_multi_device.py; the cuda:1 parts skip on one GPU)
 #   cold_start 4 processes on one empty kernel cache (bench/cold_start.py): each
@@ -410,15 +411,17 @@ for s in $steps; do
     # fa2gen none with this build (and SDPA flash, cuDNN) and with $AB_BASE through
     # bench/sdpa_bench.py, forward and backward at head dims $AB_DIMS (default 192,256),
     # alternating twice; bench/sdpa_ab.py's table of medians
-    base=${AB_BASE:-build/base_lib/libfa2rt.so} dims=${AB_DIMS:-192,256}
-    sb=(python3 bench/sdpa_bench.py --backward --head-dims "$dims" --reps "${HD_REPS:-10}")
+    base=${AB_BASE:-build/base_lib/libfa2rt.so} dims=${AB_DIMS:-192,256} tag=${AB_TAG:-}
+    sb=(python3 bench/sdpa_bench.py --backward --head-dims "$dims" --reps "${HD_REPS:-10}"
+        --inner "${SB_INNER:-1}")
     for i in 1 2; do
-      step "sdpa_test$i" 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python "${sb[@]}" \
-        --backends flash,cudnn,fa2gen-none --json "$OUT/sdpa_test$i.json"
-      step "sdpa_base$i" 200 env FA2_LIB="$base" PYTHONPATH=python "${sb[@]}" \
-        --backends fa2gen-none --json "$OUT/sdpa_base$i.json"
+      step "sdpa_test$tag$i" 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python "${sb[@]}" \
+        --backends flash,cudnn,fa2gen-none --json "$OUT/sdpa_test$tag$i.json"
+      step "sdpa_base$tag$i" 200 env FA2_LIB="$base" PYTHONPATH=python "${sb[@]}" \
+        --backends fa2gen-none --json "$OUT/sdpa_base$tag$i.json"
     done
-    step sdpa_ab 30 python3 bench/sdpa_ab.py --test "$OUT"/sdpa_test?.json --base "$OUT"/sdpa_base?.json
+    step "sdpa_ab$tag" 30 python3 bench/sdpa_ab.py --test "$OUT"/sdpa_test"$tag"?.json \
+      --base "$OUT"/sdpa_base"$tag"?.json
     ;;
   multi_device) step multi_device 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
       python3 -m pytest -q -rA tests/gpu/test_multi_device.py ;;

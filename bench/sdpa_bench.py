@@ -27,17 +27,23 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 BACKENDS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}
 
 
-def time_one(fn, reps):
+def time_one(fn, reps, inner=1):
+    """Median ms per call over reps timed regions of `inner` calls each: with one
+    call the host's time before its first launch counts; with several, an untimed
+    call first, the host queues ahead of the GPU (GPU-bound, as in a training step)."""
     for _ in range(2):
         fn()
     times = []
     for _ in range(reps):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        if inner > 1:
+            fn()  # the GPU is busy with it while the host reaches the timed calls
         a.record()
-        fn()
+        for _ in range(inner):
+            fn()
         b.record()
         torch.cuda.synchronize()
-        times.append(a.elapsed_time(b))
+        times.append(a.elapsed_time(b) / inner)
     return statistics.median(times)
 
 
@@ -65,6 +71,8 @@ def main():
     ap.add_argument("--backward", action="store_true", help="also time the backward")
     ap.add_argument("--backends", default="flash,cudnn")
     ap.add_argument("--seqlens", default="512,1024,2048,4096,8192,16384")
+    ap.add_argument("--inner", type=int, default=1,
+                    help="calls per timed region (1: per call, host time included; 5: queued)")
     args = ap.parse_args()
     backends = {}
     for name in args.backends.split(","):
@@ -89,7 +97,7 @@ def main():
                     attend = attention(backend, q, k, v, causal)
                     try:
                         with sdpa_kernel([backend]) if not isinstance(backend, str) else nullcontext():
-                            ms = time_one(attend, args.reps)
+                            ms = time_one(attend, args.reps, args.inner)
                     except RuntimeError as e:  # backend unavailable for this shape
                         print(f"sdpa {name} d{d} N{N} causal={causal}: {e}", file=sys.stderr)
                         continue
@@ -101,7 +109,7 @@ def main():
                             out = attend()
                             dout = torch.empty_like(out).uniform_(-1, 1)
                             bms = time_one(lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True),
-                                           args.reps)
+                                           args.reps, args.inner)
                         del out, dout
                         btf = 2.5 * flops / (bms * 1e-3) / 1e12
                         rows.append(dict(backend=name, pass_="bwd", head_dim=d, causal=causal, seqlen=N,
