@@ -102,6 +102,8 @@
 #             (bench/lib_ab.py: plain, each modifier, deterministic, d 64/128/256;
 #             $AB_DIMS the head dims, $AB_TAG a suffix of the files; $AB_CASES and $AB_TOKENS
 #             are its --cases and --tokens), alternating runs; ratios
+#   bwd_breakdown the backward's kernels, fa2gen against SDPA flash and cuDNN, under
+#             torch.profiler (bench/bwd_breakdown.py at head dims $AB_DIMS, N 1k and 4k)
 #   wide_bwd  the backward's wide layouts through PyTorch (every modifier, both dQ
 #             paths, d 96..256; dropout past d = 128)
 #   sdpa_ab   this build against $AB_BASE (default build/base_lib/libfa2rt.so) through
@@ -221,6 +223,8 @@ for s in $steps; do
     step test_head_dims 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
       python3 -m pytest -q -rA tests/gpu/test_head_dims.py tests/gpu/test_torch_dropin.py -k "head_dim"
     ;;
+  bwd_breakdown) step bwd_breakdown 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
+      python3 bench/bwd_breakdown.py --head-dims "${AB_DIMS:-192,256}" ;;
   wide_bwd)
     # the backward's wide layouts (pair, quad) through PyTorch: every score modifier in
     # both dQ paths at d 96..256, dropout's cases past d = 128 (the head-dim grid: head_dims)

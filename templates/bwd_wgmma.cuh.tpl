@@ -288,8 +288,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     }
 
     // dV += P^T dO (warpgroup 0) or dK += dS^T Q (1): dO and Q rows (queries)
-    // 128 bytes apart, 64-column blocks kBlockM * 128 bytes apart. It runs on
-    // while the dQ step below issues.
+    // 128 bytes apart, 64-column blocks kBlockM * 128 bytes apart. (Left in
+    // flight while dQ runs, it was no faster and spilled with varlen + window.)
     const unsigned sBm = wg == 0 ? sdOt : sQt;
     fence_regs(acc);
     wgmma_fence();
@@ -297,12 +297,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     for (int qs = 0; qs < kSQSteps; ++qs)
       wgmma_rs_n{{ head_dim }}(acc, a[qs], sw128_desc(sBm + qs * 16 * 128, kBlockM * 128));
     wgmma_commit();
-    if (p.deterministic) { // (uniform: the barriers below stay matched)
-      wgmma_wait<0>();
-      fence_regs(acc);
-      keep_regs(a);
-      continue;
-    }
+    wgmma_wait<0>();
+    fence_regs(acc);
+    keep_regs(a);
+    if (p.deterministic) continue; // (uniform: the barriers below stay matched)
     fence_proxy_async(); // dS^T stores -> wgmma reads
     __syncthreads();     // dS^T complete in shared memory
 
@@ -317,10 +315,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
         wgmma_tt_n{{ n }}(dq, sw128_desc(sSs + kk * 16 * 128, kBlockN * 128),
                           sw128_desc(sKs + {{ (w - 1) * dqn0 // 64 }} * kBlockN * 128 + kk * 16 * 128, kBlockN * 128), kk > 0);
       wgmma_commit();
-      wgmma_wait<0>(); // dV or dK too
+      wgmma_wait<0>();
       fence_regs(dq);
-      fence_regs(acc);
-      keep_regs(a);
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         const int q = m0 + (warp % 4) * 16 + hh * 8 + g;
