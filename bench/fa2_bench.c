@@ -15,7 +15,9 @@
  * launches. --only keeps the variants whose name contains TEXT; --seqlen
  * times one N (with --reps 1 --rounds 1, a clean target for a profiler).
  * --fp32-delta: the forward also writes O in fp32 and the backward's delta
- * reads it (the precise-delta option): its cost in time. */
+ * reads it (the precise-delta option): its cost in time. With FA2_TEMPLATES=DIR,
+ * --spec renders from DIR's templates (`fa2 build --templates`): an experiment's
+ * template variant timed by the same harness. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
