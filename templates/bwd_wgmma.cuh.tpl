@@ -39,6 +39,7 @@ constexpr int kSQSteps = kBlockM / 16;            // k16 query steps of dV, dK
 static_assert(kBlockM == 64 && {{ dqn0 }} % 64 == 0 && {{ head_dim - dqn0 }} % 64 == 0, "wgmma backward tile rules");
 {% else %}
 static_assert(kBlockM == 64 && kBlockN == 64 * kWG && kDQN % 64 == 0, "wgmma backward tile rules");
+static_assert(kWarps * 2048 <= kSwQ, "dQ's staging fits a Q tile");
 {% end %}
 static_assert(kSwKV % 1024 == 0 && kSwQ % 1024 == 0 && kSwS % 1024 == 0,
               "swizzled tiles start on 1024-byte boundaries");
@@ -47,6 +48,37 @@ template <int kRows>
 __device__ __forceinline__ void load_tile_sw(unsigned dst, const elem_t *src, long long row_stride,
                                              int row0, int rows, int tid) {
   load_rows_sw128<kRows, kThreads, kChunks>(dst, src, row_stride, row0, rows, tid);
+}
+
+// One warp's dQ rows (its 16 queries, kN columns of the accumulator layout) added
+// to dq_accum at dst (row 0, the first column; rows row_stride floats apart, those
+// at or past `rows` skipped), in 32-column chunks staged through the warp's 2 KB
+// at stage: each red.v4 then covers whole 128-byte lines of a row, which L2 adds
+// far faster than v2 adds scattered over 32-byte sectors (bench/NOTES.md). 16-byte
+// units swizzled by row: the stores and the loads are free of bank conflicts.
+template <int kN>
+__device__ __forceinline__ void add_dq_rows(float *dst, long long row_stride, int rows,
+                                            unsigned char *stage, const float (&dq)[kN / 8][4], int lane) {
+  const int g = lane / 4, qd = lane % 4;
+#pragma unroll
+  for (int ch = 0; ch < kN / 32; ++ch) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int r = g + 8 * hh, u = (2 * j + qd / 2) ^ (r % 8);
+        *(float2 *)(stage + r * 128 + u * 16 + (qd % 2) * 8) =
+            make_float2(dq[4 * ch + j][2 * hh], dq[4 * ch + j][2 * hh + 1]);
+      }
+    __syncwarp();
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int r = 4 * i + lane / 8, u = lane % 8;
+      const float4 x = *(const float4 *)(stage + r * 128 + (u ^ (r % 8)) * 16);
+      if (r < rows) add4(dst + r * row_stride + ch * 32 + u * 4, x);
+    }
+    __syncwarp(); // the chunk's loads are done before the next one's stores
+  }
 }
 
 extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_params p) {
@@ -317,14 +349,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
       wgmma_commit();
       wgmma_wait<0>();
       fence_regs(dq);
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        const int q = m0 + (warp % 4) * 16 + hh * 8 + g;
-        if (q >= {{ SQ }}) continue;
-        float *dst = p.dq_accum + (({{ QROW0 }} + q) * p.heads_q + h) * kHeadDim + {{ (w - 1) * dqn0 }} + 2 * qd;
-#pragma unroll
-        for (int dt = 0; dt < {{ n // 8 }}; ++dt) add2(dst + dt * 8, dq[dt][2 * hh], dq[dt][2 * hh + 1]);
-      }
+      const int q0 = m0 + (warp % 4) * 16; // the warp's rows; staged in P^T's factor buffer, free until the next step
+      add_dq_rows<{{ n }}>(p.dq_accum + (({{ QROW0 }} + q0) * p.heads_q + h) * kHeadDim + {{ (w - 1) * dqn0 }},
+                          (long long)p.heads_q * kHeadDim, {{ SQ }} - q0, smem + (sPF - sK) + warp * 2048, dq, lane);
 {% end %}
     }
   }
@@ -387,15 +414,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     wgmma_commit();
     wgmma_wait<0>();
     fence_regs(dq);
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-      const int q = m0 + (warp % 4) * 16 + hh * 8 + g;
-      if (q >= {{ SQ }}) continue;
-      float *dst = p.dq_accum + (({{ QROW0 }} + q) * p.heads_q + h) * kHeadDim +
-                   wg * kDQN + 2 * qd;
-#pragma unroll
-      for (int dt = 0; dt < kDQN / 8; ++dt) add2(dst + dt * 8, dq[dt][2 * hh], dq[dt][2 * hh + 1]);
-    }
+    const int q0 = m0 + (warp % 4) * 16; // the warp's rows; staged in this step's Q tile, free until the next step
+    add_dq_rows<kDQN>(p.dq_accum + (({{ QROW0 }} + q0) * p.heads_q + h) * kHeadDim + wg * kDQN,
+                      (long long)p.heads_q * kHeadDim, {{ SQ }} - q0, smem + (sQt - sK) + warp * 2048, dq, lane);
   }
 
 {% end %}
