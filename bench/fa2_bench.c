@@ -24,7 +24,6 @@
 #include <string.h>
 
 #include "bwd_check.h"
-#include "rt_tma.h"
 #include "fa2_params.h"
 #include "fwd_check.h"
 
@@ -92,9 +91,7 @@ static int time_bwd(gpu *g, const bwd_variant *var, const bench_buffers *b, CUde
   p.batch = B, p.seqlen_q = p.seqlen_k = N, p.heads_q = p.heads_kv = H;
   p.scale = 1.f / sqrtf((float)d), p.inv_scale = 1.f / p.scale;
   p.deterministic = deterministic;
-  rt_tmap dq_map;
-  void *args[2];
-  if (gpu_bwd_args(g, var, &p, &dq_map, args) != 0) return -1;
+  void *args[] = {&p};
   const unsigned warps = (unsigned)var->threads / 32, rows_x = (unsigned)((N + warps - 1) / warps);
   const unsigned det_x = (unsigned)((N + 16 * warps - 1) / (16 * warps));
   const unsigned keys_x = (unsigned)((N + var->block_n - 1) / var->block_n);

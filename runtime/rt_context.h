@@ -23,7 +23,6 @@ typedef struct rt_kernel {
   char name[160];
   int block_m, block_n, threads, smem_bytes, n_fn;
   int ws; /* a warp-specialized forward: launched with its TMA maps (rt_tma.h) */
-  int dq_map; /* a wgmma backward: fa2_bwd takes the dQ accumulator's TMA map (rt_tma.h) */
   CUmodule module;
   CUfunction fn[GEN_MAX_ENTRIES];
   struct rt_kernel *next; /* ctx->kernels, for fa2_destroy */

@@ -195,11 +195,7 @@ int rt_launch_bwd(fa2_context *ctx, const rt_kernel *k, const fa2_bwd_args *a, v
   int rc;
   fa2_bwd_params p;
   fill_bwd_params(a, ws, &p);
-  rt_tmap dq_map; /* wgmma: fa2_bwd's second parameter (the other entries take p alone) */
-  void *params[] = {&p, &dq_map};
-  if (k->dq_map && a->seqlen_q > 0 &&
-      (rc = rt_tma_dq_map(ctx->cu, &ctx->tma, &p, a->head_dim, &dq_map)) != FA2_OK)
-    return rc;
+  void *params[] = {&p};
   const unsigned warps = (unsigned)k->threads / 32;
   const unsigned rows_x = (unsigned)((a->seqlen_q + warps - 1) / warps);
   const unsigned keys_x = (unsigned)((a->seqlen_k + k->block_n - 1) / k->block_n);

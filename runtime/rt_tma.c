@@ -1,5 +1,4 @@
-/* rt_tma: TMA tensor maps of the warp-specialized forward and of the wgmma
- * backward's dQ accumulator (see rt_tma.h). */
+/* rt_tma: TMA tensor maps of the warp-specialized forward (see rt_tma.h). */
 #include "rt_tma.h"
 
 #include <string.h>
@@ -10,7 +9,6 @@
 /* The driver's enums (cuda.h, stable ABI). */
 enum {
   TMA_FLOAT16 = 6,
-  TMA_FLOAT32 = 7,
   TMA_BFLOAT16 = 9,
   TMA_INTERLEAVE_NONE = 0,
   TMA_SWIZZLE_128B = 3,
@@ -25,47 +23,38 @@ int rt_tma_cache_init(rt_tma_cache *c) {
 
 void rt_tma_cache_free(rt_tma_cache *c) { pthread_mutex_destroy(&c->lock); }
 
-/* A tensor of the call as a map's key: (head_dim, rows, heads, batch) of
- * `dtype` elements (elem bytes each), boxes of box_cols x box_rows. A dimension
- * of one index gets a stride past everything inside it (the caller's may be
- * anything there; the driver wants multiples of 16 bytes). */
-static void make_key(int dtype, int elem, int head_dim, int box_cols, int box_rows, long long rows,
-                     long long heads, long long batch, long long row_stride, long long head_stride,
+/* A tensor of the call as a map's key: (head_dim, rows, heads, batch). A
+ * dimension of one index gets a stride past everything inside it (the
+ * caller's may be anything there; the driver wants multiples of 16 bytes). */
+static void make_key(int bf16, int head_dim, int box_rows, long long rows, long long heads,
+                     long long batch, long long row_stride, long long head_stride,
                      long long batch_stride, rt_tma_key *k) {
   memset(k, 0, sizeof *k); /* padding too: keys compare with memcmp */
-  k->dtype = dtype;
-  k->box_cols = box_cols, k->box_rows = box_rows;
+  k->dtype = bf16 ? TMA_BFLOAT16 : TMA_FLOAT16;
+  k->box_rows = box_rows;
   const long long dims[4] = {head_dim, rows, heads, batch};
   const long long strides[3] = {row_stride, head_stride, batch_stride};
   for (int i = 0; i < 4; i++) k->dims[i] = dims[i] > 1 ? (unsigned long long)dims[i] : 1;
-  unsigned long long past = (unsigned long long)elem * (unsigned long long)head_dim; /* bytes spanned so far */
+  unsigned long long past = 2ull * (unsigned long long)head_dim; /* bytes spanned so far */
   for (int i = 0; i < 3; i++) {
-    k->strides[i] = dims[i + 1] > 1 ? (unsigned long long)elem * (unsigned long long)strides[i] : past;
+    k->strides[i] = dims[i + 1] > 1 ? 2ull * (unsigned long long)strides[i] : past;
     const unsigned long long span = k->strides[i] * k->dims[i + 1];
     if (span > past) past = span;
   }
 }
 
-/* The forward's 16-bit tensors: boxes of 64 columns. */
-static void make_key16(int bf16, int head_dim, int box_rows, long long rows, long long heads,
-                       long long batch, long long row_stride, long long head_stride,
-                       long long batch_stride, rt_tma_key *k) {
-  make_key(bf16 ? TMA_BFLOAT16 : TMA_FLOAT16, 2, head_dim, 64, box_rows, rows, heads, batch, row_stride,
-           head_stride, batch_stride, k);
-}
-
 static int encode(const rt_cuda_api *cu, const char *name, const void *data, const rt_tma_key *k,
                   rt_tmap *out) {
-  const unsigned box[4] = {(unsigned)k->box_cols, (unsigned)k->box_rows, 1, 1}, ones[4] = {1, 1, 1, 1};
+  const unsigned box[4] = {64, (unsigned)k->box_rows, 1, 1}, ones[4] = {1, 1, 1, 1};
   CUresult r = cu->cuTensorMapEncodeTiled(out, k->dtype, 4, (void *)data, k->dims, k->strides, box,
                                           ones, TMA_INTERLEAVE_NONE, TMA_SWIZZLE_128B,
                                           TMA_L2_PROMOTION_128B, TMA_OOB_FILL_ZEROS);
   if (r != RT_CUDA_SUCCESS)
     return rt_cuda_fail(r,
                         "cuTensorMapEncodeTiled(%s at %p: %llu x %llu x %llu x %llu elements, "
-                        "strides %llu, %llu, %llu bytes, box %d x %d)",
+                        "strides %llu, %llu, %llu bytes, box 64 x %d)",
                         name, data, k->dims[0], k->dims[1], k->dims[2], k->dims[3], k->strides[0],
-                        k->strides[1], k->strides[2], k->box_cols, k->box_rows);
+                        k->strides[1], k->strides[2], k->box_rows);
   return FA2_OK;
 }
 
@@ -97,53 +86,36 @@ static int tensor_map(const rt_cuda_api *cu, rt_tma_cache *c, const char *name, 
   return FA2_OK;
 }
 
-/* FA2_OK, or FA2_ERR_UNSUPPORTED naming the missing entry point, what needs it
- * and what else to do (hint, may be ""). */
-static int have_tensor_maps(const rt_cuda_api *cu, const char *what, const char *hint) {
-  if (cu->cuTensorMapEncodeTiled && cu->cuTensorMapReplaceAddress) return FA2_OK;
-  return rt_set_error(FA2_ERR_UNSUPPORTED, "the CUDA driver lacks %s, which %s need: a CUDA 12.0 or newer "
-                      "driver runs them%s",
-                      !cu->cuTensorMapEncodeTiled ? "cuTensorMapEncodeTiled" : "cuTensorMapReplaceAddress",
-                      what, hint);
-}
-
 int rt_tma_fwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_fwd_params *p, int total_k,
                     int bf16, int head_dim, int block_n, rt_fwd_maps *out) {
-  int rc = have_tensor_maps(cu, "ws tiles (TMA)",
-                            "; or use a wgmma tile (\"wg\" names, gen/defaults.lua TILES_SM90)");
-  if (rc != FA2_OK) return rc;
+  if (!cu->cuTensorMapEncodeTiled || !cu->cuTensorMapReplaceAddress)
+    return rt_set_error(FA2_ERR_UNSUPPORTED,
+                        "the CUDA driver lacks %s, which ws tiles (TMA) need: a CUDA 12.0 or "
+                        "newer driver runs them; or use a wgmma tile (\"wg\" names, gen/defaults.lua "
+                        "TILES_SM90)",
+                        !cu->cuTensorMapEncodeTiled ? "cuTensorMapEncodeTiled"
+                                                    : "cuTensorMapReplaceAddress");
   /* varlen: one batch of total rows, each sequence's rows from its offset */
   const int varlen = p->cu_seqlens_q != NULL;
   const long long rows_q = varlen ? p->total_q : p->seqlen_q, rows_k = varlen ? total_k : p->seqlen_k;
   const long long batch = varlen ? 1 : p->batch;
   rt_tma_key k[4];
-  make_key16(bf16, head_dim, 64, rows_q, p->heads_q, batch, p->q_row_stride, p->q_head_stride,
-             p->q_batch_stride, &k[0]);
-  make_key16(bf16, head_dim, block_n, rows_k, p->heads_kv, batch, p->k_row_stride, p->k_head_stride,
-             p->k_batch_stride, &k[1]);
-  make_key16(bf16, head_dim, block_n, rows_k, p->heads_kv, batch, p->v_row_stride, p->v_head_stride,
-             p->v_batch_stride, &k[2]);
-  make_key16(bf16, head_dim, 64, rows_q, p->heads_q, batch, p->o_row_stride, p->o_head_stride,
-             p->o_batch_stride, &k[3]);
+  make_key(bf16, head_dim, 64, rows_q, p->heads_q, batch, p->q_row_stride, p->q_head_stride,
+           p->q_batch_stride, &k[0]);
+  make_key(bf16, head_dim, block_n, rows_k, p->heads_kv, batch, p->k_row_stride, p->k_head_stride,
+           p->k_batch_stride, &k[1]);
+  make_key(bf16, head_dim, block_n, rows_k, p->heads_kv, batch, p->v_row_stride, p->v_head_stride,
+           p->v_batch_stride, &k[2]);
+  make_key(bf16, head_dim, 64, rows_q, p->heads_q, batch, p->o_row_stride, p->o_head_stride,
+           p->o_batch_stride, &k[3]);
   /* No keys: no key tile is ever loaded, and an empty tensor's address may be
    * NULL, which the driver refuses: K's and V's maps then point at Q. */
   const void *kd = rows_k > 0 ? p->k : p->q, *vd = rows_k > 0 ? p->v : p->q;
+  int rc;
   if ((rc = tensor_map(cu, cache, "q", p->q, &k[0], &out->q)) != FA2_OK ||
       (rc = tensor_map(cu, cache, "k", kd, &k[1], &out->k)) != FA2_OK ||
       (rc = tensor_map(cu, cache, "v", vd, &k[2], &out->v)) != FA2_OK ||
       (rc = tensor_map(cu, cache, "o", p->o, &k[3], &out->o)) != FA2_OK)
     return rc;
   return FA2_OK;
-}
-
-int rt_tma_dq_map(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_bwd_params *p, int head_dim,
-                  rt_tmap *out) {
-  int rc = have_tensor_maps(cu, "the wgmma backward's dQ reductions (TMA)", "; or use an mma.sync tile");
-  if (rc != FA2_OK) return rc;
-  const int varlen = p->cu_seqlens_q != NULL;
-  const long long rows = varlen ? p->total_q : p->seqlen_q, batch = varlen ? 1 : p->batch;
-  const long long row = (long long)p->heads_q * head_dim; /* dq_accum: ((b * rows + q) * heads + h) * d */
-  rt_tma_key k;
-  make_key(TMA_FLOAT32, 4, head_dim, 32, 16, rows, p->heads_q, batch, row, head_dim, rows * row, &k);
-  return tensor_map(cu, cache, "dq_accum", p->dq_accum, &k, out);
 }

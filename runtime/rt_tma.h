@@ -1,6 +1,5 @@
 /* rt_tma: the TMA tensor maps of a warp-specialized forward
- * (templates/fwd_ws.cu.tpl, `ws` tiles), and of the wgmma backward's dQ
- * accumulator (templates/bwd_wgmma.cuh.tpl: dQ added by TMA reductions).
+ * (templates/fwd_ws.cu.tpl, `ws` tiles).
  *
  * Q, K, V and O are each described to the TMA unit as a 4-d tensor of 16-bit
  * elements, (head_dim, rows, heads, batch) innermost first (varlen: batch 1 of
@@ -34,7 +33,7 @@ typedef struct rt_fwd_maps {
 
 /* Everything a map depends on but the address. */
 typedef struct rt_tma_key {
-  int dtype, box_cols, box_rows;
+  int dtype, box_rows;
   unsigned long long dims[4], strides[3]; /* strides in bytes, of dims 1..3 */
 } rt_tma_key;
 
@@ -61,13 +60,5 @@ void rt_tma_cache_free(rt_tma_cache *c);
  * entry points, or refused a map (naming the tensor, its dims and strides). */
 int rt_tma_fwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_fwd_params *p, int total_k,
                     int bf16, int head_dim, int block_n, rt_fwd_maps *out);
-
-/* The map of a backward call's dQ accumulator (p->dq_accum, fp32, rows of
- * heads_q x head_dim; varlen: one batch of p->total_q rows): (head_dim, rows,
- * heads, batch), boxes of 32 columns (128 bytes, swizzled) by 16 rows, which the
- * wgmma backward adds into with TMA reductions (its second parameter). Errors as
- * rt_tma_fwd_maps. */
-int rt_tma_dq_map(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_bwd_params *p, int head_dim,
-                  rt_tmap *out);
 
 #endif

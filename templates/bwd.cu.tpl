@@ -55,7 +55,6 @@
 {% include "common.cuh.tpl" %}
 {% if wgmma %}
 {% include "wgmma.cuh.tpl" %}
-{% include "hopper.cuh.tpl" %}
 {% end %}
 
 // ---- variant constants --------------------------------------------------------
@@ -158,6 +157,13 @@ __device__ __forceinline__ void add2(float *dst, float a, float b) {
   atomicAdd(dst + 1, b);
 #endif
 }
+{% if wgmma %}
+// dst[0..3] += x (dst 16-byte aligned): one vector reduction (Hopper).
+__device__ __forceinline__ void add4(float *dst, float4 x) {
+  asm volatile("red.global.add.v4.f32 [%0], { %1, %2, %3, %4 };\n" ::"l"(dst), "f"(x.x), "f"(x.y), "f"(x.z), "f"(x.w)
+               : "memory");
+}
+{% end %}
 
 __device__ __forceinline__ elem_t from_float(float f) { return (elem_t)(pack2(f, 0.f) & 0xffffu); }
 

@@ -4,8 +4,6 @@
 {# the first dqn0 (whole 64-column blocks, at least half) and the rest. #}
 {% local pair = block_n == 8 * warps %}
 {% local dqn0 = pair and (head_dim // 2 + 63) // 64 * 64 or 0 %}
-{# dQ's TMA coordinates: a varlen sequence's rows start at its offset in one batch #}
-{% local DQ_ROW0, DQ_BATCH = varlen and "seq_q0 + " or "", varlen and "0" or "batch" %}
 // ---- fa2_bwd on warpgroup MMA (templates/bwd_wgmma.cuh.tpl) -----------------
 // One block per (key block, kv head, batch), as with mma.sync. Each warpgroup
 // owns 64 keys (16 per warp: their rows of dK and dV stay in registers), and
@@ -41,9 +39,8 @@ constexpr int kSQSteps = kBlockM / 16;            // k16 query steps of dV, dK
 static_assert(kBlockM == 64 && {{ dqn0 }} % 64 == 0 && {{ head_dim - dqn0 }} % 64 == 0, "wgmma backward tile rules");
 {% else %}
 static_assert(kBlockM == 64 && kBlockN == 64 * kWG && kDQN % 64 == 0, "wgmma backward tile rules");
-
+static_assert(kWarps * 2048 <= kSwQ, "dQ's staging fits a Q tile");
 {% end %}
-static_assert(kWarps / 2 * 4096 <= kSwQ, "dQ's staging: 4 KB per warp, in the step's Q and dO tiles");
 static_assert(kSwKV % 1024 == 0 && kSwQ % 1024 == 0 && kSwS % 1024 == 0,
               "swizzled tiles start on 1024-byte boundaries");
 
@@ -54,42 +51,37 @@ __device__ __forceinline__ void load_tile_sw(unsigned dst, const elem_t *src, lo
 }
 
 // One warp's dQ rows (its 16 queries, kN columns of the accumulator layout) added
-// to dq_accum by the TMA unit at (col0, row0, head, batch) of dq_map, in boxes of
-// 32 columns x 16 rows staged through two 2 KB buffers at stage (fp32, 128-byte
-// swizzled: conflict-free stores); the additions run in L2 on whole lines, and
-// the warp goes on while they read shared memory (bench/NOTES.md, session 14).
-// Lane 0 issues them; tma_wait_read<0>() by lane 0 before stage is reused.
+// to dq_accum at dst (row 0, the first column; rows row_stride floats apart, those
+// at or past `rows` skipped), in 32-column chunks staged through the warp's 2 KB
+// at stage: each red.v4 then covers whole 128-byte lines of a row, which L2 adds
+// far faster than v2 adds scattered over 32-byte sectors (bench/NOTES.md). 16-byte
+// units swizzled by row: the stores and the loads are free of bank conflicts.
 template <int kN>
-__device__ __forceinline__ void add_dq_rows(const fa2_tmap &dq_map, int col0, int row0, int head, int batch,
-                                            unsigned char *st, unsigned stage, const float (&dq)[kN / 8][4],
-                                            int lane) {
+__device__ __forceinline__ void add_dq_rows(float *dst, long long row_stride, int rows,
+                                            unsigned char *stage, const float (&dq)[kN / 8][4], int lane) {
   const int g = lane / 4, qd = lane % 4;
 #pragma unroll
   for (int ch = 0; ch < kN / 32; ++ch) {
-    if (ch >= 2) { // this buffer's previous box has been read
-      if (lane == 0) tma_wait_read<1>();
-      __syncwarp();
-    }
-    unsigned char *buf = st + (ch % 2) * 2048;
 #pragma unroll
     for (int j = 0; j < 4; ++j)
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
         const int r = g + 8 * hh, u = (2 * j + qd / 2) ^ (r % 8);
-        *(float2 *)(buf + r * 128 + u * 16 + (qd % 2) * 8) =
+        *(float2 *)(stage + r * 128 + u * 16 + (qd % 2) * 8) =
             make_float2(dq[4 * ch + j][2 * hh], dq[4 * ch + j][2 * hh + 1]);
       }
-    fence_proxy_async(); // the stores -> the TMA unit's reads
     __syncwarp();
-    if (lane == 0) {
-      tma_reduce_add(dq_map, stage + (ch % 2) * 2048, col0 + ch * 32, row0, head, batch);
-      tma_commit();
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int r = 4 * i + lane / 8, u = lane % 8;
+      const float4 x = *(const float4 *)(stage + r * 128 + (u ^ (r % 8)) * 16);
+      if (r < rows) add4(dst + r * row_stride + ch * 32 + u * 4, x);
     }
+    __syncwarp(); // the chunk's loads are done before the next one's stores
   }
 }
 
-extern "C" __global__ void __launch_bounds__(kThreads, 1)
-    fa2_bwd(const fa2_bwd_params p, const __grid_constant__ fa2_tmap dq_map) {
+extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_params p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   // Swizzled tiles must start on 1024-byte boundaries (in the shared window).
   unsigned char *smem = smem_raw + ((1024 - smem_addr(smem_raw) % 1024) % 1024);
@@ -149,13 +141,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 {% end %}
     cp_async_wait<kStages - 2>(); // step t (and K, V) have landed ...
     fence_proxy_async();          // ... visible to wgmma ...
-    if (lane == 0) tma_wait_read<0>(); // (step t-1's dQ boxes have left its Q, dO tiles)
     __syncthreads();              // ... for every thread; step t-1 is done everywhere
     if (t + kStages - 1 < n_steps) load_step(t + kStages - 1);
     cp_async_commit();
     const unsigned sQt = sQ + slot * kSwQ, sdOt = sdO + slot * kSwQ;
-    // dQ's staging once dV and dK are done with the step's tiles: 4 KB per warp
-    const unsigned stage = (warp < kWarps / 2 ? sQt : sdOt) + (warp % (kWarps / 2)) * 4096;
 {% if pair %}
     const unsigned sKs = per_step(sK), sSs = per_step(sS);
 
@@ -360,8 +349,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
       wgmma_commit();
       wgmma_wait<0>();
       fence_regs(dq);
-      add_dq_rows<{{ n }}>(dq_map, {{ (w - 1) * dqn0 }}, {{ DQ_ROW0 }}m0 + (warp % 4) * 16, h, {{ DQ_BATCH }},
-                          smem + (stage - sK), stage, dq, lane);
+      const int q0 = m0 + (warp % 4) * 16; // the warp's rows; staged in P^T's factor buffer, free until the next step
+      add_dq_rows<{{ n }}>(p.dq_accum + (({{ QROW0 }} + q0) * p.heads_q + h) * kHeadDim + {{ (w - 1) * dqn0 }},
+                          (long long)p.heads_q * kHeadDim, {{ SQ }} - q0, smem + (sPF - sK) + warp * 2048, dq, lane);
 {% end %}
     }
   }
@@ -424,14 +414,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     wgmma_commit();
     wgmma_wait<0>();
     fence_regs(dq);
-    add_dq_rows<kDQN>(dq_map, wg * kDQN, {{ DQ_ROW0 }}m0 + (warp % 4) * 16, h, {{ DQ_BATCH }},
-                      smem + (stage - sK), stage, dq, lane);
+    const int q0 = m0 + (warp % 4) * 16; // the warp's rows; staged in this step's Q tile, free until the next step
+    add_dq_rows<kDQN>(p.dq_accum + (({{ QROW0 }} + q0) * p.heads_q + h) * kHeadDim + wg * kDQN,
+                      (long long)p.heads_q * kHeadDim, {{ SQ }} - q0, smem + (sQt - sK) + warp * 2048, dq, lane);
   }
 
 {% end %}
   // dK = scale * dS^T Q, dV = P^T dO for this warp's keys, in {{ dtype }}.
   cp_async_wait<0>();
-  if (lane == 0) tma_wait_read<0>(); // shared memory outlives the last dQ boxes' reads
   elem_t *dkp = (elem_t *)p.dk + {{ BASE("dk") }} + kv_head * p.dk_head_stride;
   elem_t *dvp = (elem_t *)p.dv + {{ BASE("dv") }} + kv_head * p.dv_head_stride;
 {% if pair %}

@@ -1,5 +1,4 @@
-{# Hopper (sm_90a) tile primitives of the warp-specialized forward (fwd_ws.cu.tpl) #}
-{# and the wgmma backward's dQ reductions (bwd_wgmma.cuh.tpl):                     #}
+{# Hopper (sm_90a) tile primitives of the warp-specialized forward (fwd_ws.cu.tpl): #}
 {# TMA tensor maps and copies, mbarriers, register budgets (named barriers:         #}
 {# wgmma.cuh.tpl).                                                                  #}
 // ---- Hopper tile primitives (templates/hopper.cuh.tpl) ------------------------
@@ -77,19 +76,6 @@ __device__ __forceinline__ void tma_store(const fa2_tmap &map, unsigned src, int
   asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, { %2, %3, %4, %5 }], [%1];\n"
                ::"l"(&map), "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
                : "memory");
-}
-// TMA: shared memory at src (fp32) added into the box of `map` at (c0 .. c3), the
-// additions done in L2; rows out of bounds are skipped. Committed as a bulk group.
-__device__ __forceinline__ void tma_reduce_add(const fa2_tmap &map, unsigned src, int c0, int c1, int c2,
-                                               int c3) {
-  asm volatile("cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group"
-               " [%0, { %2, %3, %4, %5 }], [%1];\n" ::"l"(&map), "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
-               : "memory");
-}
-__device__ __forceinline__ void tma_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-// Waits until all but the newest N bulk groups have read their shared memory.
-template <int N> __device__ __forceinline__ void tma_wait_read() {
-  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
 }
 // Commits the stores issued so far and waits until they have read shared memory.
 __device__ __forceinline__ void tma_store_drain() {

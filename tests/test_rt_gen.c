@@ -185,27 +185,3 @@ Test(rt_gen, prepare_spec_skips_wgmma_tiles_off_hopper) {
   cr_expect_eq(fake->last.smem, 1024 + 2 * 64 * (64 + 4 * 128), "m64n128w4s2wg's shared memory");
   fa2_destroy(ctx);
 }
-
-/* On sm_90 the backward's wgmma tile (the real generator's pick) adds dQ with TMA
- * reductions: fa2_bwd's second parameter is the map of the workspace's fp32
- * accumulator (rt_tma.h); the mma.sync pick of sm_80 takes none. */
-Test(rt_gen, wgmma_backward_gets_the_dq_map) {
-  fake->cc_major = 9;
-  fa2_context *ctx = make_ctx(NULL);
-  const fa2_fwd_args f = args(300, 128);
-  fa2_bwd_args a = {0};
-  a.q = f.q, a.k = f.k, a.v = f.v, a.o = f.o, a.lse = f.lse;
-  a.dout = a.dq = a.dk = a.dv = f.o;
-  a.batch = 2, a.seqlen_q = a.seqlen_k = 300, a.heads_q = a.heads_kv = 4, a.head_dim = 128;
-  a.workspace = (void *)0xa000000, a.workspace_bytes = fa2_backward_workspace_size(&a);
-  fake->n_log = 0;
-  cr_assert_eq(fa2_backward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
-  cr_assert_eq(fake->n_log, 3);
-  cr_expect_str_eq(fake->log[1].fn_name, "fa2_bwd");
-  const fake_tmap *m = &fake->log[1].maps[0];
-  cr_expect_eq(m->address, 0xa000000ull, "the accumulator starts the workspace");
-  cr_expect(m->dtype == 7 && m->dims[0] == 128 && m->dims[1] == 300 && m->dims[2] == 4 && m->dims[3] == 2,
-            "fp32 (head_dim, rows, heads, batch)");
-  cr_expect(m->box[0] == 32 && m->box[1] == 16 && m->swizzle == 3, "32 x 16 boxes, 128-byte swizzle");
-  fa2_destroy(ctx);
-}

@@ -89,32 +89,3 @@ Test(rt_tma, driver_without_tensor_maps_is_a_clear_error) {
             "%s", fa2_last_error());
   cr_expect_eq(fake->tmap_encodes, 0);
 }
-
-/* The wgmma backward's dQ accumulator: fp32 rows of heads x head_dim, boxes of
- * 32 columns (128 bytes, the swizzle's width) by 16 rows; varlen: one batch of
- * the total rows. */
-Test(rt_tma, dq_map_spans_the_accumulator) {
-  fa2_bwd_params p;
-  memset(&p, 0, sizeof p);
-  p.dq_accum = (float *)0x500000;
-  p.batch = 3, p.seqlen_q = 1000, p.heads_q = 8;
-  rt_tmap m;
-  cr_assert_eq(rt_tma_dq_map(cu, NULL, &p, 192, &m), FA2_OK, "%s", fa2_last_error());
-  const fake_tmap *t = map(&m);
-  cr_expect_eq(t->dtype, 7, "fp32");
-  cr_expect_eq(t->swizzle, 3, "128-byte swizzle");
-  cr_expect(t->dims[0] == 192 && t->dims[1] == 1000 && t->dims[2] == 8 && t->dims[3] == 3);
-  cr_expect(t->strides[0] == 8 * 192 * 4 && t->strides[1] == 192 * 4 && t->strides[2] == 1000ull * 8 * 192 * 4);
-  cr_expect(t->box[0] == 32 && t->box[1] == 16 && t->box[2] == 1 && t->box[3] == 1);
-  cr_expect_eq(t->address, 0x500000ull);
-  int cu_q[3] = {0, 5, 12};
-  p.cu_seqlens_q = cu_q, p.total_q = 12, p.batch = 2;
-  cr_assert_eq(rt_tma_dq_map(cu, NULL, &p, 128, &m), FA2_OK, "%s", fa2_last_error());
-  cr_expect(t->dims[1] == 12 && t->dims[3] == 1, "varlen: one batch of the total rows");
-  rt_cuda_api old = *cu;
-  old.cuTensorMapReplaceAddress = NULL;
-  cr_expect_eq(rt_tma_dq_map(&old, NULL, &p, 128, &m), FA2_ERR_UNSUPPORTED);
-  cr_expect(strstr(fa2_last_error(), "lacks cuTensorMapReplaceAddress, which the wgmma backward's dQ "
-                                     "reductions (TMA) need"),
-            "%s", fa2_last_error());
-}

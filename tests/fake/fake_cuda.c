@@ -101,10 +101,6 @@ API CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, uns
     st.last.bwd = *(fa2_bwd_params *)params[0];
   else
     st.last.params = *(fa2_fwd_params *)params[0];
-  if (!strcmp(name, "fa2_bwd") && params[1]) { /* the dQ map (wgmma; unused by mma.sync tiles) */
-    if ((unsigned long long)params[1] % 64) return 1;
-    memcpy(&st.last.maps[0], params[1], sizeof(fake_tmap));
-  }
   if (!strcmp(name, "fa2_fwd_ws")) /* four 128-byte maps, 64-byte aligned */
     for (int i = 0; i < 4; i++) {
       if ((unsigned long long)params[1] % 64) return 1; /* INVALID_VALUE */

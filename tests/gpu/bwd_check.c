@@ -17,9 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fa2.h"
 #include "fa2_params.h"
-#include "rt_tma.h"
 
 typedef struct ref_fwd_params { /* ref_params of ref_attention.cu */
   CUdeviceptr q, k, v, o64, lse64, o_plain;
@@ -63,19 +61,6 @@ static double max_err(const unsigned short *x, const double *ref, long long n, i
     if (e > m) m = e;
   }
   return m;
-}
-
-int gpu_bwd_args(gpu *g, const bwd_variant *v, fa2_bwd_params *p, void *map_128, void **args) {
-  static rt_tma_cache cache; /* one process, one thread: maps by shape, re-addressed */
-  static int cache_ready;
-  if (!cache_ready) cache_ready = rt_tma_cache_init(&cache) == 0;
-  args[0] = p, args[1] = map_128;
-  if (v->wgmma && p->seqlen_q > 0 &&
-      rt_tma_dq_map(g->cu, cache_ready ? &cache : NULL, p, v->head_dim, (rt_tmap *)map_128) != FA2_OK) {
-    fprintf(stderr, "%s: %s\n", v->name, fa2_last_error());
-    return -1;
-  }
-  return 0;
 }
 
 int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shapes, int n_shapes,
@@ -159,9 +144,7 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
         p.batch = (int)B, p.seqlen_q = (int)nq, p.seqlen_k = (int)nk;
         p.heads_q = (int)Hq, p.heads_kv = (int)Hk, p.scale = scale, p.inv_scale = 1.f / scale;
         p.deterministic = det;
-        rt_tmap dq_map;
-        void *args[2];
-        if (gpu_bwd_args(g, v, &p, &dq_map, args) != 0) return -1;
+        void *args[] = {&p};
         const int warps = v->threads / 32;
         const unsigned rows_grid = (unsigned)((nq + warps - 1) / warps);
         const unsigned det_grid = (unsigned)((nq + 16 * warps - 1) / (16 * warps));

@@ -6,14 +6,8 @@
 typedef struct bwd_variant {
   char name[160];
   int bf16, head_dim, causal, block_n, threads, smem_bytes;
-  int wgmma; /* fa2_bwd takes the dQ accumulator's TMA map (gpu_bwd_args) */
   CUfunction pre, main, dq, dq_det; /* loaded; dynamic smem limits of main, dq_det raised */
 } bwd_variant;
-
-/* The kernel arguments of a backward launch with argument block *p: args[0] = p,
- * args[1] = *map, the dQ accumulator's TMA map for a wgmma variant (made here,
- * cached by shape). 0, or -1 with the error printed. */
-int gpu_bwd_args(gpu *g, const bwd_variant *v, fa2_bwd_params *p, void *map_128, void **args);
 
 typedef struct bwd_result {
   double err[3], plain[3]; /* dQ, dK, dV: max error of the kernel and of the plain baseline */
