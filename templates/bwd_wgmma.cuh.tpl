@@ -57,25 +57,25 @@ __device__ __forceinline__ void load_tile_sw(unsigned dst, const elem_t *src, lo
 // far faster than v2 adds scattered over 32-byte sectors (bench/NOTES.md). 16-byte
 // units swizzled by row: the stores and the loads are free of bank conflicts.
 template <int kN>
-__device__ __forceinline__ void add_dq_rows(float *dst, long long row_stride, int rows,
-                                            unsigned char *stage, const float (&dq)[kN / 8][4], int lane) {
-  const int g = lane / 4, qd = lane % 4;
+__device__ __forceinline__ void add_dq_rows(float *dst, long long row_stride, int rows, unsigned char *stage,
+                                            const float (&dq)[kN / 8][4], int lane) {
+  const int g = lane / 4, qd = lane % 4, r0 = lane / 8, u = lane % 8;
+  float *out = dst + r0 * row_stride + u * 4; // this lane's 16 bytes of rows r0, r0 + 4, ...
 #pragma unroll
   for (int ch = 0; ch < kN / 32; ++ch) {
 #pragma unroll
     for (int j = 0; j < 4; ++j)
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh) {
-        const int r = g + 8 * hh, u = (2 * j + qd / 2) ^ (r % 8);
-        *(float2 *)(stage + r * 128 + u * 16 + (qd % 2) * 8) =
+        const int r = g + 8 * hh, w = (2 * j + qd / 2) ^ (r % 8);
+        *(float2 *)(stage + r * 128 + w * 16 + (qd % 2) * 8) =
             make_float2(dq[4 * ch + j][2 * hh], dq[4 * ch + j][2 * hh + 1]);
       }
     __syncwarp();
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int r = 4 * i + lane / 8, u = lane % 8;
-      const float4 x = *(const float4 *)(stage + r * 128 + (u ^ (r % 8)) * 16);
-      if (r < rows) add4(dst + r * row_stride + ch * 32 + u * 4, x);
+    for (int i = 0; i < 4; ++i) { // row 4 i + r0, whose swizzle phase is r0 + 4 (i % 2)
+      const float4 x = *(const float4 *)(stage + (4 * i + r0) * 128 + (u ^ (r0 + 4 * (i % 2))) * 16);
+      if (4 * i + r0 < rows) add4(out + 4 * i * row_stride + ch * 32, x);
     }
     __syncwarp(); // the chunk's loads are done before the next one's stores
   }
@@ -414,9 +414,22 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     wgmma_commit();
     wgmma_wait<0>();
     fence_regs(dq);
+{% if window and softcap %}
+    // v2 adds of the accumulator's pairs (with a window and softcap the staging's
+    // registers spill at 255: 32 bytes)
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      const int q = m0 + (warp % 4) * 16 + hh * 8 + g;
+      if (q >= {{ SQ }}) continue;
+      float *dst = p.dq_accum + (({{ QROW0 }} + q) * p.heads_q + h) * kHeadDim + wg * kDQN + 2 * qd;
+#pragma unroll
+      for (int dt = 0; dt < kDQN / 8; ++dt) add2(dst + dt * 8, dq[dt][2 * hh], dq[dt][2 * hh + 1]);
+    }
+{% else %}
     const int q0 = m0 + (warp % 4) * 16; // the warp's rows; staged in this step's Q tile, free until the next step
     add_dq_rows<kDQN>(p.dq_accum + (({{ QROW0 }} + q0) * p.heads_q + h) * kHeadDim + wg * kDQN,
                       (long long)p.heads_q * kHeadDim, {{ SQ }} - q0, smem + (sQt - sK) + warp * 2048, dq, lane);
+{% end %}
   }
 
 {% end %}
