@@ -81,8 +81,9 @@ M.BWD_TILES = {
 -- runs 1.16-1.26x the flash backend there, against 0.84-0.96x for m64n128w8s2
 -- (H200, bench/NOTES.md "wgmma backward"); d = 64 stays on mma.sync (its
 -- m32n128w4s2 is 0.99-1.09x, the wgmma tile 0.92-1.10x). d = 192/256: a pair
--- of warpgroups sharing 64 keys, 0.91-1.00x flash on the H100 (the quad
--- tiles 0.50-0.81x there).
+-- of warpgroups sharing 64 keys, one computing S, P and dV, the other dP, dS
+-- and dK: 0.99-1.07x and 1.09-1.21x flash on the H200 (bench/NOTES.md
+-- "Session 14"; the quad tiles ran 0.50-0.81x on the H100).
 M.BWD_TILES_SM90 = {
   [128] = { block_m = 64, block_n = 128, warps = 8, stages = 2, wgmma = true },
   [192] = { block_m = 64, block_n = 64, warps = 8, stages = 2, wgmma = true },  -- a pair
