@@ -157,13 +157,48 @@ __device__ __forceinline__ void add2(float *dst, float a, float b) {
   atomicAdd(dst + 1, b);
 #endif
 }
-{% if wgmma %}
-// dst[0..3] += x (dst 16-byte aligned): one vector reduction (Hopper).
+
+// dst[0..3] += x (dst 16-byte aligned): one vector reduction on Hopper, four
+// atomics before it.
 __device__ __forceinline__ void add4(float *dst, float4 x) {
+#if __CUDA_ARCH__ >= 900
   asm volatile("red.global.add.v4.f32 [%0], { %1, %2, %3, %4 };\n" ::"l"(dst), "f"(x.x), "f"(x.y), "f"(x.z), "f"(x.w)
                : "memory");
+#else
+  atomicAdd(dst, x.x), atomicAdd(dst + 1, x.y), atomicAdd(dst + 2, x.z), atomicAdd(dst + 3, x.w);
+#endif
 }
-{% end %}
+
+// One warp's 16 dQ rows (kN columns in the m16n8 accumulator layout, both tile families) added
+// to dq_accum at dst (row 0, the first column; rows row_stride floats apart, those
+// at or past `rows` skipped), in 32-column chunks staged through the warp's 2 KB
+// at stage: each red.v4 then covers whole 128-byte lines of a row, which L2 adds
+// far faster than v2 adds scattered over 32-byte sectors (bench/NOTES.md). 16-byte
+// units swizzled by row: the stores and the loads are free of bank conflicts.
+template <int kN>
+__device__ __forceinline__ void add_dq_rows(float *dst, long long row_stride, int rows, unsigned char *stage,
+                                            const float (&dq)[kN / 8][4], int lane) {
+  const int g = lane / 4, qd = lane % 4, r0 = lane / 8, u = lane % 8;
+  float *out = dst + r0 * row_stride + u * 4; // this lane's 16 bytes of rows r0, r0 + 4, ...
+#pragma unroll
+  for (int ch = 0; ch < kN / 32; ++ch) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh) {
+        const int r = g + 8 * hh, w = (2 * j + qd / 2) ^ (r % 8);
+        *(float2 *)(stage + r * 128 + w * 16 + (qd % 2) * 8) =
+            make_float2(dq[4 * ch + j][2 * hh], dq[4 * ch + j][2 * hh + 1]);
+      }
+    __syncwarp();
+#pragma unroll
+    for (int i = 0; i < 4; ++i) { // row 4 i + r0, whose swizzle phase is r0 + 4 (i % 2)
+      const float4 x = *(const float4 *)(stage + (4 * i + r0) * 128 + (u ^ (r0 + 4 * (i % 2))) * 16);
+      if (4 * i + r0 < rows) add4(out + 4 * i * row_stride + ch * 32, x);
+    }
+    __syncwarp(); // the chunk's loads are done before the next one's stores
+  }
+}
 
 __device__ __forceinline__ elem_t from_float(float f) { return (elem_t)(pack2(f, 0.f) & 0xffffu); }
 
@@ -623,6 +658,22 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
         }
       }
     }
+{% if layout ~= "quad" %}
+#if __CUDA_ARCH__ >= 900
+    if constexpr (kDQTiles % 4 == 0 && kWarps / 2 * 2048 <= kTileQ) {
+      // whole 128-byte lines (add_dq_rows), staged in this step's Q and dO tiles
+      // (free until the next step's loads): 2 KB per warp
+      unsigned char *stage = smem + ((warp < kWarps / 2 ? sQt : sdOt) - sK) + (warp % (kWarps / 2)) * 2048;
+#pragma unroll
+      for (int qt = 0; qt < kQMTiles; ++qt) {
+        const int q0 = m0 + dq_rows + qt * 16;
+        add_dq_rows<kDQTiles * 8>(p.dq_accum + (({{ QROW0 }} + q0) * p.heads_q + h) * kHeadDim + dq_col0,
+                                  (long long)p.heads_q * kHeadDim, {{ SQ }} - q0, stage, dq[qt], lane);
+      }
+      continue;
+    }
+#endif
+{% end %}
 #pragma unroll
     for (int qt = 0; qt < kQMTiles; ++qt)
 #pragma unroll

@@ -50,37 +50,6 @@ __device__ __forceinline__ void load_tile_sw(unsigned dst, const elem_t *src, lo
   load_rows_sw128<kRows, kThreads, kChunks>(dst, src, row_stride, row0, rows, tid);
 }
 
-// One warp's dQ rows (its 16 queries, kN columns of the accumulator layout) added
-// to dq_accum at dst (row 0, the first column; rows row_stride floats apart, those
-// at or past `rows` skipped), in 32-column chunks staged through the warp's 2 KB
-// at stage: each red.v4 then covers whole 128-byte lines of a row, which L2 adds
-// far faster than v2 adds scattered over 32-byte sectors (bench/NOTES.md). 16-byte
-// units swizzled by row: the stores and the loads are free of bank conflicts.
-template <int kN>
-__device__ __forceinline__ void add_dq_rows(float *dst, long long row_stride, int rows, unsigned char *stage,
-                                            const float (&dq)[kN / 8][4], int lane) {
-  const int g = lane / 4, qd = lane % 4, r0 = lane / 8, u = lane % 8;
-  float *out = dst + r0 * row_stride + u * 4; // this lane's 16 bytes of rows r0, r0 + 4, ...
-#pragma unroll
-  for (int ch = 0; ch < kN / 32; ++ch) {
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh) {
-        const int r = g + 8 * hh, w = (2 * j + qd / 2) ^ (r % 8);
-        *(float2 *)(stage + r * 128 + w * 16 + (qd % 2) * 8) =
-            make_float2(dq[4 * ch + j][2 * hh], dq[4 * ch + j][2 * hh + 1]);
-      }
-    __syncwarp();
-#pragma unroll
-    for (int i = 0; i < 4; ++i) { // row 4 i + r0, whose swizzle phase is r0 + 4 (i % 2)
-      const float4 x = *(const float4 *)(stage + (4 * i + r0) * 128 + (u ^ (r0 + 4 * (i % 2))) * 16);
-      if (4 * i + r0 < rows) add4(out + 4 * i * row_stride + ch * 32, x);
-    }
-    __syncwarp(); // the chunk's loads are done before the next one's stores
-  }
-}
-
 extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_params p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   // Swizzled tiles must start on 1024-byte boundaries (in the shared window).
