@@ -658,11 +658,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
         }
       }
     }
-{% if layout ~= "quad" %}
+{# (dropout keeps the v2 adds: with its keep bits the staging spilled 4 bytes at d = 96) #}
+{% if layout ~= "quad" and not dropout %}
 #if __CUDA_ARCH__ >= 900
-    if constexpr (kDQTiles % 4 == 0 && kWarps / 2 * 2048 <= kTileQ) {
+    if constexpr (kDQTiles % 4 == 0 && kDQTiles >= 8 && kWarps / 2 * 2048 <= kTileQ) {
       // whole 128-byte lines (add_dq_rows), staged in this step's Q and dO tiles
-      // (free until the next step's loads): 2 KB per warp
+      // (free until the next step's loads): 2 KB per warp. With one 32-column chunk
+      // per warp (d 32, 64) the v2 adds below are faster (H200: 0.92-0.97x with lines
+      // at d 64, 1.03-1.06x at d 96; bench/NOTES.md "Session 14").
       unsigned char *stage = smem + ((warp < kWarps / 2 ? sQt : sdOt) - sK) + (warp % (kWarps / 2)) * 2048;
 #pragma unroll
       for (int qt = 0; qt < kQMTiles; ++qt) {
