@@ -477,7 +477,7 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, startup, bias, sdpa_bias, perf, determ, head_dims, head_dims16, head_dims16_perf, head_dims_perf, bias_head_dims, tune_head_dims, suites, empty_rows, dropin, dropout, sinks, modifiers, modifier_checks, varlen, lib_ab, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_check, ws_perf, ws_sanitize, ws_ncu, bwd_modes, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, startup, bias, sdpa_bias, perf, determ, head_dims, head_dims16, head_dims16_perf, head_dims_perf, bias_head_dims, tune_head_dims, suites, empty_rows, dropin, dropout, sinks, modifiers, modifier_checks, varlen, lib_ab, sdpa_ab, bwd_breakdown, wide_bwd, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_check, ws_perf, ws_sanitize, ws_ncu, bwd_modes, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 

@@ -24,7 +24,7 @@ constexpr int kWG = kWarps / 4;
 // every MMA has N = 64 or more and A from registers; dQ's columns split
 // {{ dqn0 }} + {{ head_dim - dqn0 }}.
 static_assert(kWG == 2 && kBlockN == 64, "a pair: two warpgroups, 64 keys");
-constexpr int kPBar = 1, kSBar = 2;               // named barriers: P^T's factor, dS^T published
+constexpr int kPBar = 1;                          // named barrier: P^T's factor published
 {% else %}
 constexpr int kDQN = kHeadDim / kWG;              // dQ columns per warpgroup
 {% end %}
@@ -33,6 +33,7 @@ constexpr int kSwQ = kBlockM * kHeadDim * 2;      // ... of a Q or dO tile
 constexpr int kSwS = kBlockN * kBlockM * 2;       // ... of dS^T (keys x 64 queries)
 {% if pair %}
 constexpr int kPF = kBlockN * kBlockM * 4;        // ... of P^T's factor (fp32, per thread)
+static_assert(kWarps * 2048 <= kPF, "dQ's staging fits P^T's factor buffer");
 {% end %}
 constexpr int kSQSteps = kBlockM / 16;            // k16 query steps of dV, dK
 {% if pair %}
@@ -48,6 +49,24 @@ template <int kRows>
 __device__ __forceinline__ void load_tile_sw(unsigned dst, const elem_t *src, long long row_stride,
                                              int row0, int rows, int tid) {
   load_rows_sw128<kRows, kThreads, kChunks>(dst, src, row_stride, row0, rows, tid);
+}
+
+// Two n8 query tiles x, x + 1 of the accumulator rounded to {{ dtype }}: the A
+// fragment of one k16 step.
+__device__ __forceinline__ void a_frag(const float (&x0)[4], const float (&x1)[4], unsigned (&a)[4]) {
+  a[0] = pack2(x0[0], x0[1]);
+  a[1] = pack2(x0[2], x0[3]);
+  a[2] = pack2(x1[0], x1[1]);
+  a[3] = pack2(x1[2], x1[3]);
+}
+
+// A fragment f of 16 keys (rows r, r + 8) x 16 queries (8-query chunks ch, ch + 1)
+// into the swizzled dS^T tile at s (keys x 64 queries).
+__device__ __forceinline__ void store_sw_frag(unsigned char *s, const unsigned (&f)[4], int r, int ch, int qd) {
+  *(unsigned *)(s + sw128_offset<kBlockN>(r, ch) + qd * 4) = f[0];
+  *(unsigned *)(s + sw128_offset<kBlockN>(r + 8, ch) + qd * 4) = f[1];
+  *(unsigned *)(s + sw128_offset<kBlockN>(r, ch + 1) + qd * 4) = f[2];
+  *(unsigned *)(s + sw128_offset<kBlockN>(r + 8, ch + 1) + qd * 4) = f[3];
 }
 
 extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_params p) {
@@ -275,17 +294,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     unsigned a[kSQSteps][4];
 #pragma unroll
     for (int qs = 0; qs < kSQSteps; ++qs) {
-      a[qs][0] = pack2(st[2 * qs][0], st[2 * qs][1]);
-      a[qs][1] = pack2(st[2 * qs][2], st[2 * qs][3]);
-      a[qs][2] = pack2(st[2 * qs + 1][0], st[2 * qs + 1][1]);
-      a[qs][3] = pack2(st[2 * qs + 1][2], st[2 * qs + 1][3]);
-      if (wg == 1 && !p.deterministic) {
-        const int r = key_row + g, ch = qs * 2;  // rows r, r+8; query chunks ch, ch+1
-        *(unsigned *)(sSp + sw128_offset<kBlockN>(r, ch) + qd * 4) = a[qs][0];
-        *(unsigned *)(sSp + sw128_offset<kBlockN>(r + 8, ch) + qd * 4) = a[qs][1];
-        *(unsigned *)(sSp + sw128_offset<kBlockN>(r, ch + 1) + qd * 4) = a[qs][2];
-        *(unsigned *)(sSp + sw128_offset<kBlockN>(r + 8, ch + 1) + qd * 4) = a[qs][3];
-      }
+      a_frag(st[2 * qs], st[2 * qs + 1], a[qs]);
+      if (wg == 1 && !p.deterministic) store_sw_frag(sSp, a[qs], key_row + g, qs * 2, qd);
     }
 
     // dV += P^T dO (warpgroup 0) or dK += dS^T Q (1): dO and Q rows (queries)
@@ -333,21 +343,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     unsigned ap[kSQSteps][4], as[kSQSteps][4];
 #pragma unroll
     for (int qs = 0; qs < kSQSteps; ++qs) {
-      ap[qs][0] = pack2(st[2 * qs][0], st[2 * qs][1]);
-      ap[qs][1] = pack2(st[2 * qs][2], st[2 * qs][3]);
-      ap[qs][2] = pack2(st[2 * qs + 1][0], st[2 * qs + 1][1]);
-      ap[qs][3] = pack2(st[2 * qs + 1][2], st[2 * qs + 1][3]);
-      as[qs][0] = pack2(dpt[2 * qs][0], dpt[2 * qs][1]);
-      as[qs][1] = pack2(dpt[2 * qs][2], dpt[2 * qs][3]);
-      as[qs][2] = pack2(dpt[2 * qs + 1][0], dpt[2 * qs + 1][1]);
-      as[qs][3] = pack2(dpt[2 * qs + 1][2], dpt[2 * qs + 1][3]);
-      if (!p.deterministic) {
-        const int r = key_row + g, ch = qs * 2;  // rows r, r+8; query chunks ch, ch+1
-        *(unsigned *)(sSp + sw128_offset<kBlockN>(r, ch) + qd * 4) = as[qs][0];
-        *(unsigned *)(sSp + sw128_offset<kBlockN>(r + 8, ch) + qd * 4) = as[qs][1];
-        *(unsigned *)(sSp + sw128_offset<kBlockN>(r, ch + 1) + qd * 4) = as[qs][2];
-        *(unsigned *)(sSp + sw128_offset<kBlockN>(r + 8, ch + 1) + qd * 4) = as[qs][3];
-      }
+      a_frag(st[2 * qs], st[2 * qs + 1], ap[qs]);
+      a_frag(dpt[2 * qs], dpt[2 * qs + 1], as[qs]);
+      if (!p.deterministic) store_sw_frag(sSp, as[qs], key_row + g, qs * 2, qd);
     }
 
     // dV += P^T dO and dK += dS^T Q: dO and Q rows (queries) 128 bytes apart,
