@@ -84,14 +84,33 @@ def check_one_device(fn, **tensors):
                          f"{t0.device}; move the others with .to({str(t0.device)!r}))")
 
 
+# The current stream's raw handle without a torch.cuda.Stream object per call (what
+# Inductor's generated code uses); current_stream where this PyTorch lacks it.
+_RAW_STREAM = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _index(device):
+    return device.index if device.index is not None else torch.cuda.current_device()
+
+
 def _stream(device):
     """The current CUDA stream of device, as a CUstream handle (int)."""
+    if _RAW_STREAM is not None:
+        return _RAW_STREAM(_index(device))
     return torch.cuda.current_stream(device).cuda_stream
 
 
+_package = None  # fa2gen itself, looked up on first use (it imports this module)
+
+
 def _context(device):
-    from . import context
-    return context(device.index if device.index is not None else torch.cuda.current_device())
+    """The shared fa2gen.Context of device (a dict lookup once it exists)."""
+    global _package
+    if _package is None:
+        import importlib
+        _package = importlib.import_module(__package__)
+    index = _index(device)
+    return _package._contexts.get(index) or _package.context(index)
 
 
 def _alibi(slopes):

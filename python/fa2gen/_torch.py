@@ -21,14 +21,16 @@ from . import _ops  # noqa: E402  (registers torch.ops.fa2gen.*)
 from ._lib import DELTA, STAB  # noqa: E402
 
 
-def check_inputs(fn, q, k, v):
-    """The checks PyTorch can make before a launch, named after the caller fn."""
+def check_inputs(fn, q, k, v, varlen=False):
+    """The checks PyTorch can make before a launch, named after the caller fn.
+    varlen: (total, heads, head_dim) tensors whose dimensions check_varlen_inputs
+    checked; else (batch, seqlen, heads, head_dim)."""
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{fn}: {name} is {type(t).__name__}, not a torch.Tensor")
         if t.device.type not in ("cuda", "meta"):  # meta: shapes only (tracing, tests)
             raise ValueError(f"{fn}: {name} is on {t.device}: fa2gen runs on CUDA tensors")
-        if t.dim() != 4:
+        if not varlen and t.dim() != 4:
             raise ValueError(f"{fn}: {name} has shape {tuple(t.shape)}: expected 4 dimensions "
                              "(batch, seqlen, heads, head_dim)")
     _ops.check_one_device(fn, q=q, k=k, v=v)
@@ -40,12 +42,12 @@ def check_inputs(fn, q, k, v):
                         "torch.float16")
     if k.shape != v.shape:
         raise ValueError(f"{fn}: k {tuple(k.shape)} and v {tuple(v.shape)} differ")
-    if k.shape[0] != q.shape[0] or k.shape[3] != q.shape[3]:
-        raise ValueError(f"{fn}: q {tuple(q.shape)} and k {tuple(k.shape)}: batch and head_dim "
-                         "must match")
-    padded_head_dim(fn, q.shape[3])
-    if q.shape[2] % k.shape[2] != 0:
-        raise ValueError(f"{fn}: q has {q.shape[2]} heads and k {k.shape[2]}: the query heads "
+    if (not varlen and k.shape[0] != q.shape[0]) or k.shape[-1] != q.shape[-1]:
+        raise ValueError(f"{fn}: q {tuple(q.shape)} and k {tuple(k.shape)}: "
+                         f"{'head_dim' if varlen else 'batch and head_dim'} must match")
+    padded_head_dim(fn, q.shape[-1])
+    if q.shape[-2] % k.shape[-2] != 0:
+        raise ValueError(f"{fn}: q has {q.shape[-2]} heads and k {k.shape[-2]}: the query heads "
                          "must be a multiple of the key/value heads (GQA/MQA)")
 
 
@@ -277,7 +279,7 @@ def check_varlen_inputs(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, m
             shape = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
             raise ValueError(f"{fn}: {name} has shape {shape}: expected 3 dimensions "
                              "(total_tokens, heads, head_dim)")
-    check_inputs(fn, q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0))
+    check_inputs(fn, q, k, v, varlen=True)
     for name, t in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
         if not isinstance(t, torch.Tensor) or t.dtype != torch.int32 or t.dim() != 1:
             what = f"{t.dtype} of shape {tuple(t.shape)}" if isinstance(t, torch.Tensor) \

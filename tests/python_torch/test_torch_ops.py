@@ -147,6 +147,18 @@ class ArgumentChecks(unittest.TestCase):
                     delta="fp64")
         o, lse = fa2gen.attention(q, q, q, return_lse=True)
         self.assertEqual((o.shape, lse.shape), ((1, 10, 4, 64), (1, 4, 10)))
+        # varlen: the same checks on (total, heads, head_dim), totals of q and k may differ
+        cu = torch.empty(3, dtype=torch.int32, device="meta")
+        fn = fa2gen.flash_attn_varlen_func
+        self.raises(ValueError, "q (20, 4, 64) and k (24, 4, 32): head_dim must match", fn,
+                    meta(20, 4, 64), meta(24, 4, 32), meta(24, 4, 32), cu, cu, 10, 12)
+        self.raises(ValueError, "q has 4 heads and k 3: the query heads must be a multiple", fn,
+                    meta(20, 4, 64), meta(24, 3, 64), meta(24, 3, 64), cu, cu, 10, 12)
+        self.raises(ValueError, "k (24, 4, 64) and v (24, 2, 64) differ", fn,
+                    meta(20, 4, 64), meta(24, 4, 64), meta(24, 2, 64), cu, cu, 10, 12)
+        self.raises(ValueError, "expected 3 dimensions", fn, q, q, q, cu, cu, 10, 10)
+        self.assertEqual(fn(meta(20, 4, 64), meta(24, 2, 64), meta(24, 2, 64), cu, cu, 10, 12).shape,
+                         (20, 4, 64))
         self.assertEqual(fa2gen.attention(q, q, q, causal=True, window_size=(3, -1)).shape, q.shape)
         self.raises(ValueError, "window_size=(-3, 0): each side >= 0, or -1", fa2gen.attention,
                     q, q, q, window_size=(-3, 0))
