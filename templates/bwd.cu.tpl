@@ -218,7 +218,7 @@ __device__ __forceinline__ void store_frags(unsigned char *s, const unsigned (&f
     }
 }
 
-// ---- fa2_bwd_pre: delta and the zeroed dQ accumulator, one warp per row --------
+// ---- fa2_bwd_pre: delta and the zeroed dQ accumulator; fa2_bwd_dq: dQ's conversion
 // The row kernels (fa2_bwd_pre, fa2_bwd_dq): FA2_ROW_LANES lanes per row, 8
 // elements per lane (16-byte loads and stores), 32 / kRowLanes rows per warp.
 constexpr int kRowLanes = FA2_ROW_LANES(kHeadDim);

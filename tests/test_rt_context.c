@@ -276,7 +276,7 @@ Test(rt_context, seqlen_zero_is_a_noop) {
   fa2_destroy(ctx);
 }
 
-/* Three launches in order: delta (one warp per row), dK/dV per key block,
+/* Three launches in order: delta (FA2_ROW_LANES lanes per row), dK/dV per key block,
  * dQ conversion; the workspace holds the fp32 dQ accumulator then delta. */
 Test(rt_context, backward_launches_and_arguments) {
   fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
