@@ -197,7 +197,8 @@ int rt_launch_bwd(fa2_context *ctx, const rt_kernel *k, const fa2_bwd_args *a, v
   fill_bwd_params(a, ws, &p);
   void *params[] = {&p};
   const unsigned warps = (unsigned)k->threads / 32;
-  const unsigned rows_x = (unsigned)((a->seqlen_q + warps - 1) / warps);
+  const unsigned row_block = FA2_ROW_BLOCK((unsigned)k->threads, (unsigned)a->head_dim);
+  const unsigned rows_x = (unsigned)((a->seqlen_q + row_block - 1) / row_block);
   const unsigned keys_x = (unsigned)((a->seqlen_k + k->block_n - 1) / k->block_n);
   const unsigned det_x = (unsigned)((a->seqlen_q + 16 * warps - 1) / (16 * warps));
   /* pre (delta, zeroed accumulator), main (dK, dV, dQ atomics), dq (convert);

@@ -218,49 +218,70 @@ __device__ __forceinline__ void store_frags(unsigned char *s, const unsigned (&f
     }
 }
 
-// ---- fa2_bwd_pre: delta and the zeroed dQ accumulator, one warp per row --------
-extern "C" __global__ void __launch_bounds__(kThreads) fa2_bwd_pre(const fa2_bwd_params p) {
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int row = blockIdx.x * kWarps + warp, head = blockIdx.y, batch = blockIdx.z;
-{% if varlen %}
-  const int seq_q0 = p.cu_seqlens_q[batch], seqlen_q = p.cu_seqlens_q[batch + 1] - seq_q0;
-{% end %}
-  if (row >= {{ SQ }}) return;
-  const elem_t *dout = (const elem_t *)p.dout + {{ BASE("do") }} + row * p.do_row_stride +
-                       head * p.do_head_stride;
-  const long long flat = (({{ QROW0 }} + row) * p.heads_q + head) * kHeadDim;
-  float sum = 0.f;
-  if (p.o_f32) {
-    for (int x = lane; x < kHeadDim; x += 32) sum += to_float(dout[x]) * p.o_f32[flat + x];
-  } else {
-    const elem_t *o = (const elem_t *)p.o + {{ BASE("o") }} + row * p.o_row_stride +
-                      head * p.o_head_stride;
-    for (int x = lane; x < kHeadDim; x += 32) sum += to_float(dout[x]) * to_float(o[x]);
-  }
-  if (!p.deterministic)
-    for (int x = lane; x < kHeadDim; x += 32) p.dq_accum[flat + x] = 0.f;
+// ---- fa2_bwd_pre: delta and the zeroed dQ accumulator; fa2_bwd_dq: dQ's conversion
+// The row kernels (fa2_bwd_pre, fa2_bwd_dq): FA2_ROW_LANES lanes per row, 8
+// elements per lane (16-byte loads and stores), 32 / kRowLanes rows per warp.
+constexpr int kRowLanes = FA2_ROW_LANES(kHeadDim);
+// Eight elements from 16 bytes of {{ dtype }}, and back (round to nearest).
+__device__ __forceinline__ void unpack8(const void *src, float (&x)[8]) {
+  const uint4 u = *(const uint4 *)src;
+  const elem_t *e = (const elem_t *)&u;
 #pragma unroll
-  for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-  if (lane == 0) p.delta[{{ LSE("head") }} + row] = sum;
+  for (int i = 0; i < 8; ++i) x[i] = to_float(e[i]);
+}
+__device__ __forceinline__ void pack8(void *dst, const float (&x)[8]) {
+  *(uint4 *)dst = make_uint4(pack2(x[0], x[1]), pack2(x[2], x[3]), pack2(x[4], x[5]), pack2(x[6], x[7]));
 }
 
-// ---- fa2_bwd_dq: dQ = dtype(scale * dq_accum), one warp per row -------------------
-extern "C" __global__ void __launch_bounds__(kThreads) fa2_bwd_dq(const fa2_bwd_params p) {
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int row = blockIdx.x * kWarps + warp, head = blockIdx.y, batch = blockIdx.z;
+// delta = rowsum(dO * O) per query row, and dq_accum zeroed (not in deterministic mode).
+extern "C" __global__ void __launch_bounds__(kThreads) fa2_bwd_pre(const fa2_bwd_params p) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, col = (lane % kRowLanes) * 8;
+  const int row = (blockIdx.x * kWarps + warp) * (32 / kRowLanes) + lane / kRowLanes;
+  const int head = blockIdx.y, batch = blockIdx.z;
 {% if varlen %}
   const int seq_q0 = p.cu_seqlens_q[batch], seqlen_q = p.cu_seqlens_q[batch + 1] - seq_q0;
 {% end %}
-  if (row >= {{ SQ }}) return;
-  elem_t *dq = (elem_t *)p.dq + {{ BASE("dq") }} + row * p.dq_row_stride +
-               head * p.dq_head_stride;
-  const float *acc = p.dq_accum + (({{ QROW0 }} + row) * p.heads_q + head) * kHeadDim;
-{% if dropout %}
-  const float f = p.scale * p.dropout_scale; // dropout: 1 / (1 - p)
-  for (int x = lane; x < kHeadDim; x += 32) dq[x] = from_float(acc[x] * f);
-{% else %}
-  for (int x = lane; x < kHeadDim; x += 32) dq[x] = from_float(acc[x] * p.scale);
+  const bool mine = row < {{ SQ }} && col < kHeadDim; // (every lane stays for the shuffles)
+  const long long flat = (({{ QROW0 }} + row) * p.heads_q + head) * kHeadDim + col;
+  float sum = 0.f;
+  if (mine) {
+    float d[8], o[8];
+    unpack8((const elem_t *)p.dout + {{ BASE("do") }} + row * p.do_row_stride + head * p.do_head_stride + col, d);
+    if (p.o_f32) { // 8-byte aligned
+#pragma unroll
+      for (int i = 0; i < 8; i += 2) {
+        const float2 x = *(const float2 *)(p.o_f32 + flat + i);
+        o[i] = x.x, o[i + 1] = x.y;
+      }
+    } else {
+      unpack8((const elem_t *)p.o + {{ BASE("o") }} + row * p.o_row_stride + head * p.o_head_stride + col, o);
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i) sum += d[i] * o[i];
+    if (!p.deterministic) {
+      float4 *acc = (float4 *)(p.dq_accum + flat);
+      acc[0] = acc[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+  }
+#pragma unroll
+  for (int off = kRowLanes / 2; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+  if (mine && col == 0) p.delta[{{ LSE("head") }} + row] = sum;
+}
+
+// dQ = scale * dq_accum in {{ dtype }}{{ dropout and ", times 1 / (1 - p) (dropout)" or "" }}.
+extern "C" __global__ void __launch_bounds__(kThreads) fa2_bwd_dq(const fa2_bwd_params p) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, col = (lane % kRowLanes) * 8;
+  const int row = (blockIdx.x * kWarps + warp) * (32 / kRowLanes) + lane / kRowLanes;
+  const int head = blockIdx.y, batch = blockIdx.z;
+{% if varlen %}
+  const int seq_q0 = p.cu_seqlens_q[batch], seqlen_q = p.cu_seqlens_q[batch + 1] - seq_q0;
 {% end %}
+  if (row >= {{ SQ }} || col >= kHeadDim) return;
+  const float4 *acc = (const float4 *)(p.dq_accum + (({{ QROW0 }} + row) * p.heads_q + head) * kHeadDim + col);
+  const float4 a = acc[0], b = acc[1];
+  const float f = p.scale{{ dropout and " * p.dropout_scale" or "" }};
+  const float x[8] = {a.x * f, a.y * f, a.z * f, a.w * f, b.x * f, b.y * f, b.z * f, b.w * f};
+  pack8((elem_t *)p.dq + {{ BASE("dq") }} + row * p.dq_row_stride + head * p.dq_head_stride + col, x);
 }
 
 {% if sinks %}

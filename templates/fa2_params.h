@@ -111,6 +111,13 @@ typedef struct fa2_bwd_params {
   float inv_scale, cap_in, cap_out; /* as in the forward */
 } fa2_bwd_params;
 
+/* fa2_bwd_pre and fa2_bwd_dq (row kernels): 8 elements of a row per lane (16-byte
+ * loads) on the smallest power-of-two group of lanes that covers head_dim d, so a
+ * warp takes 32 / FA2_ROW_LANES(d) rows (the runtime sizes their grids by it). */
+#define FA2_ROW_LANES(d) ((d) <= 8 ? 1 : (d) <= 16 ? 2 : (d) <= 32 ? 4 : (d) <= 64 ? 8 : (d) <= 128 ? 16 : 32)
+/* Rows of one row-kernel block of `threads` threads: its grid x is ceil(seqlen_q / this). */
+#define FA2_ROW_BLOCK(threads, d) ((threads) / 32 * (32 / FA2_ROW_LANES(d)))
+
 /* Block size of fa2_bwd_sink (sinks variants' fifth backward entry). */
 enum { FA2_BWD_SINK_THREADS = 1024 };
 

@@ -276,7 +276,7 @@ Test(rt_context, seqlen_zero_is_a_noop) {
   fa2_destroy(ctx);
 }
 
-/* Three launches in order: delta (one warp per row), dK/dV per key block,
+/* Three launches in order: delta (FA2_ROW_LANES lanes per row), dK/dV per key block,
  * dQ conversion; the workspace holds the fp32 dQ accumulator then delta. */
 Test(rt_context, backward_launches_and_arguments) {
   fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
@@ -287,7 +287,7 @@ Test(rt_context, backward_launches_and_arguments) {
   cr_assert_eq(fa2_backward(ctx, &a, (void *)0xabc), FA2_OK, "%s", fa2_last_error());
   cr_assert_eq(fake->n_log, 3);
   const char *names[] = {"fa2_bwd_pre", "fa2_bwd", "fa2_bwd_dq"};
-  const unsigned gx[] = {50, 4, 50}, gy[] = {12, 4, 12}; /* ceil(200/4 warps), ceil(200/64) */
+  const unsigned gx[] = {25, 4, 25}, gy[] = {12, 4, 12}; /* ceil(200/(4 warps x 2 rows)), ceil(200/64) */
   const unsigned smem[] = {0, 2 * 136 * (128 + 256) + 8 * 2 * 64 + 2 * 64 * 72, 0};
   for (int i = 0; i < 3; i++) {
     fake_launch *l = &fake->log[i];
@@ -359,7 +359,7 @@ Test(rt_context, backward_deterministic_launches) {
   cr_assert_eq(fa2_backward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
   cr_assert_eq(fake->n_log, 3);
   const char *names[] = {"fa2_bwd_pre", "fa2_bwd", "fa2_bwd_dq_det"};
-  const unsigned gx[] = {50, 4, 4}, gy[] = {12, 4, 12}; /* ceil(200/4), ceil(200/64), ceil(200/64) */
+  const unsigned gx[] = {25, 4, 4}, gy[] = {12, 4, 12}; /* ceil(200/(4 x 2)), ceil(200/64), ceil(200/64) */
   const unsigned smem = 2 * 136 * (128 + 256) + 8 * 2 * 64 + 2 * 64 * 72;
   for (int i = 0; i < 3; i++) {
     fake_launch *l = &fake->log[i];

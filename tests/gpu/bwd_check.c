@@ -146,7 +146,8 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
         p.deterministic = det;
         void *args[] = {&p};
         const int warps = v->threads / 32;
-        const unsigned rows_grid = (unsigned)((nq + warps - 1) / warps);
+        const int row_block = FA2_ROW_BLOCK(v->threads, (int)d);
+        const unsigned rows_grid = (unsigned)((nq + row_block - 1) / row_block);
         const unsigned det_grid = (unsigned)((nq + 16 * warps - 1) / (16 * warps));
         const unsigned key_grid = (unsigned)((nk + v->block_n - 1) / v->block_n);
         if ((nq > 0 && !GPU_OK(g, cu->cuLaunchKernel(v->pre, rows_grid, (unsigned)Hq, (unsigned)B,
