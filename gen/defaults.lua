@@ -42,8 +42,9 @@ M.TILES_SM90 = {
 -- variants they cover (every feature, varlen included). H100
 -- run 17 (bench/NOTES.md "Warp-specialized forward"), d = 128: 1.14-1.44x the
 -- wgmma tile's speed on every row (N = 512..16k, causal and not, every mode),
--- 0.96-1.07x cuDNN. d = 64 stays on wgmma: its ws tiles lose 4-21 % at N <= 1k (and
--- causal 2k), win 8-29 % beyond; `fa2 tune` can pick them per length.
+-- 0.96-1.07x cuDNN. d = 64 stays on wgmma here: its ws tiles lose 4-21 % at N <= 1k
+-- (and causal 2k), win 8-29 % beyond, so the runtime takes m192n128w16s2ws from
+-- N = 2k (4k causal) by a length rule (runtime/rt_select.c, LENGTH_RULES).
 M.TILES_SM90_WS = {
   [128] = { block_m = 128, block_n = 128, warps = 12, stages = 2, ws = true },
 }

@@ -12,6 +12,41 @@ static int32_t len_class(long long seqlen_q, long long seqlen_k) {
   return n > 1 ? (int32_t)lround(LEN_CLASS_STEPS * log2(n)) : 0;
 }
 
+/* Built-in tiles by length: where the built-in tile of a key (gen/defaults.lua) loses
+ * to another from some length on, the other from there (a tuning database's tiles
+ * still come first). Plain fixed-length forwards in `none` or `robust` only, as
+ * measured: sm_90's d = 64 forward on the ws tile m192n128w16s2ws from N = 2k (4k
+ * causal), 1.12-1.29x its wgmma tile there on the H100 and 1.02-1.12x cuDNN; shorter,
+ * it ran 0.79-0.98x (bench/NOTES.md "Session 15"). Off sm_90 the generator refuses
+ * the tile and the built-in one stays. */
+typedef struct length_rule {
+  int head_dim, min_len, min_len_causal;
+  int block_m, block_n, warps, stages, ws;
+} length_rule;
+static const length_rule LENGTH_RULES[] = {{64, 2048, 4096, 192, 128, 16, 2, 1}};
+
+static const length_rule *length_rule_for(const rt_request *r) {
+  if (r->pass != GEN_PASS_FWD || r->varlen || r->window || r->alibi || r->softcap || r->dropout ||
+      r->sinks || (r->stab != FA2_STAB_NONE && r->stab != FA2_STAB_ROBUST))
+    return NULL;
+  for (size_t i = 0; i < sizeof LENGTH_RULES / sizeof *LENGTH_RULES; i++)
+    if (LENGTH_RULES[i].head_dim == r->head_dim) return &LENGTH_RULES[i];
+  return NULL;
+}
+
+static int rule_min_len(const length_rule *lr, const rt_request *r) {
+  return r->causal ? lr->min_len_causal : lr->min_len;
+}
+
+/* Without per-length tuned tiles a request under a length rule carries one of two
+ * classes, under its length or from it (the threshold's own class): two requests per
+ * shape, not one per eighth of an octave. */
+static void rule_length(rt_request *r, long long seqlen_q, long long seqlen_k) {
+  const length_rule *lr = length_rule_for(r);
+  if (lr && len_class(seqlen_q, seqlen_k) >= len_class(rule_min_len(lr, r), rule_min_len(lr, r)))
+    r->len_class = len_class(rule_min_len(lr, r), rule_min_len(lr, r));
+}
+
 static void normalize(rt_request *r, int stab, double beta, double eps) {
   r->stab = stab;
   if (stab == FA2_STAB_NONE) return;
@@ -45,6 +80,7 @@ void rt_request_fwd(const fa2_fwd_args *a, int with_length, rt_request *r) {
   r->pass = GEN_PASS_FWD;
   REQUEST_SHAPE(r, a, with_length);
   normalize(r, (int)a->stab, a->beta, a->eps);
+  if (!with_length) rule_length(r, a->seqlen_q, a->seqlen_k);
 }
 
 void rt_request_bwd(const fa2_bwd_args *a, int with_length, rt_request *r) {
@@ -67,6 +103,7 @@ void rt_request_desc(const fa2_kernel_desc *d, int with_length, rt_request *r) {
   r->sinks = d->sinks != 0;
   r->len_class = with_length && d->seqlen > 0 ? len_class(d->seqlen, d->seqlen) : 0;
   normalize(r, (int)d->stab, d->beta, d->eps);
+  if (!with_length && d->seqlen > 0) rule_length(r, d->seqlen, d->seqlen);
 }
 
 static const char *mode_suffix(int stab) {
@@ -156,6 +193,17 @@ int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, con
     rt_logf(rt_tuning_log(t), FA2_LOG_WARN,
             "tuning database %s: tiles %s ignored for %s (%s); built-in tiles", rt_tuning_path(t),
             tile, arch, why);
+  }
+  const length_rule *lr = length_rule_for(r);
+  if (lr && r->len_class > 0 && rt_request_seqlen(r) >= rule_min_len(lr, r)) {
+    gen_variant v = *out;
+    v.block_m = lr->block_m, v.block_n = lr->block_n, v.warps = lr->warps, v.stages = lr->stages;
+    v.wgmma = v.ws = lr->ws;
+    char why[1024];
+    if (rt_source_complete(s, &v, arch, why, sizeof why) == FA2_OK) {
+      *out = v;
+      return FA2_OK;
+    }
   }
   return rt_source_complete(s, out, arch, err, n);
 }

@@ -426,26 +426,73 @@ Test(tuning, by_seqlen_tiles_follow_the_nearest_tuned_length) {
 }
 
 /* Calls carry their length class only when the database has per-length
- * tiles: otherwise a new length is a memory hit, not a new selection. */
+ * tiles: otherwise a new length is a memory hit, not a new selection (d = 128:
+ * no built-in length rule, next test). */
 Test(tuning, lengths_split_requests_only_with_per_length_tiles) {
   char db[300];
   snprintf(db, sizeof db, "%s/t.json", root);
-  write_fake_db(db, "{\"fwd_bf16_d64_none\": {\"block_m\": 128, \"block_n\": 64, \"warps\": 4, "
+  write_fake_db(db, "{\"fwd_bf16_d128_none\": {\"block_m\": 128, \"block_n\": 64, \"warps\": 4, "
                     "\"stages\": 1}}");
   for (int with = 0; with < 2; with++) {
     if (with)
-      write_fake_db(db, "{\"fwd_bf16_d64_none\": {\"block_m\": 128, \"block_n\": 64, \"warps\": 4, "
+      write_fake_db(db, "{\"fwd_bf16_d128_none\": {\"block_m\": 128, \"block_n\": 64, \"warps\": 4, "
                         "\"stages\": 1, \"by_seqlen\": {\"1024\": {\"block_m\": 128, "
                         "\"block_n\": 64, \"warps\": 4, \"stages\": 1}}}}");
     fa2_context *ctx = ctx_with_db(db);
     for (int n = 300; n <= 3000; n *= 10) {
-      fa2_fwd_args a = fwd_n(64, 0, FA2_STAB_NONE, n);
+      fa2_fwd_args a = fwd_n(128, 0, FA2_STAB_NONE, n);
       cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
     }
     /* in memory: the kernel by name, and one request (two with length classes) */
     cr_expect_eq(rt_mc_count(&ctx->mc), with ? 3u : 2u, "by_seqlen %s", with ? "present" : "absent");
     fa2_destroy(ctx);
   }
+}
+
+/* The built-in length rule (rt_select.c): sm_90's plain d = 64 forward in `none`
+ * or `robust` takes the ws tile from N = 2048 (4096 causal; their length classes),
+ * the wgmma tile below;
+ * `paper`, a modifier or varlen keep the wgmma tile; a database's tiles come first;
+ * off sm_90 the built-in tile stays, without a warning. Each side of the threshold
+ * is one request: N = 3000 after N = 5000 is a memory hit. */
+Test(tuning, d64_forward_takes_the_ws_tile_from_its_length_rule) {
+  fa2_context *ctx = ctx_with_db("");
+  const char *wg = "fwd_bf16_d64_m64n128w4s2wg_none", *ws = "fwd_bf16_d64_m192n128w16s2ws_none";
+  const char *wg_c = "fwd_bf16_d64_causal_m64n128w4s2wg_none", *ws_c = "fwd_bf16_d64_causal_m192n128w16s2ws_none";
+  const struct { /* lengths in classes of an eighth of an octave: 2047 is 2048's */
+    int causal, n;
+    const char *name;
+  } calls[] = {{0, 300, wg}, {0, 1800, wg}, {0, 2047, ws}, {0, 5000, ws}, {1, 3000, wg_c}, {1, 4096, ws_c}};
+  for (size_t i = 0; i < sizeof calls / sizeof *calls; i++)
+    expect_launch_of(ctx, fwd_n(64, calls[i].causal, FA2_STAB_NONE, calls[i].n), calls[i].name);
+  const unsigned requests = (unsigned)rt_mc_count(&ctx->mc);
+  fa2_fwd_args a = fwd_n(64, 0, FA2_STAB_NONE, 3000); /* a memory hit: no module loads */
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_str_eq(fake->last.fn_name, "fa2_fwd_ws");
+  cr_expect_eq(fake->last.block[0], 512u, "the ws tile's 16 warps");
+  cr_expect_eq(rt_mc_count(&ctx->mc), requests, "N = 3000: the request of N = 2048");
+  expect_launch_of(ctx, fwd_n(64, 0, FA2_STAB_ROBUST, 4096), "fwd_bf16_d64_m192n128w16s2ws_robust_b2_e1em3");
+  expect_launch_of(ctx, fwd_n(64, 0, FA2_STAB_PAPER, 4096), "fwd_bf16_d64_m64n128w4s2wg_paper_b2_e1em3");
+  a = fwd_n(64, 0, FA2_STAB_NONE, 4096);
+  a.softcap = 30.f;
+  expect_launch_of(ctx, a, "fwd_bf16_d64_softcap_m64n128w4s2wg_none");
+  cr_expect_eq(seen.count[FA2_LOG_WARN], 0, "%s", seen.last);
+  fa2_destroy(ctx);
+
+  char db[300];
+  snprintf(db, sizeof db, "%s/t.json", root);
+  write_fake_db(db, "{\"fwd_bf16_d64_none\": {\"block_m\": 64, \"block_n\": 64, \"warps\": 4, "
+                    "\"stages\": 2, \"wgmma\": true}}");
+  ctx = ctx_with_db(db);
+  expect_launch_of(ctx, fwd_n(64, 0, FA2_STAB_NONE, 4096), "fwd_bf16_d64_m64n64w4s2wg_none");
+  fa2_destroy(ctx);
+
+  fake->cc_major = 8;
+  ctx = ctx_with_db("");
+  expect_launch_of(ctx, fwd_n(64, 0, FA2_STAB_NONE, 4096), "fwd_bf16_d64_m128n64w4s1_none");
+  cr_expect_eq(seen.count[FA2_LOG_WARN], 0, "%s", seen.last);
+  fa2_destroy(ctx);
+  fake->cc_major = 9;
 }
 
 Test(tuning, a_bad_by_seqlen_warns_and_the_keys_tiles_apply) {
