@@ -62,6 +62,11 @@
 #   modes     the cost of `paper` and `robust` over `none`: the three modes of each
 #             default forward tile interleaved, two calls of 15 rounds each
 #             (bench/mode_cost.py takes the median of both)
+#   tpl_ab    two template folders timed by this binary: fa2_bench --spec $TPL_SPEC
+#             (default specs/default.lua) with FA2_TEMPLATES=$TPL_BASE (default templates)
+#             and =$TPL_TEST, alternating three times; bench/ab_ratio.py's time ratios
+#             (an experiment's templates without a build of its own: make a folder with
+#             `git archive COMMIT templates | tar -x -C DIR --strip-components=1`)
 #   delta32   the fp32-delta option's time: fa2_bench over the default spec's
 #             `none` variants, three calls without and three with --fp32-delta,
 #             alternating; ratio table by bench/ab_ratio.py
@@ -348,6 +353,19 @@ for s in $steps; do
     step delta32_ratio 60 python3 bench/ab_ratio.py --title "fp32 delta / plain" \
       --base "$OUT"/delta32_plain_*.json --test "$OUT"/delta32_fp32_*.json
     ;;
+  tpl_ab)
+    [ -n "${TPL_TEST:-}" ] || { echo "gpu_run.sh tpl_ab: set TPL_TEST to a template folder" >&2; exit 2; }
+    for i in 1 2 3; do
+      for side in base test; do
+        dir=${TPL_BASE:-templates}
+        [ $side = test ] && dir=$TPL_TEST
+        step "tpl_${side}_$i" 300 env FA2_TEMPLATES="$dir" bin/fa2_bench --spec "${TPL_SPEC:-specs/default.lua}" \
+          --reps 10 --rounds 2 --json "$OUT/tpl_${side}_$i.json"
+      done
+    done
+    step tpl_ratio 60 python3 bench/ab_ratio.py --title "${TPL_TITLE:-$TPL_TEST / ${TPL_BASE:-templates}}" \
+      --base "$OUT"/tpl_base_*.json --test "$OUT"/tpl_test_*.json
+    ;;
   sweep) step bwd_sweep 300 bin/fa2_bench --spec bench/specs/bwd_sweep.lua --json "$OUT/bwd_sweep.json" --reps 10 --rounds 3 ;;
   empty_rows) step empty_rows 480 bin/fa2_gpu_tests --no-smoke --empty-rows \
       --spec tests/gpu/empty_rows_spec.lua ;;
@@ -477,7 +495,7 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, startup, bias, sdpa_bias, perf, determ, head_dims, head_dims16, head_dims16_perf, head_dims_perf, bias_head_dims, tune_head_dims, suites, empty_rows, dropin, dropout, sinks, modifiers, modifier_checks, varlen, lib_ab, sdpa_ab, bwd_breakdown, wide_bwd, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_check, ws_perf, ws_sanitize, ws_ncu, bwd_modes, modes, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, startup, bias, sdpa_bias, perf, determ, head_dims, head_dims16, head_dims16_perf, head_dims_perf, bias_head_dims, tune_head_dims, suites, empty_rows, dropin, dropout, sinks, modifiers, modifier_checks, varlen, lib_ab, sdpa_ab, bwd_breakdown, wide_bwd, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_check, ws_perf, ws_sanitize, ws_ncu, bwd_modes, modes, tpl_ab, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 
