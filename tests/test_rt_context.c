@@ -323,6 +323,19 @@ Test(rt_context, backward_launches_and_arguments) {
   fa2_destroy(ctx);
 }
 
+/* The row kernels (fa2_bwd_pre, fa2_bwd_dq) give each row the fewest lanes, a
+ * power of two, whose 8 elements each cover head_dim; a block of 4 or 8 warps
+ * takes 32 / lanes rows per warp, and the runtime's grid covers every row. */
+Test(rt_context, row_kernel_lanes_cover_every_head_dim) {
+  for (int d = 8; d <= 256; d += 8) {
+    const int lanes = FA2_ROW_LANES(d);
+    cr_expect(lanes >= 1 && lanes <= 32 && (lanes & (lanes - 1)) == 0, "d %d: %d lanes", d, lanes);
+    cr_expect(8 * lanes >= d && (lanes == 1 || 4 * lanes < d), "d %d: %d lanes, 8 elements each", d, lanes);
+    for (int threads = 128; threads <= 256; threads *= 2)
+      cr_expect_eq(FA2_ROW_BLOCK(threads, d), threads / 32 * (32 / lanes), "d %d, %d threads", d, threads);
+  }
+}
+
 /* The backward after a `robust` forward is the backward after `none` (issue 21
  * asked why it timed 0.80-0.89x at d = 64, N <= 1k): one kernel for every mode,
  * the same three launches with the same arguments, one memory-cache entry. */
