@@ -92,7 +92,7 @@ static int time_bwd(gpu *g, const bwd_variant *var, const bench_buffers *b, CUde
   p.scale = 1.f / sqrtf((float)d), p.inv_scale = 1.f / p.scale;
   p.deterministic = deterministic;
   void *args[] = {&p};
-  const unsigned warps = (unsigned)var->threads / 32, row_block = FA2_ROW_BLOCK(warps * 32, (unsigned)d);
+  const unsigned warps = (unsigned)var->threads / 32, row_block = FA2_ROW_BLOCK((unsigned)var->threads, (unsigned)d);
   const unsigned rows_x = (unsigned)((N + row_block - 1) / row_block);
   const unsigned det_x = (unsigned)((N + 16 * warps - 1) / (16 * warps));
   const unsigned keys_x = (unsigned)((N + var->block_n - 1) / var->block_n);

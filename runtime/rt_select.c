@@ -34,8 +34,10 @@ static const length_rule *length_rule_for(const rt_request *r) {
   return NULL;
 }
 
-static int rule_min_len(const length_rule *lr, const rt_request *r) {
-  return r->causal ? lr->min_len_causal : lr->min_len;
+/* The length class from which r takes the rule's tile. */
+static int32_t rule_class(const length_rule *lr, const rt_request *r) {
+  const int n = r->causal ? lr->min_len_causal : lr->min_len;
+  return len_class(n, n);
 }
 
 /* Without per-length tuned tiles a request under a length rule carries one of two
@@ -43,8 +45,7 @@ static int rule_min_len(const length_rule *lr, const rt_request *r) {
  * shape, not one per eighth of an octave. */
 static void rule_length(rt_request *r, long long seqlen_q, long long seqlen_k) {
   const length_rule *lr = length_rule_for(r);
-  if (lr && len_class(seqlen_q, seqlen_k) >= len_class(rule_min_len(lr, r), rule_min_len(lr, r)))
-    r->len_class = len_class(rule_min_len(lr, r), rule_min_len(lr, r));
+  if (lr && len_class(seqlen_q, seqlen_k) >= rule_class(lr, r)) r->len_class = rule_class(lr, r);
 }
 
 static void normalize(rt_request *r, int stab, double beta, double eps) {
@@ -195,7 +196,7 @@ int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, con
             tile, arch, why);
   }
   const length_rule *lr = length_rule_for(r);
-  if (lr && r->len_class > 0 && rt_request_seqlen(r) >= rule_min_len(lr, r)) {
+  if (lr && r->len_class > 0 && r->len_class >= rule_class(lr, r)) {
     gen_variant v = *out;
     v.block_m = lr->block_m, v.block_n = lr->block_n, v.warps = lr->warps, v.stages = lr->stages;
     v.wgmma = v.ws = lr->ws;

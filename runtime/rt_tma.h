@@ -5,9 +5,10 @@
  * elements, (head_dim, rows, heads, batch) innermost first (varlen: batch 1 of
  * the total rows), with the call's strides; boxes of 64 columns (one 128-byte
  * swizzled block) by 64 query rows (Q, O) or block_n key rows (K, V); rows out
- * of bounds read as zeros and are not written. The driver encodes a map on the host (cuTensorMapEncodeTiled)
- * and the kernel takes the four by value as its second parameter: no device
- * memory, no synchronization, so a launch can be captured in a CUDA graph.
+ * of bounds read as zeros and are not written. The driver encodes a map on the
+ * host (cuTensorMapEncodeTiled) and the kernel takes the four by value as its
+ * second parameter: no device memory, no synchronization, so a launch can be
+ * captured in a CUDA graph.
  *
  * A map depends on the tensor's address, which changes from call to call in
  * training, and on its shape and strides, which do not: the cache keeps maps

@@ -200,8 +200,6 @@ __device__ __forceinline__ void add_dq_rows(float *dst, long long row_stride, in
   }
 }
 
-__device__ __forceinline__ elem_t from_float(float f) { return (elem_t)(pack2(f, 0.f) & 0xffffu); }
-
 // A fragments of kKTiles x kQWSteps k16 steps (rows: keys from r0, columns:
 // queries from c0) into the keys x queries buffer at byte address s.
 __device__ __forceinline__ void store_frags(unsigned char *s, const unsigned (&f)[kKTiles][kQWSteps][4],
