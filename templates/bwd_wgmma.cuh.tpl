@@ -324,15 +324,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 
 {% else %}
 
-    // dV += P^T Z dO (dO rows, queries, 128 bytes apart; 64-column blocks kBlockM *
-    // 128 bytes apart), in flight while dS^T is computed
-    fence_regs(acc_v);
-    wgmma_fence();
-#pragma unroll
-    for (int qs = 0; qs < kSQSteps; ++qs)
-      wgmma_rs_n{{ head_dim }}(acc_v, ap[qs], sw128_desc(sdOt + qs * 16 * 128, kBlockM * 128));
-    wgmma_commit();
-    wgmma_wait<1>(); // dP^T has landed; dV runs on
+    wgmma_wait<0>(); // dP^T has landed
     fence_regs(dpt);
 
     // dS^T, rounded to {{ dtype }} as each k16 step completes (two n8 query tiles of
@@ -347,8 +339,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
       a_frag(dpt[2 * qs], dpt[2 * qs + 1], as[qs]);
       if (!p.deterministic) store_sw_frag(sSp, as[qs], key_row + g, qs * 2, qd);
     }
+    fence_regs(acc_v);
     fence_regs(acc_k);
     wgmma_fence();
+#pragma unroll
+    for (int qs = 0; qs < kSQSteps; ++qs)
+      wgmma_rs_n{{ head_dim }}(acc_v, ap[qs], sw128_desc(sdOt + qs * 16 * 128, kBlockM * 128));
 #pragma unroll
     for (int qs = 0; qs < kSQSteps; ++qs)
       wgmma_rs_n{{ head_dim }}(acc_k, as[qs], sw128_desc(sQt + qs * 16 * 128, kBlockM * 128));
