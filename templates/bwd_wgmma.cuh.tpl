@@ -3,6 +3,9 @@
 {# "pair" (gen/variant.lua bwd_layout): the two warpgroups share 64 keys; dQ's columns split as #}
 {# the first dqn0 (whole 64-column blocks, at least half) and the rest. #}
 {% local pair = block_n == 8 * warps %}
+{# not the pair, and no dropout, softcap or window (whose registers are spent): P^T's #}
+{# exponentials run while dP^T's MMA does (FA3's intra-warpgroup overlap). #}
+{% local overlap = not pair and not (dropout or softcap or window) %}
 {% local dqn0 = pair and (head_dim // 2 + 63) // 64 * 64 or 0 %}
 // ---- fa2_bwd on warpgroup MMA (templates/bwd_wgmma.cuh.tpl) -----------------
 // One block per (key block, kv head, batch), as with mma.sync. Each warpgroup
@@ -69,23 +72,19 @@ __device__ __forceinline__ void store_sw_frag(unsigned char *s, const unsigned (
   *(unsigned *)(s + sw128_offset<kBlockN>(r + 8, ch + 1) + qd * 4) = f[3];
 }
 
-// dS^T = f (dP^T - delta) in place of dP^T in x, one n8 query tile nt of the
-// accumulator with its factors f and delta from the step's row at dl. Dropout: f < 0
-// marks a dropped score (-P), whose dP^T is taken as 0, and delta is scaled by 1 - p.
-__device__ __forceinline__ void ds_tile(float (&x)[4], float4 f4, const float *dl, int nt, int qd,
-                                        const fa2_bwd_params &p) {
-  const float f[4] = {f4.x, f4.y, f4.z, f4.w};
+{% if overlap %}
+// dS^T = P^T (dP^T - delta) in place of dP^T in x, for one n8 query tile nt of the
+// accumulator, with P^T from pt and delta from the step's row at dl.
+__device__ __forceinline__ void ds_tile(float (&x)[4], const float (&pt)[4], const float *dl, int nt, int qd) {
 #pragma unroll
   for (int e = 0; e < 2; ++e) {
-    const float d = dl[nt * 8 + 2 * qd + e]{{ dropout and " * p.dropout_keep" or "" }};
+    const float d = dl[nt * 8 + 2 * qd + e];
 #pragma unroll
-    for (int hh = 0; hh < 2; ++hh) {
-      const float fe = f[2 * hh + e];
-      x[2 * hh + e] = {{ dropout and "fe < 0.f ? fe * d : " or "" }}fe * (x[2 * hh + e] - d);
-    }
+    for (int hh = 0; hh < 2; ++hh) x[2 * hh + e] = pt[2 * hh + e] * (x[2 * hh + e] - d);
   }
 }
 
+{% end %}
 extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_params p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   // Swizzled tiles must start on 1024-byte boundaries (in the shared window).
@@ -176,17 +175,22 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     for (int ks = 0; ks < kKSteps; ++ks)
       wgmma_ss_n{{ block_m }}(st, sw128_desc(sKws + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
                        sw128_desc(sQt + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
+{% if overlap %}
     wgmma_commit();
+{% end %}
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks)
       wgmma_ss_n{{ block_m }}(dpt, sw128_desc(sVws + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
                        sw128_desc(sdOt + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
     wgmma_commit();
+{% if overlap %}
     wgmma_wait<1>(); // S^T has landed; dP^T runs on through P^T's exponentials
     fence_regs(st);
-    unsigned ap[kSQSteps][4]; // P^T Z rounded to {{ dtype }}, packed as each k16 step completes
-{% if softcap or dropout %}
-    float f_even[4];          // an even n8 tile's factors until its k16 step is packed
+    unsigned ap[kSQSteps][4]; // P^T rounded to {{ dtype }}, packed as each k16 step completes
+{% else %}
+    wgmma_wait<0>();
+    fence_regs(st);
+    fence_regs(dpt);
 {% end %}
 {% end %}
 
@@ -207,7 +211,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
       kept.set(a, dropout_bits_st(drop_seed, drop_base, m0 / 16 + a, (n0 + key_row) / 16, g, qd,
                                         p.dropout_limit));
 {% end %}
-    // P^T = exp2(S^T c - LSE log2 e) and its factor f for dS^T = f (dP^T - delta); masked entries are 0.
+    // P^T = exp2(S^T c - LSE log2 e), {{ pair and "and its factor f for dS^T = f (dP^T - delta)" or overlap and "kept for dS^T = P^T (dP^T - delta)" or "dS^T = P^T (dP^T - delta)" }}; masked entries are 0.
     const bool masked = m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
                         {{ window and WINDOW_EDGE or "(kCausal && n0 + kBlockN - 1 > m0 + diag);" }}
 {% if alibi %}
@@ -219,11 +223,18 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 {% end %}
 #pragma unroll
     for (int nt = 0; nt < kBlockM / 8; ++nt) {
+{% if pair %}
       float f[4]; // P^T's factor for dS^T
+{% end %}
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int col = nt * 8 + 2 * qd + e;
         const float l2 = sLf[slot * kBlockM + col] * 1.44269504f;
+{% if not pair and not overlap and dropout %}
+        const float dl = sDf[slot * kBlockM + col] * p.dropout_keep; // (1 - p) delta
+{% elif not pair and not overlap %}
+        const float dl = sDf[slot * kBlockM + col];
+{% end %}
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {
 {% if alibi %}
@@ -239,6 +250,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 {% if dropout %}
           const bool drop = !kept.has(8 * (nt / 2) + 4 * e + 2 * (nt & 1) + hh);
 {% end %}
+{% if pair %}
 {% if softcap %}
           const float t = st[nt][2 * hh + e] * cap_in; // tanh of the uncapped score
           f[2 * hh + e] = {{ dropout and "(drop ? -pe : pe)" or "pe" }} * (1.f - t * t);
@@ -246,21 +258,30 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
           f[2 * hh + e] = {{ dropout and "drop ? -pe : pe" or "pe" }};
 {% end %}
           st[nt][2 * hh + e] = {{ dropout and "drop ? 0.f : pe; // P^T Z for dV" or "pe;" }}
+{% elif overlap %}
+          st[nt][2 * hh + e] = pe;
+{% else %}
+{% if dropout %}
+          if (drop) dpt[nt][2 * hh + e] = 0.f;
+{% end %}
+{% if softcap %}
+          const float t = st[nt][2 * hh + e] * cap_in; // tanh of the uncapped score
+          st[nt][2 * hh + e] = pe;
+          dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dl) * (1.f - t * t);
+{% else %}
+          st[nt][2 * hh + e] = pe;
+          dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dl);
+{% end %}
+{% if dropout %}
+          if (drop) st[nt][2 * hh + e] = 0.f; // P^T Z for dV
+{% end %}
+{% end %}
         }
       }
 {% if pair %}
       pf[nt * 128] = make_float4(f[0], f[1], f[2], f[3]);
-{% elif softcap or dropout %}
-      if (nt % 2 == 0) {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) f_even[i] = f[i];
-      } else { // the k16 step's P^T Z is complete: packed; st keeps the factors
-        a_frag(st[nt - 1], st[nt], ap[nt / 2]);
-#pragma unroll
-        for (int i = 0; i < 4; ++i) st[nt - 1][i] = f_even[i], st[nt][i] = f[i];
-      }
-{% else %}
-      if (nt % 2 == 1) a_frag(st[nt - 1], st[nt], ap[nt / 2]); // the k16 step's P^T (st keeps it: f = P^T)
+{% elif overlap %}
+      if (nt % 2 == 1) a_frag(st[nt - 1], st[nt], ap[nt / 2]); // the k16 step's P^T (st keeps it)
 {% end %}
     }
 {% end %}
@@ -270,9 +291,30 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 {% if pair %}
       bar_arrive(kPBar, 256); // the factors are out
     } else {
+      // dS^T = f (dP^T - delta){{ dropout and ", dP^T taken as 0 where f < 0 (dropped, -f)" or "" }}
       bar_sync(kPBar, 256);
 #pragma unroll
-      for (int nt = 0; nt < kBlockM / 8; ++nt) ds_tile(st[nt], pf[nt * 128], sDf + slot * kBlockM, nt, qd, p);
+      for (int nt = 0; nt < kBlockM / 8; ++nt) {
+        const float4 f4 = pf[nt * 128];
+        const float f[4] = {f4.x, f4.y, f4.z, f4.w};
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+{% if dropout %}
+          const float dl = sDf[slot * kBlockM + nt * 8 + 2 * qd + e] * p.dropout_keep; // (1 - p) delta
+{% else %}
+          const float dl = sDf[slot * kBlockM + nt * 8 + 2 * qd + e];
+{% end %}
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) {
+            const float fe = f[2 * hh + e];
+{% if dropout %}
+            st[nt][2 * hh + e] = fe < 0.f ? fe * dl : fe * (st[nt][2 * hh + e] - dl);
+{% else %}
+            st[nt][2 * hh + e] = fe * (st[nt][2 * hh + e] - dl);
+{% end %}
+          }
+        }
+      }
     }
 
     // P^T Z (warpgroup 0) or dS^T (1) rounded to {{ dtype }}: two n8 query tiles of
@@ -324,21 +366,37 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 
 {% else %}
 
+{% if overlap %}
     wgmma_wait<0>(); // dP^T has landed
     fence_regs(dpt);
 
-    // dS^T, rounded to {{ dtype }} as each k16 step completes (two n8 query tiles of
-    // the accumulator are its A fragment), also to shared memory for the dQ step
-    // unless fa2_bwd_dq_det computes dQ; dK += dS^T Q.
+    // dS^T = P^T (dP^T - delta), rounded to {{ dtype }} as each k16 step completes (two
+    // n8 query tiles of the accumulator are its A fragment), also to shared memory
+    // for the dQ step unless fa2_bwd_dq_det computes dQ.
     unsigned as[kSQSteps][4];
 #pragma unroll
     for (int qs = 0; qs < kSQSteps; ++qs) {
 #pragma unroll
       for (int nt = 2 * qs; nt < 2 * qs + 2; ++nt)
-        ds_tile(dpt[nt], make_float4(st[nt][0], st[nt][1], st[nt][2], st[nt][3]), sDf + slot * kBlockM, nt, qd, p);
+        ds_tile(dpt[nt], st[nt], sDf + slot * kBlockM, nt, qd);
       a_frag(dpt[2 * qs], dpt[2 * qs + 1], as[qs]);
       if (!p.deterministic) store_sw_frag(sSp, as[qs], key_row + g, qs * 2, qd);
     }
+{% else %}
+    // P^T and dS^T rounded to {{ dtype }}: two n8 query tiles of the accumulator
+    // are the A fragment of one k16 step. dS^T also goes to shared memory for
+    // the dQ step, unless fa2_bwd_dq_det computes dQ.
+    unsigned ap[kSQSteps][4], as[kSQSteps][4];
+#pragma unroll
+    for (int qs = 0; qs < kSQSteps; ++qs) {
+      a_frag(st[2 * qs], st[2 * qs + 1], ap[qs]);
+      a_frag(dpt[2 * qs], dpt[2 * qs + 1], as[qs]);
+      if (!p.deterministic) store_sw_frag(sSp, as[qs], key_row + g, qs * 2, qd);
+    }
+{% end %}
+
+    // dV += P^T dO and dK += dS^T Q: dO and Q rows (queries) 128 bytes apart,
+    // 64-column blocks kBlockM * 128 bytes apart.
     fence_regs(acc_v);
     fence_regs(acc_k);
     wgmma_fence();
