@@ -3,6 +3,9 @@
 {# "pair" (gen/variant.lua bwd_layout): the two warpgroups share 64 keys; dQ's columns split as #}
 {# the first dqn0 (whole 64-column blocks, at least half) and the rest. #}
 {% local pair = block_n == 8 * warps %}
+{# not the pair, and no dropout, softcap or window (whose registers are spent): P^T's #}
+{# exponentials run while dP^T's MMA does (FA3's intra-warpgroup overlap). #}
+{% local overlap = not pair and not (dropout or softcap or window) %}
 {% local dqn0 = pair and (head_dim // 2 + 63) // 64 * 64 or 0 %}
 // ---- fa2_bwd on warpgroup MMA (templates/bwd_wgmma.cuh.tpl) -----------------
 // One block per (key block, kv head, batch), as with mma.sync. Each warpgroup
@@ -69,6 +72,19 @@ __device__ __forceinline__ void store_sw_frag(unsigned char *s, const unsigned (
   *(unsigned *)(s + sw128_offset<kBlockN>(r + 8, ch + 1) + qd * 4) = f[3];
 }
 
+{% if overlap %}
+// dS^T = P^T (dP^T - delta) in place of dP^T in x, for one n8 query tile nt of the
+// accumulator, with P^T from pt and delta from the step's row at dl.
+__device__ __forceinline__ void ds_tile(float (&x)[4], const float (&pt)[4], const float *dl, int nt, int qd) {
+#pragma unroll
+  for (int e = 0; e < 2; ++e) {
+    const float d = dl[nt * 8 + 2 * qd + e];
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) x[2 * hh + e] = pt[2 * hh + e] * (x[2 * hh + e] - d);
+  }
+}
+
+{% end %}
 extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_params p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   // Swizzled tiles must start on 1024-byte boundaries (in the shared window).
@@ -159,14 +175,23 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     for (int ks = 0; ks < kKSteps; ++ks)
       wgmma_ss_n{{ block_m }}(st, sw128_desc(sKws + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
                        sw128_desc(sQt + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
+{% if overlap %}
+    wgmma_commit();
+{% end %}
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks)
       wgmma_ss_n{{ block_m }}(dpt, sw128_desc(sVws + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
                        sw128_desc(sdOt + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
     wgmma_commit();
+{% if overlap %}
+    wgmma_wait<1>(); // S^T has landed; dP^T runs on through P^T's exponentials
+    fence_regs(st);
+    unsigned ap[kSQSteps][4]; // P^T rounded to {{ dtype }}, packed as each k16 step completes
+{% else %}
     wgmma_wait<0>();
     fence_regs(st);
     fence_regs(dpt);
+{% end %}
 {% end %}
 
 {% if softcap %}
@@ -186,7 +211,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
       kept.set(a, dropout_bits_st(drop_seed, drop_base, m0 / 16 + a, (n0 + key_row) / 16, g, qd,
                                         p.dropout_limit));
 {% end %}
-    // P^T = exp2(S^T c - LSE log2 e), {{ pair and "its factor for dS^T" or "dS^T = P^T (dP^T - delta)" }}; masked entries are 0.
+    // P^T = exp2(S^T c - LSE log2 e), {{ pair and "and its factor f for dS^T = f (dP^T - delta)" or overlap and "kept for dS^T = P^T (dP^T - delta)" or "dS^T = P^T (dP^T - delta)" }}; masked entries are 0.
     const bool masked = m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
                         {{ window and WINDOW_EDGE or "(kCausal && n0 + kBlockN - 1 > m0 + diag);" }}
 {% if alibi %}
@@ -205,9 +230,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
       for (int e = 0; e < 2; ++e) {
         const int col = nt * 8 + 2 * qd + e;
         const float l2 = sLf[slot * kBlockM + col] * 1.44269504f;
-{% if not pair and dropout %}
+{% if not pair and not overlap and dropout %}
         const float dl = sDf[slot * kBlockM + col] * p.dropout_keep; // (1 - p) delta
-{% elif not pair %}
+{% elif not pair and not overlap %}
         const float dl = sDf[slot * kBlockM + col];
 {% end %}
 #pragma unroll
@@ -233,6 +258,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
           f[2 * hh + e] = {{ dropout and "drop ? -pe : pe" or "pe" }};
 {% end %}
           st[nt][2 * hh + e] = {{ dropout and "drop ? 0.f : pe; // P^T Z for dV" or "pe;" }}
+{% elif overlap %}
+          st[nt][2 * hh + e] = pe;
 {% else %}
 {% if dropout %}
           if (drop) dpt[nt][2 * hh + e] = 0.f;
@@ -253,6 +280,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
       }
 {% if pair %}
       pf[nt * 128] = make_float4(f[0], f[1], f[2], f[3]);
+{% elif overlap %}
+      if (nt % 2 == 1) a_frag(st[nt - 1], st[nt], ap[nt / 2]); // the k16 step's P^T (st keeps it)
 {% end %}
     }
 {% end %}
@@ -337,6 +366,23 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 
 {% else %}
 
+{% if overlap %}
+    wgmma_wait<0>(); // dP^T has landed
+    fence_regs(dpt);
+
+    // dS^T = P^T (dP^T - delta), rounded to {{ dtype }} as each k16 step completes (two
+    // n8 query tiles of the accumulator are its A fragment), also to shared memory
+    // for the dQ step unless fa2_bwd_dq_det computes dQ.
+    unsigned as[kSQSteps][4];
+#pragma unroll
+    for (int qs = 0; qs < kSQSteps; ++qs) {
+#pragma unroll
+      for (int nt = 2 * qs; nt < 2 * qs + 2; ++nt)
+        ds_tile(dpt[nt], st[nt], sDf + slot * kBlockM, nt, qd);
+      a_frag(dpt[2 * qs], dpt[2 * qs + 1], as[qs]);
+      if (!p.deterministic) store_sw_frag(sSp, as[qs], key_row + g, qs * 2, qd);
+    }
+{% else %}
     // P^T and dS^T rounded to {{ dtype }}: two n8 query tiles of the accumulator
     // are the A fragment of one k16 step. dS^T also goes to shared memory for
     // the dQ step, unless fa2_bwd_dq_det computes dQ.
@@ -347,6 +393,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
       a_frag(dpt[2 * qs], dpt[2 * qs + 1], as[qs]);
       if (!p.deterministic) store_sw_frag(sSp, as[qs], key_row + g, qs * 2, qd);
     }
+{% end %}
 
     // dV += P^T dO and dK += dS^T Q: dO and Q rows (queries) 128 bytes apart,
     // 64-column blocks kBlockM * 128 bytes apart.
