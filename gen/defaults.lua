@@ -80,12 +80,15 @@ M.BWD_TILES = {
 
 -- Backward tiles on Hopper (wgmma, replacing BWD_TILES on sm_90): d = 128
 -- runs 1.16-1.26x the flash backend there, against 0.84-0.96x for m64n128w8s2
--- (H200, bench/NOTES.md "wgmma backward"); d = 64 stays on mma.sync (its
--- m32n128w4s2 is 0.99-1.09x, the wgmma tile 0.92-1.10x). d = 192/256: a pair
+-- (H200, bench/NOTES.md "wgmma backward"). d = 64: one warpgroup, three Q/dO
+-- buffers, 1.02-1.04x m32n128w4s2 non-causal and 1.02-1.10x causal through
+-- PyTorch once P^T's exponentials overlap dP^T's MMA (H200, bench/NOTES.md
+-- "Session 16"; 0.92-1.10x before, without the overlap). d = 192/256: a pair
 -- of warpgroups sharing 64 keys, one computing S, P and dV, the other dP, dS
 -- and dK: 0.99-1.07x and 1.09-1.21x flash on the H200 (bench/NOTES.md
 -- "Session 14"; the quad tiles ran 0.50-0.81x on the H100).
 M.BWD_TILES_SM90 = {
+  [64]  = { block_m = 64, block_n = 64, warps = 4, stages = 3, wgmma = true },
   [128] = { block_m = 64, block_n = 128, warps = 8, stages = 2, wgmma = true },
   [192] = { block_m = 64, block_n = 64, warps = 8, stages = 2, wgmma = true },  -- a pair
   [256] = { block_m = 64, block_n = 64, warps = 8, stages = 2, wgmma = true },  -- a pair

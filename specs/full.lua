@@ -13,7 +13,7 @@
 -- sm_80's mma.sync ones where sm_90 has its own). Left out, as they spill (bench/NOTES.md
 -- "Session 13"): the d = 128 wgmma backward with ALiBi and softcap together (4-8 bytes
 -- at 255 registers), and the mma.sync backward with a window and softcap at d = 64
--- (16-20 bytes) and d = 128 (4 bytes on sm_80; sm_90's wgmma one is clean).
+-- (16-20 bytes) and d = 128 (4 bytes on sm_80; sm_90's wgmma ones are clean).
 local head_dims = { 16, 48, 80 }
 for d = 32, 256, 32 do head_dims[#head_dims + 1] = d end
 local MODIFIERS = { "window", "varlen", "alibi", "softcap", "sinks", "dropout" }
@@ -42,6 +42,6 @@ return {
     for _, m in ipairs(MODIFIERS) do on[#on + 1] = v[m] and m or nil end
     if #on > 2 or (#on == 2 and not COMBOS[on[1] .. "_" .. on[2]]) then return true end
     return v.pass == "bwd" and (v.head_dim == 128 and v.wgmma and v.alibi and v.softcap
-      or (v.head_dim == 64 or v.head_dim == 128 and not v.wgmma) and v.window and v.softcap)
+      or (v.head_dim == 64 or v.head_dim == 128) and not v.wgmma and v.window and v.softcap)
   end,
 }

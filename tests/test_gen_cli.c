@@ -65,7 +65,7 @@ Test(cli, gen_writes_sources_and_exact_manifest) {
   cr_expect_str_eq(json_string_value(json_array_get(arch, 1)), "sm_90");
   cr_expect(json_is_false(json_object_get(m, "allow_spills")));
   json_t *vs = json_object_get(m, "variants");
-  cr_assert_eq(json_array_size(vs), 30); /* fwd: 12 on mma.sync, 12 on wgmma for sm_90; bwd: 4 + 2 */
+  cr_assert_eq(json_array_size(vs), 32); /* fwd: 12 on mma.sync, 12 on wgmma for sm_90; bwd: 4 + 4 */
 
   /* The sm_90 pick of the same key: a ws tile (warp-specialized, on wgmma). */
   json_t *w = json_array_get(vs, 23);
@@ -130,7 +130,7 @@ Test(cli, gen_without_spec_uses_the_embedded_default) {
   char *t = tu_tmpdir();
   tu_run r = tu_fa2(t, ARGS("gen"));
   cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_expect(strstr(r.out, "30 variants of specs/default.lua -> out/"), "%s", r.out);
+  cr_expect(strstr(r.out, "32 variants of specs/default.lua -> out/"), "%s", r.out);
   char *m = path_in(t, "out/manifest.json");
   cr_expect(tu_exists(m));
   tu_run_free(&r), free(m), free(t);
@@ -207,7 +207,7 @@ Test(cli, gen_refuses_to_replace_a_folder_that_is_not_an_output) {
 Test(cli, list_prints_the_table_and_names) {
   tu_run r = tu_fa2(NULL, ARGS("list", "specs/default.lua"));
   cr_assert_eq(r.status, 0, "%s", r.err);
-  cr_expect(strstr(r.out, "specs/default.lua: 30 variants; arch sm_80, sm_90; spills not allowed"),
+  cr_expect(strstr(r.out, "specs/default.lua: 32 variants; arch sm_80, sm_90; spills not allowed"),
             "%s", r.out);
   cr_expect(strstr(r.out, "VARIANT"));
   const char *row = "fwd_bf16_d128_causal_m128n48w4s1_paper_b2_e1em3        128  yes         128 "
@@ -221,9 +221,9 @@ Test(cli, list_prints_the_table_and_names) {
   cr_assert_eq(r.status, 0, "%s", r.err);
   int lines = 0;
   for (const char *p = r.out; (p = strchr(p, '\n')); p++) lines++;
-  cr_expect_eq(lines, 2212); /* 236 plain (176 + sm_90's wgmma picks: forward d 64, 128, 192,
-                               256 x dtypes x causal x modes, backward d 128, 192, 256 x dtypes
-                               x causal), each modifier's and COMBOS' (tests/test_gen_spec.c) */
+  cr_expect_eq(lines, 2248); /* 240 plain (176 + sm_90's wgmma picks: forward d 64, 128, 192,
+                               256 x dtypes x causal x modes, backward d 64, 128, 192, 256 x
+                               dtypes x causal), each modifier's and COMBOS' (tests/test_gen_spec.c) */
   cr_expect(!strncmp(r.out, "fwd_bf16_d16_m128n64w4s1_none\n", 30), "%s", r.out);
   tu_run_free(&r);
 }

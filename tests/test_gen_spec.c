@@ -109,25 +109,25 @@ Test(spec, the_shipped_specs_load) {
   gen_spec s;
   gen_err err;
   /* default: 2 head dims x 2 causal x 3 modes forward, on mma.sync tiles and
-   * on sm_90's wgmma tiles; 2 x 2 backward, and d = 128's 2 on sm_90 */
+   * on sm_90's wgmma tiles; 2 x 2 backward, on each too */
   cr_assert_eq(gen_spec_load(g, "specs/default.lua", &s, &err), GEN_OK, "%s", err.msg);
-  cr_expect_eq(s.n_variants, 2 * 12 + 4 + 2);
+  cr_expect_eq(s.n_variants, 2 * 12 + 2 * 4);
   gen_spec_free(&s);
   cr_assert_eq(gen_spec_load(g, NULL, &s, &err), GEN_OK, "%s", err.msg); /* embedded */
-  cr_expect_eq(s.n_variants, 2 * 12 + 4 + 2);
+  cr_expect_eq(s.n_variants, 2 * 12 + 2 * 4);
   cr_expect_str_eq(s.path, "specs/default.lua");
   gen_spec_free(&s);
   /* full, plain: 11 head dims x 2 dtypes x 2 causal x 3 modes forward (head dims
    * 64, 128, 192 and 256 also on sm_90's wgmma tiles); the backward (mode-independent)
-   * for the 11 head dims x 2 dtypes x 2 causal (d 128, 192, 256 also on sm_90's).
+   * for the 11 head dims x 2 dtypes x 2 causal (d 64, 128, 192, 256 also on sm_90's).
    * Each plain variant again with softcap, ALiBi, dropout, sinks and varlen; with a
    * window when not causal; each modifier's d = 96 forward twice (2 dtypes x 2 causal x
    * 3 modes; a window: not causal): TILES_MODIFIED's tile off sm_90 and TILES' on it.
    * The pairs of COMBOS: a window with varlen, sinks or softcap (not causal; with softcap
-   * not the d = 64 backward nor d = 128's mma.sync one: 2 x 2), ALiBi with softcap but
+   * not the mma.sync backward at d = 64 and 128: 2 x 2), ALiBi with softcap but
    * the d = 128 wgmma backward's 2 x 2. */
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
-  const int plain = (11 + 4) * 2 * 2 * 3 + (11 + 3) * 2 * 2;
+  const int plain = (11 + 4) * 2 * 2 * 3 + (11 + 4) * 2 * 2;
   const int each = plain + 2 * 2 * 3; /* with one modifier */
   cr_expect_eq(s.n_variants, plain + each * 5 + each / 2 + each / 2 * 2 + (each / 2 - 4) + (each - 4));
   int fp16 = 0, causal = 0, robust = 0, bwd = 0, wgmma = 0, bwd_wgmma = 0;
@@ -157,8 +157,8 @@ Test(spec, the_shipped_specs_load) {
     robust += s.variants[i].stab == GEN_STAB_ROBUST;
     wgmma += s.variants[i].wgmma;
   }
-  cr_expect_eq(bwd, 56);
-  cr_expect_eq(bwd_wgmma, 3 * 2 * 2);
+  cr_expect_eq(bwd, 60);
+  cr_expect_eq(bwd_wgmma, 4 * 2 * 2);
   cr_expect_eq(fp16, 90);
   cr_expect_eq(causal, 90);
   cr_expect_eq(robust, 60);
@@ -271,10 +271,12 @@ Test(spec, backward_pass_is_one_variant_per_shape) {
   char *path;
   const char *text = "return { dtype = {'bf16'}, head_dim = {64}, pass = {'fwd', 'bwd'} }";
   cr_assert_eq(load(text, &s, &err, &path), GEN_OK, "%s", err.msg);
-  /* 2 causal x 3 modes forward on sm_80's and sm_90's tiles + 2 causal backward */
-  cr_assert_eq(s.n_variants, 14);
+  /* 2 causal x 3 modes forward on sm_80's and sm_90's tiles + 2 causal backward on each */
+  cr_assert_eq(s.n_variants, 16);
   cr_expect_str_eq(s.variants[12].name, "bwd_bf16_d64_m32n128w4s2_none");
-  cr_expect_str_eq(s.variants[13].name, "bwd_bf16_d64_causal_m32n128w4s2_none");
+  cr_expect_str_eq(s.variants[13].name, "bwd_bf16_d64_m64n64w4s3wg_none");
+  cr_expect_str_eq(s.variants[14].name, "bwd_bf16_d64_causal_m32n128w4s2_none");
+  cr_expect_str_eq(s.variants[15].name, "bwd_bf16_d64_causal_m64n64w4s3wg_none");
   cr_expect_eq(s.variants[12].n_entries, 4);
   cr_expect_str_eq(s.variants[12].entries[0], "fa2_bwd_pre");
   cr_expect_str_eq(s.variants[12].entries[1], "fa2_bwd");
@@ -282,6 +284,8 @@ Test(spec, backward_pass_is_one_variant_per_shape) {
   cr_expect_str_eq(s.variants[12].entries[3], "fa2_bwd_dq_det");
   /* 2 (d+8)(2 block_n + 2 stages block_m) + 8 stages block_m + 2 block_n (block_m + 8) */
   cr_expect_eq(s.variants[12].smem_bytes, 2 * 72 * (2 * 128 + 2 * 2 * 32) + 8 * 2 * 32 + 2 * 128 * (32 + 8));
+  /* wgmma: 1024 + 2 d (2 block_n + 2 stages block_m) + 8 stages block_m + 2 block_n block_m */
+  cr_expect_eq(s.variants[13].smem_bytes, 1024 + 2 * 64 * (2 * 64 + 2 * 3 * 64) + 8 * 3 * 64 + 2 * 64 * 64);
   gen_spec_free(&s);
   char *tdir = tu_tmpdir();
   free(tu_write(tdir, "fwd.cu.tpl", "// fwd\n"));
