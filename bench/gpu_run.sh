@@ -213,7 +213,7 @@ for s in $steps; do
     ;;
   wgmma_bwd)
     step check_wgmma_bwd 300 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/wgmma_bwd_spec.lua
-    for tool in memcheck racecheck; do
+    for tool in memcheck racecheck synccheck; do
       step "${tool}_wgmma_bwd" 300 compute-sanitizer --tool "$tool" --error-exitcode 9 \
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/wgmma_bwd_sanitize_spec.lua
     done
