@@ -56,12 +56,11 @@ constexpr int kColBlocks = kHeadDim / 64;  // 64-column blocks: one TMA box each
 constexpr int kTileQ = 64 * kHeadDim * 2;  // bytes: one warpgroup's Q rows (or its O)
 constexpr int kTileKV = kBlockN * kHeadDim * 2;
 // Q, K and V stages{{ persistent and ", O's staging" or " (O is staged in Q's rows)" }}; then the Q mbarriers (full,
-// empty), full/empty pairs per stage for K and V, full/empty pairs for the two
-// work-item slots, and the slots.
+// empty), full/empty pairs per stage for K and V, and the slot of a work item's number.
 constexpr int kBars = {{ persistent and "2" or "1" }} * kConsumers * kTileQ + 2 * kStages * kTileKV;
 constexpr int kSmemBytes = 1024 + kBars + 256; // + 1024: room to align the tiles
 static_assert(kSmemBytes == {{ smem_bytes }}, "smem layout differs from gen/variant.lua");
-static_assert(8 * (2 + 4 * kStages + 4) + 8 <= 256, "mbarriers and work slots fit their 256 bytes");
+static_assert(8 * (2 + 4 * kStages) + 4 <= 256, "mbarriers and the work item's slot fit their 256 bytes");
 static_assert(kBlockM == 64 * kConsumers && kBlockN <= 256, "a TMA box spans at most 256 rows");
 // Register budgets (setmaxnreg): the block is launched with kLaunchRegs per
 // thread; the producer warpgroup keeps kProducerRegs, the consumers the rest.
@@ -69,8 +68,10 @@ constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
 constexpr int kConsumerRegs0 = (kLaunchRegs * kThreads - 24 * 128) / (128 * kConsumers) / 8 * 8;
 constexpr int kConsumerRegs = kConsumerRegs0 < 240 ? kConsumerRegs0 : 240;
 constexpr int kProducerRegs = (kLaunchRegs * kThreads - kConsumerRegs * 128 * kConsumers) / 128 / 8 * 8;
-// Named barriers: warpgroup w's turn to issue MMAs (1 + w), its epilogue (1 + kConsumers + w).
-constexpr int kTurnBar = 1, kEpilogueBar = 1 + kConsumers;
+// Named barriers: warpgroup w's turn to issue MMAs (1 + w), its epilogue (1 + kConsumers + w);
+// a work item's number handed from the producer warp to the consumers (persistent tiles).
+constexpr int kTurnBar = 1, kEpilogueBar = 1 + kConsumers, kItemReady = 1 + 2 * kConsumers,
+              kItemFree = 2 + 2 * kConsumers, kItemThreads = 32 + 128 * kConsumers;
 
 {% include "softmax.cuh.tpl" %}
 {% include "softmax_robust.cuh.tpl" %}
@@ -188,7 +189,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   const unsigned sO = {{ persistent and "sV + kStages * kTileKV" or "sQ" }}; // O's staging{{ persistent and "" or ": Q's rows, once the item's last S read them" }}
   const unsigned q_full = sQ + kBars, q_empty = q_full + 8, k_full = q_empty + 8, k_empty = k_full + 8 * kStages;
   const unsigned v_full = k_empty + 8 * kStages, v_empty = v_full + 8 * kStages;
-  const unsigned item_full = v_empty + 8 * kStages, item_empty = item_full + 16, item_slot = item_empty + 16;
+  const unsigned item_slot = v_empty + 8 * kStages;
   if (tid == 0) {
     mbar_init(q_full, 1);
     mbar_init(q_empty, 4 * kConsumers); // every consumer warp is done with Q
@@ -198,30 +199,32 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
       mbar_init(k_empty + 8 * s, 4 * kConsumers); // every consumer warp frees a slot
       mbar_init(v_empty + 8 * s, 4 * kConsumers);
     }
-    for (int s = 0; s < 2; ++s) {
-      mbar_init(item_full + 8 * s, 1);
-      mbar_init(item_empty + 8 * s, 4 * kConsumers);
-    }
     mbar_init_fence();
   }
   __syncthreads();
 
   if (warp >= 4 * kConsumers) { // ---- producer warpgroup: one thread issues every copy
     regs_release<kProducerRegs>();
-    if (warp == 4 * kConsumers && lane == 0) {
-      tma_prefetch(maps.q);
-      tma_prefetch(maps.k);
-      tma_prefetch(maps.v);
+    if (warp == 4 * kConsumers) { // (the whole warp: it hands over the items' numbers)
+      if (lane == 0) {
+        tma_prefetch(maps.q);
+        tma_prefetch(maps.k);
+        tma_prefetch(maps.v);
+      }
       int n = 0, q_loads = 0; // the block's K/V tiles and Q loads so far
       int work = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-      for (int i = 0;; ++i) {
-        // The item's number to the consumers (slot i % 2), once they took the one before.
-        mbar_wait(item_empty + 8 * (i % 2), ((i / 2) & 1) ^ 1);
-        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(item_slot + 4 * (i % 2)), "r"(work) : "memory");
-        mbar_arrive(item_full + 8 * (i % 2));
+      for (;;) {
+{% if persistent %}
+        // The item's number to the consumers, once they have read the last one (named
+        // barriers: ordered shared memory that compute-sanitizer's racecheck follows).
+        __syncwarp();
+        bar_sync(kItemFree, kItemThreads);
+        if (lane == 0) asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(item_slot), "r"(work) : "memory");
+        bar_arrive(kItemReady, kItemThreads);
+{% end %}
         if (work >= n_items) break;
         const ws_item it = ws_item_at(p, work, n_m);
-        if (!it.skip && it.n_tiles > 0) {
+        if (lane == 0 && !it.skip && it.n_tiles > 0) {
           mbar_wait(q_empty, (q_loads++ & 1) ^ 1); // the last item's S are done with Q
           mbar_arrive_tx(q_full, kConsumers * kTileQ);
           for (int w = 0; w < kConsumers; ++w)
@@ -237,18 +240,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
               produce(maps.v, sV, v_full, v_empty, n + j - 1, {{ KEY0 }} + (j - 1) * kBlockN, it.kv_head,
                       {{ TMA_BATCH }});
           }
-          n += it.n_tiles;
         }
 {% if persistent %}
+        n += it.skip ? 0 : it.n_tiles; // (every lane counts; lane 0 loaded them)
         // The next item: every block's last take fails once; the last of those resets
         // the counter for the next launch on the stream.
-        if (!p.tile_counter) {
-          work = n_items;
-        } else {
-          const int taken = atomicAdd(p.tile_counter, 1);
-          work = blocks + taken;
+        int taken = n_items;
+        if (lane == 0 && p.tile_counter) {
+          taken = atomicAdd(p.tile_counter, 1);
           if (taken == max(n_items, blocks) - 1) atomicExch(p.tile_counter, 0);
         }
+        work = p.tile_counter ? blocks + __shfl_sync(0xffffffffu, taken, 0) : n_items;
 {% else %}
         work = n_items; // one item a block
 {% end %}
@@ -275,12 +277,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   if (wg == 0) bar_arrive(kTurnBar, 256);
 {% if persistent %}
   int n = 0, q_loads = 0; // the block's K/V tiles and Q loads so far (their slots, phases)
-  for (int i = 0;; ++i) {
-    mbar_wait(item_full + 8 * (i % 2), (i / 2) & 1);
+  bar_arrive(kItemFree, kItemThreads); // the slot is free for the first number
+  for (;;) {
+    bar_sync(kItemReady, kItemThreads);
     int work;
-    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(work) : "r"(item_slot + 4 * (i % 2)) : "memory");
-    __syncwarp();
-    if (lane == 0) mbar_arrive(item_empty + 8 * (i % 2));
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(work) : "r"(item_slot) : "memory");
+    if (work < n_items) bar_arrive(kItemFree, kItemThreads); // read: the next may come (none after the last)
 {% else %}
   // One item, the grid's (a loop over items needs registers three consumers lack).
   const int n = 0;
