@@ -291,17 +291,22 @@ Test(tuning, wgmma_entries) {
   fake->cc_major = 9;
 }
 
+/* A context whose database gives d = 128's forward the ws tile m128n128w12s2ws. */
+static fa2_context *ctx_with_ws_db(void) {
+  char db[300];
+  snprintf(db, sizeof db, "%s/t.json", root);
+  write_fake_db(db, "{\"fwd_bf16_d128_none\": {\"block_m\": 128, \"block_n\": 128, \"warps\": 12, "
+                    "\"stages\": 2, \"ws\": true}}");
+  return ctx_with_db(db);
+}
+
 /* "ws": true picks a warp-specialized tile: launched as fa2_fwd_ws with its
  * block of 384 threads and the four TMA maps as its second parameter; the
  * maps of a second call with other tensors of the same shapes come from the
  * context's cache, re-addressed (no new encode), also while the stream captures
  * a CUDA graph (nothing there allocates or synchronizes). */
 Test(tuning, ws_entries_launch_with_tensor_maps) {
-  char db[300];
-  snprintf(db, sizeof db, "%s/t.json", root);
-  write_fake_db(db, "{\"fwd_bf16_d128_none\": {\"block_m\": 128, \"block_n\": 128, \"warps\": 12, "
-                    "\"stages\": 2, \"ws\": true}}");
-  fa2_context *ctx = ctx_with_db(db);
+  fa2_context *ctx = ctx_with_ws_db();
   fa2_fwd_args a = fwd(128, 0, FA2_STAB_NONE);
   expect_launch_of(ctx, a, "fwd_bf16_d128_m128n128w12s2ws_none");
   cr_expect_eq(seen.count[FA2_LOG_WARN], 0, "%s", seen.last);
@@ -356,11 +361,7 @@ Test(tuning, ws_entries_launch_with_tensor_maps) {
  * launch (an int, zeroed) and kept; another stream gets its own; a capturing stream
  * without one launches the full grid (nothing allocates during a capture). */
 Test(tuning, persistent_ws_launch_takes_one_block_per_sm) {
-  char db[300];
-  snprintf(db, sizeof db, "%s/t.json", root);
-  write_fake_db(db, "{\"fwd_bf16_d128_none\": {\"block_m\": 128, \"block_n\": 128, \"warps\": 12, "
-                    "\"stages\": 2, \"ws\": true}}");
-  fa2_context *ctx = ctx_with_db(db);
+  fa2_context *ctx = ctx_with_ws_db();
   fa2_fwd_args a = fwd_n(128, 0, FA2_STAB_NONE, 16384); /* 128 query blocks x 2 heads */
   const int allocs = fake->allocs;
   expect_launch_of(ctx, a, "fwd_bf16_d128_m128n128w12s2ws_none");
