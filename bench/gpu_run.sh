@@ -60,7 +60,8 @@
 #             three sanitizers on the normal shapes (more work items than SMs), then
 #             fa2_bench of d = 128's default (bench/specs/ws_default.lua) persistent and
 #             on the full grid, and $WS_BASE_BENCH (another build's fa2_bench) if set;
-#             bench/ab_ratio.py's ratios
+#             bench/ab_ratio.py's ratios; d = 64's wgmma default beside the persistent
+#             two-consumer ws tile (bench/specs/ws_d64_short.lua)
 #   ws_ncu    ncu (speed of light, pipes, warp states, scheduler) of one N = 8k launch:
 #             the d = 128 and d = 64 ws tiles and the d = 128 wgmma default (after ws)
 #   bwd_modes the d = 64 backward after a `none` and after a `robust` forward through
@@ -358,6 +359,8 @@ for s in $steps; do
       --base "$OUT"/ws_grid_*.json --test "$OUT"/ws_pers_*.json
     [ -z "${WS_BASE_BENCH:-}" ] || step ws_ratio_base 60 python3 bench/ab_ratio.py \
       --title "persistent / $WS_BASE_BENCH" --base "$OUT"/ws_base_*.json --test "$OUT"/ws_pers_*.json
+    step ws_d64_short 120 bin/fa2_bench --spec bench/specs/ws_d64_short.lua --json "$OUT/ws_d64_short.json" \
+      --reps 10 --rounds 3
     ;;
   modes)
     # The default spec's forward tiles, from the generator (they move with gen/defaults.lua).

@@ -232,6 +232,21 @@ Test(variant, ws_tiles) {
   cr_expect(strstr(src, "setmaxnreg.inc.sync.aligned.u32"));
   cr_expect(strstr(src, "tau_raw[mt][h] = robust_shift(rm, row,"), "robust's shift, as fwd.cu.tpl has it");
   cr_expect(strstr(src, "row_moved[mt][h] = __any_sync"), "O is rescaled by the kernel, not the softmax");
+  /* persistent: items from the counter (the last take resets it), their numbers handed
+   * over under named barriers, O staged apart from Q */
+  cr_expect(strstr(src, "taken = atomicAdd(p.tile_counter, 1);") &&
+            strstr(src, "if (taken == max(n_items, blocks) - 1) atomicExch(p.tile_counter, 0);"));
+  cr_expect(strstr(src, "bar_sync(kItemReady, kItemThreads);") && strstr(src, "bar_arrive(kItemReady, kItemThreads);"));
+  cr_expect(strstr(src, "const unsigned sO = sV + kStages * kTileKV;"));
+  free(src);
+  /* one item a block (three consumers): no counter, O in Q's rows */
+  w = base(64, 0, GEN_STAB_NONE, 0, 0);
+  tiles(&w, 192, 128, 16, 2);
+  w.ws = 1;
+  cr_assert_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_assert_eq(gen_render(g, &w, &src, &n, &err), GEN_OK, "%s", err.msg);
+  cr_expect(!strstr(src, "tile_counter)") && !strstr(src, "kItemReady, kItemThreads);"), "%s: no item loop", w.name);
+  cr_expect(strstr(src, "const unsigned sO = sQ;"));
   free(src);
 }
 
