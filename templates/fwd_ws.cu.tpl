@@ -60,7 +60,7 @@ constexpr int kTileKV = kBlockN * kHeadDim * 2;
 constexpr int kBars = {{ persistent and "2" or "1" }} * kConsumers * kTileQ + 2 * kStages * kTileKV;
 constexpr int kSmemBytes = 1024 + kBars + 256; // + 1024: room to align the tiles
 static_assert(kSmemBytes == {{ smem_bytes }}, "smem layout differs from gen/variant.lua");
-static_assert(8 * (2 + 4 * kStages) + 4 <= 256, "mbarriers and the work item's slot fit their 256 bytes");
+static_assert(8 * (2 + 4 * kStages) + 8 <= 256, "mbarriers and the work items' two slots fit their 256 bytes");
 static_assert(kBlockM == 64 * kConsumers && kBlockN <= 256, "a TMA box spans at most 256 rows");
 // Register budgets (setmaxnreg): the block is launched with kLaunchRegs per
 // thread; the producer warpgroup keeps kProducerRegs, the consumers the rest.
@@ -69,9 +69,10 @@ constexpr int kConsumerRegs0 = (kLaunchRegs * kThreads - 24 * 128) / (128 * kCon
 constexpr int kConsumerRegs = kConsumerRegs0 < 240 ? kConsumerRegs0 : 240;
 constexpr int kProducerRegs = (kLaunchRegs * kThreads - kConsumerRegs * 128 * kConsumers) / 128 / 8 * 8;
 // Named barriers: warpgroup w's turn to issue MMAs (1 + w), its epilogue (1 + kConsumers + w);
-// a work item's number handed from the producer warp to the consumers (persistent tiles).
-constexpr int kTurnBar = 1, kEpilogueBar = 1 + kConsumers, kItemReady = 1 + 2 * kConsumers,
-              kItemFree = 2 + 2 * kConsumers, kItemThreads = 32 + 128 * kConsumers;
+// a work item's number handed from the producer warp to warpgroup w (1 + 2 kConsumers + w;
+// persistent tiles).
+constexpr int kTurnBar = 1, kEpilogueBar = 1 + kConsumers, kItemBar = 1 + 2 * kConsumers,
+              kItemThreads = 32 + 128;
 
 {% include "softmax.cuh.tpl" %}
 {% include "softmax_robust.cuh.tpl" %}
@@ -213,18 +214,27 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
       }
       int n = 0, q_loads = 0; // the block's K/V tiles and Q loads so far
       int work = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-      for (;;) {
+      for (int k = 0;; ++k) {
 {% if persistent %}
-        // The item's number to the consumers, once they have read the last one (named
-        // barriers: ordered shared memory that compute-sanitizer's racecheck follows).
-        __syncwarp();
-        bar_sync(kItemFree, kItemThreads);
-        if (lane == 0) asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(item_slot), "r"(work) : "memory");
-        bar_arrive(kItemReady, kItemThreads);
-{% end %}
+        // Item k's number into its slot (two: the consumers may still read item k - 1's).
+        if (lane == 0) asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(item_slot + 4 * (k & 1)), "r"(work) : "memory");
+        const ws_item it = ws_item_at(p, work < n_items ? work : 0, n_m);
+        const bool loads = lane == 0 && work < n_items && !it.skip && it.n_tiles > 0;
+{% else %}
         if (work >= n_items) break;
         const ws_item it = ws_item_at(p, work, n_m);
-        if (lane == 0 && !it.skip && it.n_tiles > 0) {
+        const bool loads = lane == 0 && !it.skip && it.n_tiles > 0;
+{% end %}
+        // In the order the consumers take them: K(j) is needed before V(j - 1).
+        const auto load_kv = [&](int j) {
+          if (j < it.n_tiles)
+            produce(maps.k, sK, k_full, k_empty, n + j, {{ KEY0 }} + j * kBlockN, it.kv_head, {{ TMA_BATCH }});
+          if (j > 0)
+            produce(maps.v, sV, v_full, v_empty, n + j - 1, {{ KEY0 }} + (j - 1) * kBlockN, it.kv_head,
+                    {{ TMA_BATCH }});
+        };
+        int j = 0;
+        if (loads) {
           mbar_wait(q_empty, (q_loads++ & 1) ^ 1); // the last item's S are done with Q
           mbar_arrive_tx(q_full, kConsumers * kTileQ);
           for (int w = 0; w < kConsumers; ++w)
@@ -232,15 +242,19 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             for (int cb = 0; cb < kColBlocks; ++cb)
               tma_load(sQ + w * kTileQ + cb * 64 * 128, maps.q, cb * 64, {{ Q_ROW0 }}it.m0 + 64 * w, it.head,
                        {{ TMA_BATCH }}, q_full);
-          // In the order the consumers take them: K(j) is needed before V(j - 1).
-          for (int j = 0; j <= it.n_tiles; ++j) {
-            if (j < it.n_tiles)
-              produce(maps.k, sK, k_full, k_empty, n + j, {{ KEY0 }} + j * kBlockN, it.kv_head, {{ TMA_BATCH }});
-            if (j > 0)
-              produce(maps.v, sV, v_full, v_empty, n + j - 1, {{ KEY0 }} + (j - 1) * kBlockN, it.kv_head,
-                      {{ TMA_BATCH }});
-          }
+          // The first kStages only wait for slots the last item frees.
+          for (; j <= it.n_tiles && j < kStages; ++j) load_kv(j);
         }
+{% if persistent %}
+        // Item k to each consumer warpgroup, which waits for it on a named barrier of its
+        // own (barrier.sync on both sides, not .aligned: the producer's lanes come apart;
+        // compute-sanitizer's racecheck and synccheck follow it; the warpgroups keep
+        // their distance). Its other tiles wait for the item's own.
+        for (int w = 0; w < kConsumers; ++w) bar_sync_lanes(kItemBar + w, kItemThreads);
+        if (work >= n_items) break;
+{% end %}
+        if (loads)
+          for (; j <= it.n_tiles; ++j) load_kv(j);
 {% if persistent %}
         n += it.skip ? 0 : it.n_tiles; // (every lane counts; lane 0 loaded them)
         // The next item: every block's last take fails once; the last of those resets
@@ -277,12 +291,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   if (wg == 0) bar_arrive(kTurnBar, 256);
 {% if persistent %}
   int n = 0, q_loads = 0; // the block's K/V tiles and Q loads so far (their slots, phases)
-  bar_arrive(kItemFree, kItemThreads); // the slot is free for the first number
-  for (;;) {
-    bar_sync(kItemReady, kItemThreads);
+  for (int k = 0;; ++k) {
+    bar_sync_lanes(kItemBar + wg, kItemThreads); // item k's number is in its slot
     int work;
-    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(work) : "r"(item_slot) : "memory");
-    if (work < n_items) bar_arrive(kItemFree, kItemThreads); // read: the next may come (none after the last)
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(work) : "r"(item_slot + 4 * (k & 1)) : "memory");
 {% else %}
   // One item, the grid's (a loop over items needs registers three consumers lack).
   const int n = 0;
