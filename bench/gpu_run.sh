@@ -55,6 +55,13 @@
 #             dims past 128 and the ws tiles
 #   ws_sanitize compute-sanitizer memcheck, racecheck and synccheck over the odd
 #             shapes on tests/gpu/ws_sanitize_spec.lua
+#   ws_persistent the persistent ws forward: tests/gpu/ws_spec.lua against float64 on
+#             one block per SM and on the full grid (FA2_PERSISTENT=0), empty rows, the
+#             three sanitizers on the normal shapes (more work items than SMs), then
+#             fa2_bench of d = 128's default (bench/specs/ws_default.lua) persistent and
+#             on the full grid, and $WS_BASE_BENCH (another build's fa2_bench) if set;
+#             bench/ab_ratio.py's ratios; d = 64's wgmma default beside the persistent
+#             two-consumer ws tile (bench/specs/ws_d64_short.lua)
 #   ws_ncu    ncu (speed of light, pipes, warp states, scheduler) of one N = 8k launch:
 #             the d = 128 and d = 64 ws tiles and the d = 128 wgmma default (after ws)
 #   bwd_modes the d = 64 backward after a `none` and after a `robust` forward through
@@ -331,6 +338,30 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --src /tmp/fa2_ws_san
     done
     ;;
+  ws_persistent)
+    step ws_check 150 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/ws_spec.lua
+    step ws_check_odd 100 bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/ws_spec.lua
+    step ws_empty_rows 100 bin/fa2_gpu_tests --no-smoke --empty-rows --spec tests/gpu/ws_empty_rows_spec.lua
+    step ws_check_full_grid 150 env FA2_PERSISTENT=0 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/ws_spec.lua
+    for tool in memcheck racecheck synccheck; do
+      step "${tool}_ws_pers" 150 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        bin/fa2_gpu_tests --no-smoke --spec tests/gpu/ws_sanitize_spec.lua
+    done
+    for i in 1 2 3; do
+      step "ws_pers_$i" 60 env FA2_PERSISTENT=1 bin/fa2_bench --spec bench/specs/ws_default.lua \
+        --json "$OUT/ws_pers_$i.json" --reps 10 --rounds 2
+      step "ws_grid_$i" 60 env FA2_PERSISTENT=0 bin/fa2_bench --spec bench/specs/ws_default.lua \
+        --json "$OUT/ws_grid_$i.json" --reps 10 --rounds 2
+      [ -z "${WS_BASE_BENCH:-}" ] || step "ws_base_$i" 60 "$WS_BASE_BENCH" --spec bench/specs/ws_default.lua \
+        --json "$OUT/ws_base_$i.json" --reps 10 --rounds 2
+    done
+    step ws_ratio_grid 60 python3 bench/ab_ratio.py --title "persistent / full grid" \
+      --base "$OUT"/ws_grid_*.json --test "$OUT"/ws_pers_*.json
+    [ -z "${WS_BASE_BENCH:-}" ] || step ws_ratio_base 60 python3 bench/ab_ratio.py \
+      --title "persistent / $WS_BASE_BENCH" --base "$OUT"/ws_base_*.json --test "$OUT"/ws_pers_*.json
+    step ws_d64_short 120 bin/fa2_bench --spec bench/specs/ws_d64_short.lua --json "$OUT/ws_d64_short.json" \
+      --reps 10 --rounds 3
+    ;;
   modes)
     # The default spec's forward tiles, from the generator (they move with gen/defaults.lua).
     tiles=$(bin/fa2 list specs/default.lua |
@@ -495,7 +526,7 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, startup, bias, sdpa_bias, perf, determ, head_dims, head_dims16, head_dims16_perf, head_dims_perf, bias_head_dims, tune_head_dims, suites, empty_rows, dropin, dropout, sinks, modifiers, modifier_checks, varlen, lib_ab, sdpa_ab, bwd_breakdown, wide_bwd, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_check, ws_perf, ws_sanitize, ws_ncu, bwd_modes, modes, tpl_ab, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, startup, bias, sdpa_bias, perf, determ, head_dims, head_dims16, head_dims16_perf, head_dims_perf, bias_head_dims, tune_head_dims, suites, empty_rows, dropin, dropout, sinks, modifiers, modifier_checks, varlen, lib_ab, sdpa_ab, bwd_breakdown, wide_bwd, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_check, ws_perf, ws_sanitize, ws_persistent, ws_ncu, bwd_modes, modes, tpl_ab, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 

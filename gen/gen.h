@@ -54,6 +54,7 @@ typedef struct gen_variant {
   char name[160];   /* canonical: fwd_bf16_d128_causal_m128n64w4s2_robust_b2_e1em3 */
   int threads;      /* block size of every entry */
   int smem_bytes;   /* dynamic shared memory of the main entry */
+  int persistent;   /* a ws forward that can take work items from fa2_fwd_params.tile_counter */
   int n_entries;
   char entries[GEN_MAX_ENTRIES][64]; /* extern "C" kernel names, launch order */
   char only_arch[16];   /* "" or the one arch v runs on (wgmma tiles: gen/variant.lua's "sm_90") */

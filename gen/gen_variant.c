@@ -133,6 +133,9 @@ int gen_read_variant(lua_State *L, int idx, gen_variant *v, gen_err *err) {
   c.eps = get_num(L, idx, "eps");
   c.threads = get_int(L, idx, "threads");
   c.smem_bytes = get_int(L, idx, "smem_bytes");
+  lua_getfield(L, idx, "persistent");
+  c.persistent = lua_toboolean(L, -1);
+  lua_pop(L, 1);
   if (c.pass < 0 || c.dtype < 0 || c.stab < 0)
     return gen_fail(err, GEN_EINTERNAL, "variant table with an unknown pass, dtype or stab");
   if (get_str(L, idx, "name", c.name, sizeof c.name))

@@ -80,8 +80,11 @@ M.PASSES = {
     -- elements against bank conflicts; 2-byte elements. wgmma tiles are
     -- swizzled instead of padded, plus 1024 bytes to align them.
     smem = function(v)
-      -- ws: the same tiles, then 256 bytes of mbarriers.
-      if v.ws then return 1024 + 2 * v.head_dim * (v.block_m + 2 * v.stages * v.block_n) + 256 end
+      -- ws: the same tiles (a persistent one: and O's staging, block_m rows), then 256
+      -- bytes of mbarriers.
+      if v.ws then
+        return 1024 + 2 * v.head_dim * ((v.persistent and 2 or 1) * v.block_m + 2 * v.stages * v.block_n) + 256
+      end
       if v.wgmma then return 1024 + 2 * v.head_dim * (v.block_m + 2 * v.stages * v.block_n) end
       return 2 * (v.head_dim + 8) * (v.block_m + 2 * v.stages * v.block_n)
     end,
@@ -464,6 +467,12 @@ function M.complete(v, arch, tiles_arch)
   end
   c.stab, c.beta, c.eps = s.stab, s.beta, s.eps
   c.threads = 32 * c.warps
+  -- A persistent ws forward (fwd_ws.cu.tpl): a block takes work items in turn from a
+  -- counter and stages O apart from Q, where that fits. Where the loop's state has the
+  -- registers: two consumer warpgroups (with three, 160 registers each, it spilled 64-128
+  -- bytes), and not a window with softcap (32-56 bytes in paper and robust at d = 128).
+  c.persistent = c.ws and c.block_m == 128 and not (c.window and c.softcap) or false
+  if c.persistent and M.smem(c) > M.ARCH_SMEM[M.WGMMA_ARCH] then c.persistent = false end
   c.smem_bytes = M.smem(c)
   c.entries = {}
   for i, e in ipairs(c.ws and M.WS_ENTRIES or M.PASSES[c.pass].entries) do c.entries[i] = e end

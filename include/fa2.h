@@ -187,7 +187,9 @@ FA2_API fa2_status fa2_check_forward(const fa2_fwd_args *args);
  * CUDA graphs: a call on a capturing stream only launches. When its kernel
  * is not loaded yet (no earlier call or fa2_prepare of that variant), it
  * fails with FA2_ERR_CAPTURING naming the variant, and the capture stays
- * valid. */
+ * valid. A persistent kernel (README, ws tiles) keeps one device int per
+ * stream (16 streams at most, then a full grid), made on the stream's first
+ * call; on a capturing stream without one it launches the full grid. */
 FA2_API fa2_status fa2_forward(fa2_context *ctx, const fa2_fwd_args *args, void *stream);
 
 typedef enum fa2_delta_mode {

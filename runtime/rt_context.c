@@ -191,6 +191,7 @@ void fa2_destroy(fa2_context *ctx) {
   if (ctx->primary_retained) {
     free_kernels(ctx);
     if (ctx->ws) ctx->cu->cuMemFree(ctx->ws);
+    for (int i = 0; i < ctx->n_tile_counters; i++) ctx->cu->cuMemFree(ctx->tile_counters[i].counter);
     ctx->cu->cuDevicePrimaryCtxRelease(ctx->dev);
   }
   if (ctx->mc_ready) rt_mc_free(&ctx->mc);

@@ -17,12 +17,17 @@
 #include "rt_tma.h"
 #include "rt_tuning.h"
 
+/* Streams whose persistent forwards get a tile counter of their own (more streams:
+ * a full grid, one block per work item). */
+#define RT_TILE_COUNTERS 16
+
 /* A loaded variant: immutable once in the memory cache. Loading and
  * launching are rt_kernel.h's; the context only keeps the list. */
 typedef struct rt_kernel {
   char name[160];
   int block_m, block_n, threads, smem_bytes, n_fn;
   int ws; /* a warp-specialized forward: launched with its TMA maps (rt_tma.h) */
+  int persistent; /* ... that can run one block per SM off ctx->tile_counter */
   CUmodule module;
   CUfunction fn[GEN_MAX_ENTRIES];
   struct rt_kernel *next; /* ctx->kernels, for fa2_destroy */
@@ -62,9 +67,14 @@ struct fa2_context {
 
   rt_tma_cache tma; /* tensor maps of ws launches, by shape and strides */
 
-  pthread_mutex_t ws_lock; /* the backward's workspace when the caller gives none */
-  CUdeviceptr ws;
+  pthread_mutex_t ws_lock; /* the backward's workspace when the caller gives none, */
+  CUdeviceptr ws;          /* and the persistent forward's tile counters */
   size_t ws_bytes;
+  struct {                 /* one int per stream, 0 between launches (rt_launch.c) */
+    void *stream;
+    CUdeviceptr counter;
+  } tile_counters[RT_TILE_COUNTERS];
+  int n_tile_counters;
 };
 
 /* Makes ctx's primary context current for the calling thread; *saved is

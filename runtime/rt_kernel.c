@@ -103,6 +103,7 @@ int rt_kernel_for_variant(fa2_context *ctx, const gen_variant *v, rt_kernel **ou
   k->smem_bytes = v->smem_bytes;
   k->n_fn = v->n_entries;
   k->ws = v->ws;
+  k->persistent = v->persistent;
   rc = load_module(ctx, v, &cubin, k);
   rt_blob_free(&cubin);
   if (rc != FA2_OK) {

@@ -77,10 +77,45 @@ fa2_status fa2_forward(fa2_context *ctx, const fa2_fwd_args *a, void *stream) {
   return (fa2_status)rt_launch_fwd(ctx, k, a, stream);
 }
 
+/* The persistent forward's tile counter (fwd_ws.cu.tpl) for `stream`: one int per
+ * stream, 0 between launches (each launch's last block resets it; launches on one
+ * stream run in order). Made on a stream's first persistent launch, never while it
+ * captures a graph; 0 when there is none, and the launch takes a full grid instead
+ * (slower at short lengths, not wrong). */
+static CUdeviceptr tile_counter(fa2_context *ctx, void *stream) {
+  CUdeviceptr c = 0;
+  pthread_mutex_lock(&ctx->ws_lock);
+  for (int i = 0; i < ctx->n_tile_counters && !c; i++)
+    if (ctx->tile_counters[i].stream == stream) c = ctx->tile_counters[i].counter;
+  int capturing = 1;
+  CUcontext saved;
+  if (!c && ctx->n_tile_counters < RT_TILE_COUNTERS && rt_stream_capturing(ctx, stream, &capturing) == FA2_OK &&
+      !capturing && rt_ctx_enter(ctx, &saved) == FA2_OK) {
+    if (ctx->cu->cuMemAlloc(&c, sizeof(int)) != RT_CUDA_SUCCESS || ctx->cu->cuMemsetD32(c, 0, 1) != RT_CUDA_SUCCESS ||
+        ctx->cu->cuCtxSynchronize() != RT_CUDA_SUCCESS) { /* 0 before the stream's first launch */
+      if (c) ctx->cu->cuMemFree(c);
+      c = 0;
+    } else {
+      ctx->tile_counters[ctx->n_tile_counters].stream = stream;
+      ctx->tile_counters[ctx->n_tile_counters++].counter = c;
+    }
+    rt_ctx_leave(ctx, saved);
+  }
+  pthread_mutex_unlock(&ctx->ws_lock);
+  return c;
+}
+
 int rt_launch_fwd(fa2_context *ctx, const rt_kernel *k, const fa2_fwd_args *a, void *stream) {
   fa2_fwd_params p;
   fill_params(a, &p);
   unsigned grid_x = (unsigned)((a->seqlen_q + k->block_m - 1) / k->block_m);
+  unsigned grid_y = (unsigned)a->heads_q, grid_z = (unsigned)a->batch;
+  /* A persistent kernel with more work items than SMs: one block per SM, taking
+   * items from the counter (its loads for the next item overlap the last one's end). */
+  if (k->persistent && (long long)grid_x * grid_y * grid_z > ctx->sm_count && ctx->sm_count > 0) {
+    CUdeviceptr c = tile_counter(ctx, stream);
+    if (c) p.tile_counter = (int *)c, grid_x = (unsigned)ctx->sm_count, grid_y = grid_z = 1;
+  }
   rt_fwd_maps maps; /* ws: the TMA maps, the kernel's second parameter */
   void *params[] = {&p, &maps};
   CUcontext saved;
@@ -89,14 +124,13 @@ int rt_launch_fwd(fa2_context *ctx, const rt_kernel *k, const fa2_fwd_args *a, v
                                      a->head_dim, k->block_n, &maps)) != FA2_OK)
     return rc;
   if ((rc = rt_ctx_enter(ctx, &saved)) != FA2_OK) return rc;
-  CUresult r = ctx->cu->cuLaunchKernel(k->fn[0], grid_x, (unsigned)a->heads_q,
-                                       (unsigned)a->batch, (unsigned)k->threads, 1, 1,
+  CUresult r = ctx->cu->cuLaunchKernel(k->fn[0], grid_x, grid_y, grid_z, (unsigned)k->threads, 1, 1,
                                        (unsigned)k->smem_bytes, (CUstream)stream, params, NULL);
   rt_ctx_leave(ctx, saved);
   if (r != RT_CUDA_SUCCESS)
-    return rt_cuda_fail(r, "cuLaunchKernel(%s, grid %u x %d x %d, %d threads, %d bytes shared "
+    return rt_cuda_fail(r, "cuLaunchKernel(%s, grid %u x %u x %u, %d threads, %d bytes shared "
                            "memory)",
-                        k->name, grid_x, a->heads_q, a->batch, k->threads, k->smem_bytes);
+                        k->name, grid_x, grid_y, grid_z, k->threads, k->smem_bytes);
   atomic_fetch_add_explicit(&ctx->launches, 1, memory_order_relaxed);
   return FA2_OK;
 }

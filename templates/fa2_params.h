@@ -63,6 +63,9 @@ typedef struct fa2_fwd_params {
                                     kernels multiply (a division there calls a slow path,
                                     and registers are saved around the call) and read the
                                     factors from here (no register holds them) */
+  int *tile_counter;             /* ws tiles (fwd_ws.cu.tpl), optional: a device int that is 0
+                                    before the launch (and again after it); with it a grid of
+                                    fewer blocks than work items takes them in turn */
 } fa2_fwd_params;
 
 /* The backward pass: three kernels, launched in this order with this block.

@@ -53,13 +53,14 @@ constexpr int kDTiles = kHeadDim / 8;      // n8 column tiles of O
 constexpr int kKSteps = kHeadDim / 16;     // k16 steps of Q K^T
 constexpr int kPSteps = kBlockN / 16;      // k16 steps of P V
 constexpr int kColBlocks = kHeadDim / 64;  // 64-column blocks: one TMA box each
-constexpr int kTileQ = 64 * kHeadDim * 2;  // bytes: one warpgroup's Q rows (then its O)
+constexpr int kTileQ = 64 * kHeadDim * 2;  // bytes: one warpgroup's Q rows (or its O)
 constexpr int kTileKV = kBlockN * kHeadDim * 2;
-// After the tiles: the Q mbarrier, then full/empty pairs per stage for K and V.
-constexpr int kBars = kConsumers * kTileQ + 2 * kStages * kTileKV;
+// Q, K and V stages{{ persistent and ", O's staging" or " (O is staged in Q's rows)" }}; then the Q mbarriers (full,
+// empty), full/empty pairs per stage for K and V, and the slot of a work item's number.
+constexpr int kBars = {{ persistent and "2" or "1" }} * kConsumers * kTileQ + 2 * kStages * kTileKV;
 constexpr int kSmemBytes = 1024 + kBars + 256; // + 1024: room to align the tiles
 static_assert(kSmemBytes == {{ smem_bytes }}, "smem layout differs from gen/variant.lua");
-static_assert(8 * (1 + 4 * kStages) <= 256, "mbarriers fit their 256 bytes");
+static_assert(8 * (2 + 4 * kStages) + 8 <= 256, "mbarriers and the work items' two slots fit their 256 bytes");
 static_assert(kBlockM == 64 * kConsumers && kBlockN <= 256, "a TMA box spans at most 256 rows");
 // Register budgets (setmaxnreg): the block is launched with kLaunchRegs per
 // thread; the producer warpgroup keeps kProducerRegs, the consumers the rest.
@@ -67,45 +68,40 @@ constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
 constexpr int kConsumerRegs0 = (kLaunchRegs * kThreads - 24 * 128) / (128 * kConsumers) / 8 * 8;
 constexpr int kConsumerRegs = kConsumerRegs0 < 240 ? kConsumerRegs0 : 240;
 constexpr int kProducerRegs = (kLaunchRegs * kThreads - kConsumerRegs * 128 * kConsumers) / 128 / 8 * 8;
-// Named barriers: warpgroup w's turn to issue MMAs (1 + w), its epilogue (1 + kConsumers + w).
-constexpr int kTurnBar = 1, kEpilogueBar = 1 + kConsumers;
+// Named barriers: warpgroup w's turn to issue MMAs (1 + w), its epilogue (1 + kConsumers + w);
+// a work item's number handed from the producer warp to warpgroup w (1 + 2 kConsumers + w;
+// persistent tiles).
+constexpr int kTurnBar = 1, kEpilogueBar = 1 + kConsumers, kItemBar = 1 + 2 * kConsumers,
+              kItemThreads = 32 + 128;
 
 {% include "softmax.cuh.tpl" %}
 {% include "softmax_robust.cuh.tpl" %}
 
-// Key tile t (keys from key0 + t * kBlockN) of `map` into its stage slot: once every
-// consumer warp freed the slot (tile t - kStages), TMA in 64-column blocks, completing
-// on the full mbarrier.
-__device__ __forceinline__ void produce(const fa2_tmap &map, unsigned tiles, unsigned full,
-                                        unsigned empty, int t, int key0, int head, int batch) {
-  const int slot = t % kStages;
-  mbar_wait(empty + 8 * slot, ((t / kStages) & 1) ^ 1);
-  mbar_arrive_tx(full + 8 * slot, kTileKV);
-#pragma unroll
-  for (int cb = 0; cb < kColBlocks; ++cb)
-    tma_load(tiles + slot * kTileKV + cb * kBlockN * 128, map, cb * 64, key0 + t * kBlockN, head, batch,
-             full + 8 * slot);
-}
+// A work item: one query block (block_m rows) of one (batch, head), numbered in the
+// order of a grid (query blocks fastest; causal: the longest rows first), so that
+// items taken in number order keep a head's K and V in L2 as the grid did. Its
+// sequence (varlen), the key tiles it visits and where its masks start and end.
+struct ws_item {
+  int head, batch, kv_head, m0, diag, n_tiles, n_lmasked, n_unmasked;
+  bool skip; // varlen: the query block starts past its sequence's end (nothing to do)
+{% if varlen %}
+  int seq_q0, seqlen_q, seq_k0, seqlen_k;
+{% end %}
+{% if window %}
+  int key_first, win_seqlen_k;
+{% end %}
+};
 
-extern "C" __global__ void __launch_bounds__(kThreads, 1)
-    fa2_fwd_ws(const fa2_fwd_params p, const __grid_constant__ fa2_fwd_maps maps) {
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  // Swizzled tiles must start on 1024-byte boundaries (in the shared window).
-  unsigned char *smem = smem_raw + ((1024 - smem_addr(smem_raw) % 1024) % 1024);
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int m_block = kCausal ? gridDim.x - 1 - blockIdx.x : blockIdx.x; // causal: longest rows first
-  const int head = blockIdx.y, batch = blockIdx.z;
+__device__ __forceinline__ ws_item ws_item_at(const fa2_fwd_params &p, int work, int n_m) {
+  const int m_block = kCausal ? n_m - 1 - work % n_m : work % n_m; // causal: longest rows first
+  const int head = work / n_m % p.heads_q, batch = work / n_m / p.heads_q;
   const int kv_head = head / (p.heads_q / p.heads_kv);
   const int m0 = m_block * kBlockM;
 {% if varlen %}
-  // This block's sequence of the variable-length batch (the grid covers the longest).
+  // The item's sequence of the variable-length batch (the items cover the longest).
   const int seq_q0 = p.cu_seqlens_q[batch], seqlen_q = p.cu_seqlens_q[batch + 1] - seq_q0;
   const int seq_k0 = p.cu_seqlens_k[batch], seqlen_k = p.cu_seqlens_k[batch + 1] - seq_k0;
-  if (m0 >= seqlen_q) return;
 {% end %}
-{# TMA coordinates: a varlen sequence's rows start at its offset in the one batch #}
-{% local Q_ROW0, TMA_BATCH = varlen and "seq_q0 + " or "", varlen and "0" or "batch" %}
-{% local KEY0 = varlen and window and "seq_k0 + key_first" or varlen and "seq_k0" or window and "key_first" or "0" %}
 
 {% if window %}
   // Sliding window (fwd.cu.tpl): keys counted from the key tile of the block's first
@@ -113,7 +109,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   const int key_first = p.window_left < 0 ? 0 : max(0, m0 + {{ SK_FULL }} - {{ SQ }} - p.window_left) / kBlockN * kBlockN;
   const int win_seqlen_k = max(0, {{ SK_FULL }} - key_first);
 {% end %}
-  // Key tiles this block visits (all its warpgroups alike). Causal row i sees keys j <= i + diag.
+  // Key tiles the item visits (all its warpgroups alike). Causal row i sees keys j <= i + diag.
   const int diag = {{ SK }} - {{ SQ }};
 {% if window %}
   const int n_end = p.window_right < 0 ? {{ SK }} : min({{ SK }}, m0 + kBlockM + diag + p.window_right);
@@ -123,7 +119,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   const int n_tiles = n_end > 0 ? (n_end + kBlockN - 1) / kBlockN : 0;
 {% if varlen %}
   // Rows past the sequence's end hold the next sequence's queries: they see no key
-  // (softmax_tile.cuh.tpl), and a block with such rows masks every tile, so their
+  // (softmax_tile.cuh.tpl), and an item with such rows masks every tile, so their
   // maxima never ask the warp to rescale O: a sequence's bits depend on its data only.
 {% end %}
 {% local TAIL = varlen and "m0 + kBlockM > seqlen_q ? 0 : " or "" %}
@@ -140,14 +136,64 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   const int n_unmasked = {{ TAIL }}
       kCausal ? min({{ SK }} / kBlockN, max(0, m0 + diag + 1) / kBlockN) : {{ SK }} / kBlockN;
 {% end %}
+  ws_item it;
+  it.head = head, it.batch = batch, it.kv_head = kv_head, it.m0 = m0, it.diag = diag;
+  it.n_tiles = n_tiles, it.n_unmasked = n_unmasked;
+{% if alibi or not window %}
+  it.n_lmasked = 0;
+{% else %}
+  it.n_lmasked = n_lmasked;
+{% end %}
+{% if varlen %}
+  it.skip = m0 >= seqlen_q;
+  it.seq_q0 = seq_q0, it.seqlen_q = seqlen_q, it.seq_k0 = seq_k0, it.seqlen_k = seqlen_k;
+{% else %}
+  it.skip = false;
+{% end %}
+{% if window %}
+  it.key_first = key_first, it.win_seqlen_k = win_seqlen_k;
+{% end %}
+  return it;
+}
 
+// Key tile j of an item (keys from key0 + j * kBlockN) of `map` into the stage slot
+// of the block's n-th tile: once every consumer warp freed the slot (tile n - kStages),
+// TMA in 64-column blocks, completing on the full mbarrier.
+__device__ __forceinline__ void produce(const fa2_tmap &map, unsigned tiles, unsigned full,
+                                        unsigned empty, int n, int key, int head, int batch) {
+  const int slot = n % kStages;
+  mbar_wait(empty + 8 * slot, ((n / kStages) & 1) ^ 1);
+  mbar_arrive_tx(full + 8 * slot, kTileKV);
+#pragma unroll
+  for (int cb = 0; cb < kColBlocks; ++cb)
+    tma_load(tiles + slot * kTileKV + cb * kBlockN * 128, map, cb * 64, key, head, batch, full + 8 * slot);
+}
+
+{# TMA coordinates: a varlen sequence's rows start at its offset in the one batch #}
+{% local Q_ROW0, TMA_BATCH = varlen and "it.seq_q0 + " or "", varlen and "0" or "it.batch" %}
+{% local KEY0 = varlen and window and "it.seq_k0 + it.key_first" or varlen and "it.seq_k0" or window and "it.key_first" or "0" %}
+extern "C" __global__ void __launch_bounds__(kThreads, 1)
+    fa2_fwd_ws(const fa2_fwd_params p, const __grid_constant__ fa2_fwd_maps maps) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  // Swizzled tiles must start on 1024-byte boundaries (in the shared window).
+  unsigned char *smem = smem_raw + ((1024 - smem_addr(smem_raw) % 1024) % 1024);
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  // Work items: the launch's grid takes one each in its own order; with a tile
+  // counter (p.tile_counter, a persistent grid of one block per SM) a block takes
+  // the next one when it is done, and its loads for it overlap the last item's end.
+  const int n_m = (p.seqlen_q + kBlockM - 1) / kBlockM;
+  const int n_items = n_m * p.heads_q * p.batch;
+  const int blocks = gridDim.x * gridDim.y * gridDim.z;
   const unsigned sQ = smem_addr(smem);
   const unsigned sK = sQ + kConsumers * kTileQ;
   const unsigned sV = sK + kStages * kTileKV;
-  const unsigned bar_q = sQ + kBars, k_full = bar_q + 8, k_empty = k_full + 8 * kStages;
+  const unsigned sO = {{ persistent and "sV + kStages * kTileKV" or "sQ" }}; // O's staging{{ persistent and "" or ": Q's rows, once the item's last S read them" }}
+  const unsigned q_full = sQ + kBars, q_empty = q_full + 8, k_full = q_empty + 8, k_empty = k_full + 8 * kStages;
   const unsigned v_full = k_empty + 8 * kStages, v_empty = v_full + 8 * kStages;
+  const unsigned item_slot = v_empty + 8 * kStages;
   if (tid == 0) {
-    mbar_init(bar_q, 1);
+    mbar_init(q_full, 1);
+    mbar_init(q_empty, 4 * kConsumers); // every consumer warp is done with Q
     for (int s = 0; s < kStages; ++s) {
       mbar_init(k_full + 8 * s, 1);
       mbar_init(v_full + 8 * s, 1);
@@ -160,19 +206,68 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 
   if (warp >= 4 * kConsumers) { // ---- producer warpgroup: one thread issues every copy
     regs_release<kProducerRegs>();
-    if (warp == 4 * kConsumers && lane == 0 && n_tiles > 0) {
-      tma_prefetch(maps.q);
-      tma_prefetch(maps.k);
-      tma_prefetch(maps.v);
-      mbar_arrive_tx(bar_q, kConsumers * kTileQ);
-      for (int w = 0; w < kConsumers; ++w)
+    if (warp == 4 * kConsumers) { // (the whole warp: it hands over the items' numbers)
+      if (lane == 0) {
+        tma_prefetch(maps.q);
+        tma_prefetch(maps.k);
+        tma_prefetch(maps.v);
+      }
+      int n = 0, q_loads = 0; // the block's K/V tiles and Q loads so far
+      int work = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+      for (int k = 0;; ++k) {
+{% if persistent %}
+        // Item k's number into its slot (two: the consumers may still read item k - 1's).
+        if (lane == 0) asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(item_slot + 4 * (k & 1)), "r"(work) : "memory");
+        const ws_item it = ws_item_at(p, work < n_items ? work : 0, n_m);
+        const bool loads = lane == 0 && work < n_items && !it.skip && it.n_tiles > 0;
+{% else %}
+        if (work >= n_items) break;
+        const ws_item it = ws_item_at(p, work, n_m);
+        const bool loads = lane == 0 && !it.skip && it.n_tiles > 0;
+{% end %}
+        // In the order the consumers take them: K(j) is needed before V(j - 1).
+        const auto load_kv = [&](int j) {
+          if (j < it.n_tiles)
+            produce(maps.k, sK, k_full, k_empty, n + j, {{ KEY0 }} + j * kBlockN, it.kv_head, {{ TMA_BATCH }});
+          if (j > 0)
+            produce(maps.v, sV, v_full, v_empty, n + j - 1, {{ KEY0 }} + (j - 1) * kBlockN, it.kv_head,
+                    {{ TMA_BATCH }});
+        };
+        int j = 0;
+        if (loads) {
+          mbar_wait(q_empty, (q_loads++ & 1) ^ 1); // the last item's S are done with Q
+          mbar_arrive_tx(q_full, kConsumers * kTileQ);
+          for (int w = 0; w < kConsumers; ++w)
 #pragma unroll
-        for (int cb = 0; cb < kColBlocks; ++cb)
-          tma_load(sQ + w * kTileQ + cb * 64 * 128, maps.q, cb * 64, {{ Q_ROW0 }}m0 + 64 * w, head, {{ TMA_BATCH }}, bar_q);
-      // In the order the consumers take them: K(j) is needed before V(j - 1).
-      for (int j = 0; j <= n_tiles; ++j) {
-        if (j < n_tiles) produce(maps.k, sK, k_full, k_empty, j, {{ KEY0 }}, kv_head, {{ TMA_BATCH }});
-        if (j > 0) produce(maps.v, sV, v_full, v_empty, j - 1, {{ KEY0 }}, kv_head, {{ TMA_BATCH }});
+            for (int cb = 0; cb < kColBlocks; ++cb)
+              tma_load(sQ + w * kTileQ + cb * 64 * 128, maps.q, cb * 64, {{ Q_ROW0 }}it.m0 + 64 * w, it.head,
+                       {{ TMA_BATCH }}, q_full);
+          // The first kStages only wait for slots the last item frees.
+          for (; j <= it.n_tiles && j < kStages; ++j) load_kv(j);
+        }
+{% if persistent %}
+        // Item k to each consumer warpgroup, which waits for it on a named barrier of its
+        // own (barrier.sync on both sides, not .aligned: the producer's lanes come apart;
+        // compute-sanitizer's racecheck and synccheck follow it; the warpgroups keep
+        // their distance). Its other tiles wait for the item's own.
+        for (int w = 0; w < kConsumers; ++w) bar_sync_lanes(kItemBar + w, kItemThreads);
+        if (work >= n_items) break;
+{% end %}
+        if (loads)
+          for (; j <= it.n_tiles; ++j) load_kv(j);
+{% if persistent %}
+        n += it.skip ? 0 : it.n_tiles; // (every lane counts; lane 0 loaded them)
+        // The next item: every block's last take fails once; the last of those resets
+        // the counter for the next launch on the stream.
+        int taken = n_items;
+        if (lane == 0 && p.tile_counter) {
+          taken = atomicAdd(p.tile_counter, 1);
+          if (taken == max(n_items, blocks) - 1) atomicExch(p.tile_counter, 0);
+        }
+        work = p.tile_counter ? blocks + __shfl_sync(0xffffffffu, taken, 0) : n_items;
+{% else %}
+        work = n_items; // one item a block
+{% end %}
       }
     }
     return;
@@ -186,160 +281,192 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 {% if softcap %}
   const float cap_in = p.cap_in, cap_out = p.cap_out; // softcap (fwd.cu.tpl)
 {% end %}
-{% if alibi %}
-  const float alibi = p.alibi_slopes[batch * p.alibi_batch_stride + head] * p.inv_scale; // ALiBi, raw units
-{% end %}
+  const unsigned sOw = sO + wg * kTileQ; // ... and its O, staged for the TMA store
   const float c = p.scale * 1.44269504f; // scores -> log2 units
 {% if stab == "paper" %}
   const float eps_raw = kEps / p.scale; // eps in raw-score units
 {% end %}
-  float acc[kMTiles][kDTiles][4];
-  float row_m[kMTiles][2], row_l[kMTiles][2]; // reference (raw units), partial sum of p
-  float row_r[kMTiles][2];                    // the last tile's rescale of O, per row
-  bool row_moved[kMTiles][2];                 // ... needed (a row of the warp moved)
+  // The turns to issue MMAs pass from warpgroup to warpgroup over the items, one
+  // chain: warpgroup 0 takes the first, and takes the last one back at the end.
+  if (wg == 0) bar_arrive(kTurnBar, 256);
+{% if persistent %}
+  int n = 0, q_loads = 0; // the block's K/V tiles and Q loads so far (their slots, phases)
+  for (int k = 0;; ++k) {
+    bar_sync_lanes(kItemBar + wg, kItemThreads); // item k's number is in its slot
+    int work;
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(work) : "r"(item_slot + 4 * (k & 1)) : "memory");
+{% else %}
+  // One item, the grid's (a loop over items needs registers three consumers lack).
+  const int n = 0;
+  int q_loads = 0;
+  for (int i = 0; i < 1; ++i) {
+    const int work = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+{% end %}
+    if (work >= n_items) break;
+    const ws_item it = ws_item_at(p, work, n_m);
+    if (it.skip) continue;
+    const int head = it.head, batch = it.batch, m0 = it.m0, diag = it.diag;
+    const int n_tiles = it.n_tiles, n_unmasked = it.n_unmasked;
+{% if window %}
+    const int n_lmasked = it.n_lmasked, key_first = it.key_first, win_seqlen_k = it.win_seqlen_k;
+{% end %}
+{% if varlen %}
+    const int seq_q0 = it.seq_q0, seqlen_q = it.seqlen_q, seq_k0 = it.seq_k0, seqlen_k = it.seqlen_k;
+{% end %}
+{% if alibi %}
+    const float alibi = p.alibi_slopes[batch * p.alibi_batch_stride + head] * p.inv_scale; // ALiBi, raw units
+{% end %}
+    float acc[kMTiles][kDTiles][4];
+    float row_m[kMTiles][2], row_l[kMTiles][2]; // reference (raw units), partial sum of p
+    float row_r[kMTiles][2];                    // the last tile's rescale of O, per row
+    bool row_moved[kMTiles][2];                 // ... needed (a row of the warp moved)
 {% if stab == "robust" %}
-  float tau_raw[kMTiles][2];                  // robust shift per row, raw units
+    float tau_raw[kMTiles][2];                  // robust shift per row, raw units
 {% end %}
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    row_m[0][h] = neg_inf();
-    row_l[0][h] = 0.f;
-    row_r[0][h] = 1.f;
-    row_moved[0][h] = false;
+    for (int h = 0; h < 2; ++h) {
+      row_m[0][h] = neg_inf();
+      row_l[0][h] = 0.f;
+      row_r[0][h] = 1.f;
+      row_moved[0][h] = false;
 {% if stab == "robust" %}
-    tau_raw[0][h] = 0.f;
+      tau_raw[0][h] = 0.f;
 {% end %}
-  }
+    }
 #pragma unroll
-  for (int dt = 0; dt < kDTiles; ++dt)
+    for (int dt = 0; dt < kDTiles; ++dt)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) acc[0][dt][e] = 0.f;
-  float s[kMTiles][kNTiles][4];
-  unsigned pf[kMTiles][kPSteps][4];
+      for (int e = 0; e < 4; ++e) acc[0][dt][e] = 0.f;
+    float s[kMTiles][kNTiles][4];
+    unsigned pf[kMTiles][kPSteps][4];
 
-  // O *= r of the last softmax (rows that moved), then O += P V(t) issued.
-  auto issue_pv = [&](int t) {
+    // O *= r of the last softmax (rows that moved), then O += P V(t) issued.
+    auto issue_pv = [&](int t) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h)
-      if (row_moved[0][h]) {
+      for (int h = 0; h < 2; ++h)
+        if (row_moved[0][h]) {
 #pragma unroll
-        for (int dt = 0; dt < kDTiles; ++dt) {
-          acc[0][dt][2 * h] *= row_r[0][h];
-          acc[0][dt][2 * h + 1] *= row_r[0][h];
+          for (int dt = 0; dt < kDTiles; ++dt) {
+            acc[0][dt][2 * h] *= row_r[0][h];
+            acc[0][dt][2 * h + 1] *= row_r[0][h];
+          }
         }
-      }
-    const int slot = t % kStages;
-    mbar_wait(v_full + 8 * slot, (t / kStages) & 1);
-    const unsigned sVt = sV + slot * kTileKV; // rows (keys) 128 bytes apart, 64-column blocks kBlockN * 128
-    fence_regs(acc[0]);
-    wgmma_fence();
+      const int slot = (n + t) % kStages;
+      mbar_wait(v_full + 8 * slot, ((n + t) / kStages) & 1);
+      const unsigned sVt = sV + slot * kTileKV; // rows (keys) 128 bytes apart, 64-column blocks kBlockN * 128
+      fence_regs(acc[0]);
+      wgmma_fence();
 #pragma unroll
-    for (int ps = 0; ps < kPSteps; ++ps)
-      wgmma_rs_n{{ head_dim }}(acc[0], pf[0][ps], sw128_desc(sVt + ps * 16 * 128, kBlockN * 128));
-    wgmma_commit();
-  };
-  // P V(t) done: its V slot is free once every consumer warp says so.
-  auto retire_pv = [&](int t) {
-    wgmma_wait<0>();
-    fence_regs(acc[0]);
-    keep_regs(pf[0]);
-    if (lane == 0) mbar_arrive(v_empty + 8 * (t % kStages));
-  };
+      for (int ps = 0; ps < kPSteps; ++ps)
+        wgmma_rs_n{{ head_dim }}(acc[0], pf[0][ps], sw128_desc(sVt + ps * 16 * 128, kBlockN * 128));
+      wgmma_commit();
+    };
+    // P V(t) done: its V slot is free once every consumer warp says so.
+    auto retire_pv = [&](int t) {
+      wgmma_wait<0>();
+      fence_regs(acc[0]);
+      keep_regs(pf[0]);
+      if (lane == 0) mbar_arrive(v_empty + 8 * ((n + t) % kStages));
+    };
 
-  // Key tile j: S(j) issued, then (after the first tile) the last tile's P V
-  // beside it; the softmax of S(j) runs while P V does.
-  auto tile = [&](int j, bool first) {
-    const int slot = j % kStages;
-    mbar_wait(k_full + 8 * slot, (j / kStages) & 1);
-    bar_sync(kTurnBar + wg, 256); // this warpgroup's turn to issue
-    // S = Q K(j)^T (raw scores, fp32 accumulation): one wgmma per k16 step, the
-    // first one overwriting S. 64-column swizzled blocks; a k step inside a
-    // block moves the start address by 32 bytes.
-    const unsigned sKj = sK + slot * kTileKV;
-    wgmma_fence();
+    // Key tile j: S(j) issued, then (after the first tile) the last tile's P V
+    // beside it; the softmax of S(j) runs while P V does.
+    auto tile = [&](int j, bool first) {
+      const int slot = (n + j) % kStages;
+      mbar_wait(k_full + 8 * slot, ((n + j) / kStages) & 1);
+      bar_sync(kTurnBar + wg, 256); // this warpgroup's turn to issue
+      // S = Q K(j)^T (raw scores, fp32 accumulation): one wgmma per k16 step, the
+      // first one overwriting S. 64-column swizzled blocks; a k step inside a
+      // block moves the start address by 32 bytes.
+      const unsigned sKj = sK + slot * kTileKV;
+      wgmma_fence();
 #pragma unroll
-    for (int ks = 0; ks < kKSteps; ++ks)
-      wgmma_ss_n{{ block_n }}(s[0], sw128_desc(sQw + (ks / 4) * 64 * 128 + (ks % 4) * 32, 16),
-                       sw128_desc(sKj + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16), ks > 0);
-    wgmma_commit();
+      for (int ks = 0; ks < kKSteps; ++ks)
+        wgmma_ss_n{{ block_n }}(s[0], sw128_desc(sQw + (ks / 4) * 64 * 128 + (ks % 4) * 32, 16),
+                         sw128_desc(sKj + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16), ks > 0);
+      wgmma_commit();
 {% if dropout %}
 {% include "dropout_bits.cuh.tpl" %}
 {% end %}
-    if (!first) issue_pv(j - 1);
-    // The next warpgroup's turn (the last warpgroup's last turn has no taker).
-    if (wg < kConsumers - 1 || j < n_tiles - 1) bar_arrive(kTurnBar + (wg + 1) % kConsumers, 256);
-    if (first) // S(j) is done
-      wgmma_wait<0>();
-    else
-      wgmma_wait<1>();
-    fence_regs(s[0]);
-    if (lane == 0) mbar_arrive(k_empty + 8 * slot); // this warp is done with K(j)
+      if (!first) issue_pv(j - 1);
+      bar_arrive(kTurnBar + (wg + 1) % kConsumers, 256); // the next warpgroup's turn
+      if (first) // S(j) is done
+        wgmma_wait<0>();
+      else
+        wgmma_wait<1>();
+      fence_regs(s[0]);
+      if (lane == 0) mbar_arrive(k_empty + 8 * slot); // this warp is done with K(j) ...
+      if (lane == 0 && j == n_tiles - 1) mbar_arrive(q_empty); // ... and with the item's Q
 
 {% include "softmax_tile.cuh.tpl" %}
-    if (!first) retire_pv(j - 1);
+      if (!first) retire_pv(j - 1);
 {% include "softmax_pack.cuh.tpl" %}
-  };
+    };
 
-  if (n_tiles > 0) {
-    mbar_wait(bar_q, 0);
-    if (wg == 0) bar_arrive(kTurnBar, 256); // warpgroup 0 takes the first turn
-    tile(0, true);
-    for (int j = 1; j < n_tiles; ++j) tile(j, false);
-    issue_pv(n_tiles - 1);
-    retire_pv(n_tiles - 1);
-  }
-
-  // Epilogue: O = acc / l in {{ dtype }} into this warpgroup's Q rows, swizzled as
-  // the TMA store reads them, once all four warps' last S has read Q; LSE in fp32.
-  bar_sync(kEpilogueBar + wg, 128);
-  float *lse = p.lse + {{ LSE("head") }};
-{% if sinks %}
-  const float sink2 = p.sinks[head] * 1.44269504f; // the attention sink, log2 units (fwd.cu.tpl)
-{% end %}
-#pragma unroll
-  for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const float l = quad_sum(row_l[mt][h]);
-{% include "row_inv.cuh.tpl" %}
-      const int r = (warp % 4) * 16 + h * 8 + g, row = m0 + wg * 64 + r;
-{% if varlen %}
-      if (row < {{ SQ }}) { // plain stores: the sequence's rows only
-        unsigned *o = (unsigned *)((elem_t *)p.o + {{ BASE("o") }} + (long long)row * p.o_row_stride + head * p.o_head_stride);
-#pragma unroll
-        for (int dt = 0; dt < kDTiles; ++dt)
-          o[dt * 4 + qd] = pack2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv);
-      }
-{% else %}
-#pragma unroll
-      for (int dt = 0; dt < kDTiles; ++dt)
-        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sQw + sw128_offset<64>(r, dt) + 4 * qd),
-                     "r"(pack2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv))
-                     : "memory");
-{% end %}
-      if (p.o_f32 && row < {{ SQ }}) { // fp32 O for the backward's precise delta
-        float *of = p.o_f32 + (({{ QROW0 }} + row) * p.heads_q + head) * kHeadDim;
-#pragma unroll
-        for (int dt = 0; dt < kDTiles; ++dt)
-          *(float2 *)(of + dt * 8 + 2 * qd) = make_float2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv);
-      }
-{% if sinks %}
-      if (qd == 0 && row < {{ SQ }}) lse[row] = lt != 0.f ? (top + log2f(lt)) * 0.69314718f : pos_inf();
-{% else %}
-      const float m = row_m[mt][h] == neg_inf() ? 0.f : row_m[mt][h];
-      if (qd == 0 && row < {{ SQ }}) lse[row] = l > 0.f ? (m * c + log2f(l)) * 0.69314718f : pos_inf();
-{% end %}
+    if (n_tiles > 0) {
+      mbar_wait(q_full, q_loads++ & 1);
+      tile(0, true);
+      for (int j = 1; j < n_tiles; ++j) tile(j, false);
+      issue_pv(n_tiles - 1);
+      retire_pv(n_tiles - 1);
     }
-{% if not varlen %}
-  fence_proxy_async(); // the stores above, visible to the TMA unit ...
-  bar_sync(kEpilogueBar + wg, 128); // ... for the whole warpgroup
-  if (warp % 4 == 0 && lane == 0 && m0 + wg * 64 < {{ SQ }}) {
-#pragma unroll
-    for (int cb = 0; cb < kColBlocks; ++cb)
-      tma_store(maps.o, sQw + cb * 64 * 128, cb * 64, m0 + wg * 64, head, batch);
-    tma_store_drain(); // shared memory must outlive the copy's reads
-  }
+
+    // Epilogue: O = acc / l in {{ dtype }} into this warpgroup's O staging, swizzled as
+    // the TMA store reads it, once {{ persistent and "the last item's store has read it" or "all four warps' last S has read Q there" }}; LSE in fp32.
+    bar_sync(kEpilogueBar + wg, 128);
+    float *lse = p.lse + {{ LSE("head") }};
+{% if sinks %}
+    const float sink2 = p.sinks[head] * 1.44269504f; // the attention sink, log2 units (fwd.cu.tpl)
 {% end %}
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float l = quad_sum(row_l[mt][h]);
+{% include "row_inv.cuh.tpl" %}
+        const int r = (warp % 4) * 16 + h * 8 + g, row = m0 + wg * 64 + r;
+{% if varlen %}
+        if (row < {{ SQ }}) { // plain stores: the sequence's rows only
+          unsigned *o = (unsigned *)((elem_t *)p.o + {{ BASE("o") }} + (long long)row * p.o_row_stride + head * p.o_head_stride);
+#pragma unroll
+          for (int dt = 0; dt < kDTiles; ++dt)
+            o[dt * 4 + qd] = pack2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv);
+        }
+{% else %}
+#pragma unroll
+        for (int dt = 0; dt < kDTiles; ++dt)
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sOw + sw128_offset<64>(r, dt) + 4 * qd),
+                       "r"(pack2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv))
+                       : "memory");
+{% end %}
+        if (p.o_f32 && row < {{ SQ }}) { // fp32 O for the backward's precise delta
+          float *of = p.o_f32 + (({{ QROW0 }} + row) * p.heads_q + head) * kHeadDim;
+#pragma unroll
+          for (int dt = 0; dt < kDTiles; ++dt)
+            *(float2 *)(of + dt * 8 + 2 * qd) = make_float2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv);
+        }
+{% if sinks %}
+        if (qd == 0 && row < {{ SQ }}) lse[row] = lt != 0.f ? (top + log2f(lt)) * 0.69314718f : pos_inf();
+{% else %}
+        const float m = row_m[mt][h] == neg_inf() ? 0.f : row_m[mt][h];
+        if (qd == 0 && row < {{ SQ }}) lse[row] = l > 0.f ? (m * c + log2f(l)) * 0.69314718f : pos_inf();
+{% end %}
+      }
+{% if not varlen %}
+    fence_proxy_async(); // the stores above, visible to the TMA unit ...
+    bar_sync(kEpilogueBar + wg, 128); // ... for the whole warpgroup
+    if (warp % 4 == 0 && lane == 0 && m0 + wg * 64 < {{ SQ }}) {
+#pragma unroll
+      for (int cb = 0; cb < kColBlocks; ++cb)
+        tma_store(maps.o, sOw + cb * 64 * 128, cb * 64, m0 + wg * 64, head, batch);
+      tma_store_drain(); // shared memory must outlive the copy's reads
+    }
+{% end %}
+{% if persistent %}
+    n += n_tiles;
+{% end %}
+  }
+  if (wg == 0) bar_sync(kTurnBar, 256); // the last turn, passed back by the last warpgroup
 }
 {% if dropout %}
 {% include "dropout_mask.cuh.tpl" %}

@@ -119,6 +119,11 @@ __device__ __forceinline__ void bar_sync(int id, int threads) {
 __device__ __forceinline__ void bar_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
+// bar_sync where a warp's lanes may arrive apart (barrier.sync without .aligned: a
+// producer warp whose lane 0 alone waits on mbarriers, and the threads it meets).
+__device__ __forceinline__ void bar_sync_lanes(int id, int threads) {
+  asm volatile("barrier.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
 // A loop-invariant shared address made opaque once per loop step: the
 // descriptors built from it are rebuilt in the step (a few integer adds)
 // instead of hoisted out of the loop, one register each, beside the

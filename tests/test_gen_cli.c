@@ -72,7 +72,7 @@ Test(cli, gen_writes_sources_and_exact_manifest) {
   cr_expect_str_eq(json_string_value(json_object_get(w, "name")),
                    "fwd_bf16_d128_causal_m128n128w12s2ws_robust_b2_e1em3");
   cr_expect(json_is_true(json_object_get(w, "wgmma")) && json_is_true(json_object_get(w, "ws")));
-  cr_expect_eq(json_integer_value(json_object_get(w, "smem_bytes")), 1024 + 2 * 128 * (128 + 4 * 128) + 256);
+  cr_expect_eq(json_integer_value(json_object_get(w, "smem_bytes")), 1024 + 2 * 128 * (2 * 128 + 4 * 128) + 256);
 
   /* One variant, every field. */
   json_t *v = json_array_get(vs, 20);
@@ -213,7 +213,7 @@ Test(cli, list_prints_the_table_and_names) {
   const char *row = "fwd_bf16_d128_causal_m128n48w4s1_paper_b2_e1em3        128  yes         128 "
                     "      48      4       1  paper   2       0.001         128   60928";
   cr_expect(strstr(r.out, "fwd_bf16_d128_causal_m128n128w12s2ws_paper_b2_e1em3    128  yes    "
-                          "     128      128     12       2  paper   2       0.001         384  165120"),
+                          "     128      128     12       2  paper   2       0.001         384  197888"),
             "the sm_90 pick not found in:\n%s", r.out);
   cr_expect(strstr(r.out, row), "row not found in:\n%s", r.out);
   tu_run_free(&r);

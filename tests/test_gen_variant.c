@@ -190,7 +190,8 @@ Test(variant, ws_tiles) {
   cr_expect_str_eq(v.name, "fwd_bf16_d128_causal_m128n128w12s2ws_robust_b2_e1em3");
   cr_expect_eq(v.wgmma, 1);
   cr_expect_eq(v.threads, 384);
-  cr_expect_eq(v.smem_bytes, 1024 + 2 * 128 * (128 + 2 * 2 * 128) + 256);
+  cr_expect_eq(v.persistent, 1, "two consumers, O's staging fits");
+  cr_expect_eq(v.smem_bytes, 1024 + 2 * 128 * (2 * 128 + 2 * 2 * 128) + 256);
   cr_expect_eq(v.n_entries, 1);
   cr_expect_str_eq(v.entries[0], "fa2_fwd_ws");
   cr_expect_str_eq(gen_compile_arch(&v, "sm_90"), "sm_90a");
@@ -208,10 +209,13 @@ Test(variant, ws_tiles) {
   cr_assert_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_OK, "%s", err.msg);
   cr_expect_str_eq(w.name, "fwd_bf16_d64_m192n128w16s2ws_none");
   cr_expect_eq(w.threads, 512);
+  cr_expect_eq(w.persistent, 0, "three consumers: one item a block");
   w = base(256, 0, GEN_STAB_NONE, 0, 0);
   tiles(&w, 128, 80, 12, 2);
   w.ws = 1;
   cr_expect_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_expect(!w.persistent && w.smem_bytes == 1024 + 2 * 256 * (128 + 2 * 2 * 80) + 256,
+            "O's own staging would pass 227 KB: O in Q's rows, one item a block");
   /* off Hopper, or past its shared memory */
   w = v;
   cr_assert_eq(gen_variant_complete(g, &w, "sm_80", &err), GEN_ESPEC);
@@ -228,6 +232,23 @@ Test(variant, ws_tiles) {
   cr_expect(strstr(src, "setmaxnreg.inc.sync.aligned.u32"));
   cr_expect(strstr(src, "tau_raw[mt][h] = robust_shift(rm, row,"), "robust's shift, as fwd.cu.tpl has it");
   cr_expect(strstr(src, "row_moved[mt][h] = __any_sync"), "O is rescaled by the kernel, not the softmax");
+  /* persistent: items from the counter (the last take resets it), their numbers handed
+   * over under named barriers, O staged apart from Q */
+  cr_expect(strstr(src, "taken = atomicAdd(p.tile_counter, 1);") &&
+            strstr(src, "if (taken == max(n_items, blocks) - 1) atomicExch(p.tile_counter, 0);"));
+  cr_expect(strstr(src, "for (int w = 0; w < kConsumers; ++w) bar_sync_lanes(kItemBar + w, kItemThreads);") &&
+            strstr(src, "bar_sync_lanes(kItemBar + wg, kItemThreads);") && !strstr(src, "bar_arrive(kItemBar"),
+            "barrier.sync on both sides");
+  cr_expect(strstr(src, "const unsigned sO = sV + kStages * kTileKV;"));
+  free(src);
+  /* one item a block (three consumers): no counter, O in Q's rows */
+  w = base(64, 0, GEN_STAB_NONE, 0, 0);
+  tiles(&w, 192, 128, 16, 2);
+  w.ws = 1;
+  cr_assert_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_assert_eq(gen_render(g, &w, &src, &n, &err), GEN_OK, "%s", err.msg);
+  cr_expect(!strstr(src, "tile_counter)") && !strstr(src, "bar_sync_lanes(kItemBar"), "%s: no item loop", w.name);
+  cr_expect(strstr(src, "const unsigned sO = sQ;"));
   free(src);
 }
 
@@ -403,8 +424,8 @@ Test(variant, varlen_names_and_sources) {
   cr_assert_eq(gen_render(g, &v, &src, &len, &err), GEN_OK, "%s", err.msg);
   cr_assert_eq(gen_render(g, &fixed, &fsrc, &flen, &err), GEN_OK, "%s", err.msg);
   cr_expect(strstr(src, "const int seq_q0 = p.cu_seqlens_q[batch], seqlen_q = p.cu_seqlens_q[batch + 1] - seq_q0;"));
-  cr_expect(strstr(src, "maps.q, cb * 64, seq_q0 + m0 + 64 * w, head, 0, bar_q);"));
-  cr_expect(strstr(src, "produce(maps.k, sK, k_full, k_empty, j, seq_k0, kv_head, 0);"));
+  cr_expect(strstr(src, "maps.q, cb * 64, it.seq_q0 + it.m0 + 64 * w, it.head,"));
+  cr_expect(strstr(src, "produce(maps.k, sK, k_full, k_empty, n + j, it.seq_k0 + j * kBlockN, it.kv_head, 0);"));
   cr_expect(strstr(src, "float *lse = p.lse + ((long long)head * p.total_q + seq_q0);"));
   cr_expect(!strstr(src, "tma_store(maps.o") && strstr(fsrc, "tma_store(maps.o"), "varlen O: plain stores");
   cr_expect(!strstr(fsrc, "seq_q0") && !strstr(fsrc, "p.cu_seqlens_q["));
@@ -470,7 +491,7 @@ Test(variant, ws_tiles_take_windows_and_score_modifiers) {
       {0, 0, 0, 1, 0, "fwd_bf16_d128_sinks_m128n128w12s2ws_none", "const float lt = l * keep + exp2_approx(sink2 - top);"},
       {0, 0, 0, 0, 1, "fwd_bf16_d128_dropout_m128n128w12s2ws_none", "kept[mt].set(ps, dropout_bits_s(drop_seed"},
       {1, 0, 0, 0, 0, "fwd_bf16_d128_window_m128n128w12s2ws_none",
-       "produce(maps.k, sK, k_full, k_empty, j, key_first, kv_head, batch);"},
+       "produce(maps.k, sK, k_full, k_empty, n + j, it.key_first + j * kBlockN, it.kv_head, it.batch);"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     gen_variant v = base(128, 0, GEN_STAB_NONE, 0, 0);

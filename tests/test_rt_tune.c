@@ -4,6 +4,7 @@
  * On the GPU, bench/gpu_run.sh tune times the real thing. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #include "fake_driver.h"
@@ -290,17 +291,22 @@ Test(tuning, wgmma_entries) {
   fake->cc_major = 9;
 }
 
+/* A context whose database gives d = 128's forward the ws tile m128n128w12s2ws. */
+static fa2_context *ctx_with_ws_db(void) {
+  char db[300];
+  snprintf(db, sizeof db, "%s/t.json", root);
+  write_fake_db(db, "{\"fwd_bf16_d128_none\": {\"block_m\": 128, \"block_n\": 128, \"warps\": 12, "
+                    "\"stages\": 2, \"ws\": true}}");
+  return ctx_with_db(db);
+}
+
 /* "ws": true picks a warp-specialized tile: launched as fa2_fwd_ws with its
  * block of 384 threads and the four TMA maps as its second parameter; the
  * maps of a second call with other tensors of the same shapes come from the
  * context's cache, re-addressed (no new encode), also while the stream captures
  * a CUDA graph (nothing there allocates or synchronizes). */
 Test(tuning, ws_entries_launch_with_tensor_maps) {
-  char db[300];
-  snprintf(db, sizeof db, "%s/t.json", root);
-  write_fake_db(db, "{\"fwd_bf16_d128_none\": {\"block_m\": 128, \"block_n\": 128, \"warps\": 12, "
-                    "\"stages\": 2, \"ws\": true}}");
-  fa2_context *ctx = ctx_with_db(db);
+  fa2_context *ctx = ctx_with_ws_db();
   fa2_fwd_args a = fwd(128, 0, FA2_STAB_NONE);
   expect_launch_of(ctx, a, "fwd_bf16_d128_m128n128w12s2ws_none");
   cr_expect_eq(seen.count[FA2_LOG_WARN], 0, "%s", seen.last);
@@ -308,7 +314,8 @@ Test(tuning, ws_entries_launch_with_tensor_maps) {
   cr_expect_str_eq(l->fn_name, "fa2_fwd_ws");
   cr_expect_eq(l->grid[0], 3); /* ceil(300 / 128) */
   cr_expect_eq(l->block[0], 384);
-  cr_expect_eq(l->smem, 1024 + 2 * 128 * (128 + 2 * 2 * 128) + 256);
+  cr_expect_eq(l->smem, 1024 + 2 * 128 * (2 * 128 + 2 * 2 * 128) + 256); /* persistent: O staged apart */
+  cr_expect(l->params.tile_counter == NULL, "6 work items, 132 SMs: a full grid");
   /* Q and O share a key (same shape, strides, box), K and V too: two encodes. */
   cr_expect_eq(fake->tmap_encodes, 2);
   cr_expect_eq(fake->tmap_replaces, 2);
@@ -346,6 +353,34 @@ Test(tuning, ws_entries_launch_with_tensor_maps) {
   cr_expect(strstr(fa2_last_error(), "cuTensorMapEncodeTiled(k at 0x1100000: 128 x 700 x 2 x 1 "
                                      "elements, strides 512, 256, 358400 bytes, box 64 x 128) failed"),
             "%s", fa2_last_error());
+  fa2_destroy(ctx);
+}
+
+/* A persistent ws tile (fwd_ws.cu.tpl) with more work items than SMs: one block per
+ * SM (the fake has 132) and the stream's tile counter, made on the stream's first such
+ * launch (an int, zeroed) and kept; another stream gets its own; a capturing stream
+ * without one launches the full grid (nothing allocates during a capture). */
+Test(tuning, persistent_ws_launch_takes_one_block_per_sm) {
+  fa2_context *ctx = ctx_with_ws_db();
+  fa2_fwd_args a = fwd_n(128, 0, FA2_STAB_NONE, 16384); /* 128 query blocks x 2 heads */
+  const int allocs = fake->allocs;
+  expect_launch_of(ctx, a, "fwd_bf16_d128_m128n128w12s2ws_none");
+  fake_launch *l = &fake->last;
+  cr_expect(l->grid[0] == 132 && l->grid[1] == 1 && l->grid[2] == 1, "grid %u x %u x %u", l->grid[0],
+            l->grid[1], l->grid[2]);
+  cr_expect_eq(fake->allocs, allocs + 1);
+  int *counter = l->params.tile_counter;
+  cr_expect(counter && (unsigned long long)(uintptr_t)counter == fake->last_alloc, "the new int");
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect(fake->allocs == allocs + 1 && l->params.tile_counter == counter, "the stream's counter again");
+  cr_assert_eq(fa2_forward(ctx, &a, (void *)0x5), FA2_OK, "%s", fa2_last_error());
+  cr_expect(fake->allocs == allocs + 2 && l->params.tile_counter && l->params.tile_counter != counter,
+            "another stream, another counter");
+  fake->capturing = 1;
+  cr_assert_eq(fa2_forward(ctx, &a, (void *)0x6), FA2_OK, "%s", fa2_last_error());
+  cr_expect(fake->allocs == allocs + 2 && !l->params.tile_counter && l->grid[0] == 128 && l->grid[1] == 2,
+            "capturing, no counter yet: the full grid");
+  fake->capturing = 0;
   fa2_destroy(ctx);
 }
 

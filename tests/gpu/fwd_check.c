@@ -181,9 +181,19 @@ int gpu_launch_fwd(gpu *g, const fwd_variant *v, const fa2_fwd_params *p, CUstre
     fprintf(stderr, "%s: %s\n", v->name, fa2_last_error());
     return -1;
   }
-  const unsigned gx = (unsigned)((p->seqlen_q + v->block_m - 1) / v->block_m);
-  return GPU_OK(g, g->cu->cuLaunchKernel(v->fn, gx, (unsigned)p->heads_q, (unsigned)p->batch,
-                                         (unsigned)v->threads, 1, 1, (unsigned)v->smem_bytes,
+  unsigned gx = (unsigned)((p->seqlen_q + v->block_m - 1) / v->block_m), gy = (unsigned)p->heads_q,
+           gz = (unsigned)p->batch;
+  /* A persistent kernel takes one block per SM and a tile counter, as the runtime
+   * launches it (rt_launch.c); FA2_PERSISTENT=0 gives it the full grid instead. */
+  static CUdeviceptr counter;
+  const char *env = getenv("FA2_PERSISTENT");
+  if (v->persistent && (long long)gx * gy * gz > g->sms && !(env && !strcmp(env, "0"))) {
+    if (!counter && (!GPU_OK(g, g->cu->cuMemAlloc(&counter, sizeof(int))) ||
+                     !GPU_OK(g, g->cu->cuMemsetD32(counter, 0, 1)) || !GPU_OK(g, g->cu->cuCtxSynchronize())))
+      return -1;
+    args.tile_counter = (int *)counter, gx = (unsigned)g->sms, gy = gz = 1;
+  }
+  return GPU_OK(g, g->cu->cuLaunchKernel(v->fn, gx, gy, gz, (unsigned)v->threads, 1, 1, (unsigned)v->smem_bytes,
                                          stream, params, NULL))
              ? 0
              : -1;

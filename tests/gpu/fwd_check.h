@@ -8,6 +8,7 @@ typedef struct fwd_variant {
   char name[160];
   int bf16, head_dim, causal, block_m, block_n, threads, smem_bytes;
   int ws;        /* warp-specialized: launched with its TMA maps (gpu_launch_fwd) */
+  int persistent; /* ... and a block per SM off a tile counter (FA2_PERSISTENT=0: a full grid) */
   CUfunction fn; /* loaded, dynamic smem limit already raised */
 } fwd_variant;
 

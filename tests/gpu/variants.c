@@ -46,6 +46,7 @@ static void fill_fwd(const gen_variant *gv, fwd_variant *v) {
   v->block_m = gv->block_m;
   v->block_n = gv->block_n;
   v->ws = gv->ws;
+  v->persistent = gv->persistent;
   v->threads = gv->threads;
   v->smem_bytes = gv->smem_bytes;
 }
