@@ -15,24 +15,18 @@ static int32_t len_class(long long seqlen_q, long long seqlen_k) {
 /* Built-in tiles by length: where the built-in tile of a key (gen/defaults.lua) loses
  * to another from some length on, the other from there (a tuning database's tiles
  * still come first). Plain fixed-length forwards in `none` or `robust` only, as
- * measured: sm_90's d = 64 forward on the ws tile m192n128w16s2ws from N = 2k (4k
- * causal), 1.12-1.29x its wgmma tile there on the H100 and 1.02-1.12x cuDNN; shorter,
- * it ran 0.79-0.98x (bench/NOTES.md "Session 15"). Off sm_90 the generator refuses
- * the tile and the built-in one stays. */
+ * measured on sm_90's d = 64 forward (bench/NOTES.md "Session 15", "Session 17"): the
+ * persistent ws tile m128n128w12s2ws from N = 1k, 1.00-1.07x the wgmma tile there on
+ * the H200 (at 512 0.99-1.04x: not taken); the ws tile m192n128w16s2ws from N = 2k
+ * (8k causal), 1.07-1.31x the wgmma tile and 1.05-1.15x m128 there, while causal
+ * m128 led it by 4-10 % at 2k-4k. Off sm_90 the generator refuses the tiles and the
+ * built-in one stays. A head dim's rules by rising length: the last one reached holds. */
 typedef struct length_rule {
   int head_dim, min_len, min_len_causal;
   int block_m, block_n, warps, stages, ws;
 } length_rule;
-static const length_rule LENGTH_RULES[] = {{64, 2048, 4096, 192, 128, 16, 2, 1}};
-
-static const length_rule *length_rule_for(const rt_request *r) {
-  if (r->pass != GEN_PASS_FWD || r->varlen || r->window || r->alibi || r->softcap || r->dropout ||
-      r->sinks || (r->stab != FA2_STAB_NONE && r->stab != FA2_STAB_ROBUST))
-    return NULL;
-  for (size_t i = 0; i < sizeof LENGTH_RULES / sizeof *LENGTH_RULES; i++)
-    if (LENGTH_RULES[i].head_dim == r->head_dim) return &LENGTH_RULES[i];
-  return NULL;
-}
+static const length_rule LENGTH_RULES[] = {{64, 1024, 1024, 128, 128, 12, 2, 1},
+                                           {64, 2048, 8192, 192, 128, 16, 2, 1}};
 
 /* The length class from which r takes the rule's tile. */
 static int32_t rule_class(const length_rule *lr, const rt_request *r) {
@@ -40,12 +34,23 @@ static int32_t rule_class(const length_rule *lr, const rt_request *r) {
   return len_class(n, n);
 }
 
-/* Without per-length tuned tiles a request under a length rule carries one of two
- * classes, under its length or from it (the threshold's own class): two requests per
+/* The rule r takes at length class cls, or NULL. */
+static const length_rule *length_rule_at(const rt_request *r, int32_t cls) {
+  if (r->pass != GEN_PASS_FWD || r->varlen || r->window || r->alibi || r->softcap || r->dropout ||
+      r->sinks || (r->stab != FA2_STAB_NONE && r->stab != FA2_STAB_ROBUST) || cls <= 0)
+    return NULL;
+  const length_rule *hit = NULL;
+  for (size_t i = 0; i < sizeof LENGTH_RULES / sizeof *LENGTH_RULES; i++)
+    if (LENGTH_RULES[i].head_dim == r->head_dim && cls >= rule_class(&LENGTH_RULES[i], r)) hit = &LENGTH_RULES[i];
+  return hit;
+}
+
+/* Without per-length tuned tiles a request under length rules carries the class of
+ * the rule it reaches (its threshold's), or none below them: one request per rule and
  * shape, not one per eighth of an octave. */
 static void rule_length(rt_request *r, long long seqlen_q, long long seqlen_k) {
-  const length_rule *lr = length_rule_for(r);
-  if (lr && len_class(seqlen_q, seqlen_k) >= rule_class(lr, r)) r->len_class = rule_class(lr, r);
+  const length_rule *lr = length_rule_at(r, len_class(seqlen_q, seqlen_k));
+  if (lr) r->len_class = rule_class(lr, r);
 }
 
 static void normalize(rt_request *r, int stab, double beta, double eps) {
@@ -195,8 +200,8 @@ int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, con
             "tuning database %s: tiles %s ignored for %s (%s); built-in tiles", rt_tuning_path(t),
             tile, arch, why);
   }
-  const length_rule *lr = length_rule_for(r);
-  if (lr && r->len_class > 0 && r->len_class >= rule_class(lr, r)) {
+  const length_rule *lr = length_rule_at(r, r->len_class);
+  if (lr) {
     gen_variant v = *out;
     v.block_m = lr->block_m, v.block_n = lr->block_n, v.warps = lr->warps, v.stages = lr->stages;
     v.wgmma = v.ws = lr->ws;

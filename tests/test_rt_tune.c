@@ -484,20 +484,23 @@ Test(tuning, lengths_split_requests_only_with_per_length_tiles) {
   }
 }
 
-/* The built-in length rule (rt_select.c): sm_90's plain d = 64 forward in `none`
- * or `robust` takes the ws tile from N = 2048 (4096 causal; their length classes),
- * the wgmma tile below;
- * `paper`, a modifier or varlen keep the wgmma tile; a database's tiles come first;
- * off sm_90 the built-in tile stays, without a warning. Each side of the threshold
- * is one request: N = 3000 after N = 5000 is a memory hit. */
-Test(tuning, d64_forward_takes_the_ws_tile_from_its_length_rule) {
+/* The built-in length rules (rt_select.c): sm_90's plain d = 64 forward in `none`
+ * or `robust` takes the persistent ws tile m128n128w12s2ws from N = 1024 and the ws
+ * tile m192n128w16s2ws from N = 2048 (8192 causal; their length classes), the wgmma
+ * tile below; `paper`, a modifier or varlen keep the wgmma tile; a database's tiles
+ * come first; off sm_90 the built-in tile stays, without a warning. Each rule is one
+ * request a shape: N = 3000 after N = 5000 is a memory hit. */
+Test(tuning, d64_forward_takes_the_ws_tiles_from_their_length_rules) {
   fa2_context *ctx = ctx_with_db("");
   const char *wg = "fwd_bf16_d64_m64n128w4s2wg_none", *ws = "fwd_bf16_d64_m192n128w16s2ws_none";
   const char *wg_c = "fwd_bf16_d64_causal_m64n128w4s2wg_none", *ws_c = "fwd_bf16_d64_causal_m192n128w16s2ws_none";
-  const struct { /* lengths in classes of an eighth of an octave: 2047 is 2048's */
+  const char *pers = "fwd_bf16_d64_m128n128w12s2ws_none", *pers_c = "fwd_bf16_d64_causal_m128n128w12s2ws_none";
+  const struct { /* lengths in classes of an eighth of an octave: 2047 is 2048's, 1000 1024's */
     int causal, n;
     const char *name;
-  } calls[] = {{0, 300, wg}, {0, 1800, wg}, {0, 2047, ws}, {0, 5000, ws}, {1, 3000, wg_c}, {1, 4096, ws_c}};
+  } calls[] = {{0, 300, wg},     {0, 900, wg},     {0, 1000, pers},  {0, 1800, pers},   {0, 2047, ws},
+               {0, 5000, ws},    {1, 900, wg_c},   {1, 1024, pers_c}, {1, 3000, pers_c}, {1, 7000, pers_c},
+               {1, 8192, ws_c},  {1, 16384, ws_c}};
   for (size_t i = 0; i < sizeof calls / sizeof *calls; i++)
     expect_launch_of(ctx, fwd_n(64, calls[i].causal, FA2_STAB_NONE, calls[i].n), calls[i].name);
   const unsigned requests = (unsigned)rt_mc_count(&ctx->mc);
@@ -506,6 +509,10 @@ Test(tuning, d64_forward_takes_the_ws_tile_from_its_length_rule) {
   cr_expect_str_eq(fake->last.fn_name, "fa2_fwd_ws");
   cr_expect_eq(fake->last.block[0], 512u, "the ws tile's 16 warps");
   cr_expect_eq(rt_mc_count(&ctx->mc), requests, "N = 3000: the request of N = 2048");
+  a = fwd_n(64, 0, FA2_STAB_NONE, 1500); /* N = 1500: the request of N = 1024 */
+  cr_assert_eq(fa2_forward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(fake->last.block[0], 384u, "the persistent ws tile's 12 warps");
+  cr_expect_eq(rt_mc_count(&ctx->mc), requests, "N = 1500: the request of N = 1024");
   expect_launch_of(ctx, fwd_n(64, 0, FA2_STAB_ROBUST, 4096), "fwd_bf16_d64_m192n128w16s2ws_robust_b2_e1em3");
   expect_launch_of(ctx, fwd_n(64, 0, FA2_STAB_PAPER, 4096), "fwd_bf16_d64_m64n128w4s2wg_paper_b2_e1em3");
   a = fwd_n(64, 0, FA2_STAB_NONE, 4096);
