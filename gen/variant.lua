@@ -470,8 +470,9 @@ function M.complete(v, arch, tiles_arch)
   -- A persistent ws forward (fwd_ws.cu.tpl): a block takes work items in turn from a
   -- counter and stages O apart from Q, where that fits. Where the loop's state has the
   -- registers: two consumer warpgroups (with three, 160 registers each, it spilled 64-128
-  -- bytes), and not a window with softcap (32-56 bytes in paper and robust at d = 128).
-  c.persistent = c.ws and c.block_m == 128 and not (c.window and c.softcap) or false
+  -- bytes), and not a window with softcap (32-56 bytes in paper and robust at d = 128) or
+  -- with varlen (robust at d = 128: 20 bytes since the item hand-over's two slots).
+  c.persistent = c.ws and c.block_m == 128 and not (c.window and (c.softcap or c.varlen)) or false
   if c.persistent and M.smem(c) > M.ARCH_SMEM[M.WGMMA_ARCH] then c.persistent = false end
   c.smem_bytes = M.smem(c)
   c.entries = {}

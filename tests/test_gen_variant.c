@@ -210,6 +210,17 @@ Test(variant, ws_tiles) {
   cr_expect_str_eq(w.name, "fwd_bf16_d64_m192n128w16s2ws_none");
   cr_expect_eq(w.threads, 512);
   cr_expect_eq(w.persistent, 0, "three consumers: one item a block");
+  /* a window with softcap or varlen: the item loop's registers spill, one item a block */
+  for (int m = 0; m < 2; m++) {
+    w = base(128, 0, GEN_STAB_ROBUST, 2, 1e-3);
+    tiles(&w, 128, 128, 12, 2);
+    w.ws = 1, w.window = 1, w.softcap = m == 0, w.varlen = m == 1;
+    cr_assert_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_OK, "%s", err.msg);
+    cr_expect_eq(w.persistent, 0, "%s: one item a block", w.name);
+    w.window = 0;
+    cr_assert_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_OK, "%s", err.msg);
+    cr_expect_eq(w.persistent, 1, "%s: persistent without the window", w.name);
+  }
   w = base(256, 0, GEN_STAB_NONE, 0, 0);
   tiles(&w, 128, 80, 12, 2);
   w.ws = 1;
