@@ -5,17 +5,19 @@
 //   tile: {{ block_m }} queries x {{ block_n }} keys, {{ warps // 4 - 1 }} consumer warpgroups + 1 producer, {{ stages }} K/V stages
 //   softmax: {{ stab == "none" and "none" or string.format("%s (beta %g, eps %g)", stab, beta, eps) }}
 //
-// One block computes block_m query rows of one (batch, head).
-//   Producer warp: Q once, then K(0), K(1), V(0), K(2), V(1), ... with TMA into
+// A work item is block_m query rows of one (batch, head): one per block, or (a
+// persistent tile with a tile counter) one block per SM taking items in turn.
+//   Producer warp, per item: Q, then K(0), K(1), V(0), K(2), V(1), ... with TMA into
 //     stage slots (templates/hopper.cuh.tpl: a "full" and an "empty" mbarrier per
-//     slot), each K/V tile as soon as every consumer warp is done with the slot.
+//     slot), each K/V tile as soon as every consumer warp is done with the slot;
+//     persistent: the item's number to each consumer warpgroup on a named barrier.
 //   Consumer warpgroup w (query rows 64w .. 64w+63), key tile j:
 //     S = Q K(j)^T issued | O *= r(j-1), O += P(j-1) V(j-1) issued | wait S, free
 //     K(j) | masks and softmax of S into P(j), r(j) while P V runs | wait P V,
 //     free V(j-1) | P(j) rounded to {{ dtype }}.
 //   The warpgroups issue their MMAs in turn (named barriers), so one's softmax
 //   overlaps another's MMAs as well as its own P V.
-//   Epilogue: O / l in {{ dtype }} through shared memory (the warpgroup's Q rows)
+//   Epilogue: O / l in {{ dtype }} through shared memory ({{ persistent and "its own staging, so the next item's Q can land" or "the warpgroup's Q rows" }})
 //   and a TMA store; LSE in fp32.
 //   Varlen: the maps span (head_dim, total rows, heads); a sequence's rows start at
 //   cu_seqlens' offset. Loads past its end read the next sequence's rows (keys
@@ -56,7 +58,7 @@ constexpr int kColBlocks = kHeadDim / 64;  // 64-column blocks: one TMA box each
 constexpr int kTileQ = 64 * kHeadDim * 2;  // bytes: one warpgroup's Q rows (or its O)
 constexpr int kTileKV = kBlockN * kHeadDim * 2;
 // Q, K and V stages{{ persistent and ", O's staging" or " (O is staged in Q's rows)" }}; then the Q mbarriers (full,
-// empty), full/empty pairs per stage for K and V, and the slot of a work item's number.
+// empty), full/empty pairs per stage for K and V, and the two slots of work items' numbers.
 constexpr int kBars = {{ persistent and "2" or "1" }} * kConsumers * kTileQ + 2 * kStages * kTileKV;
 constexpr int kSmemBytes = 1024 + kBars + 256; // + 1024: room to align the tiles
 static_assert(kSmemBytes == {{ smem_bytes }}, "smem layout differs from gen/variant.lua");
