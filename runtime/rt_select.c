@@ -16,9 +16,9 @@ static int32_t len_class(long long seqlen_q, long long seqlen_k) {
  * to another from some length on, the other from there (a tuning database's tiles
  * still come first). Plain fixed-length forwards in `none` or `robust` only, as
  * measured on sm_90's d = 64 forward (bench/NOTES.md "Session 15", "Session 17"): the
- * persistent ws tile m128n128w12s2ws from N = 1k, 1.00-1.07x the wgmma tile there on
+ * persistent ws tile m128n128w12s2ws from N = 1k, 0.99-1.06x the wgmma tile there on
  * the H200 (at 512 0.99-1.04x: not taken); the ws tile m192n128w16s2ws from N = 2k
- * (8k causal), 1.07-1.31x the wgmma tile and 1.05-1.15x m128 there, while causal
+ * (8k causal), 1.07-1.31x the wgmma tile and 0.99-1.21x m128 there, while causal
  * m128 led it by 4-10 % at 2k-4k. Off sm_90 the generator refuses the tiles and the
  * built-in one stays. A head dim's rules by rising length: the last one reached holds. */
 typedef struct length_rule {
