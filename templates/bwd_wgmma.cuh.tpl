@@ -7,6 +7,12 @@
 {# exponentials run while dP^T's MMA does (FA3's intra-warpgroup overlap). #}
 {% local overlap = not pair and not (dropout or softcap or window) %}
 {% local dqn0 = pair and (head_dim // 2 + 63) // 64 * 64 or 0 %}
+{# The MMAs' shared-memory descriptors at d = 128 (not the pair): their low words built once a #}
+{# step, then one add per MMA (desc_at), where sw128_desc's mask, shift and or per operand cost #}
+{# ~440 M of the 2.43 G instructions at N = 8k. Not at d = 64 (non-causal 0.87-0.89x: ptxas #}
+{# then packs the P / dS loop's predicates into a register), not with a window (spills). #}
+{% local desc_once = head_dim == 128 and not pair and not window %}
+{% local DESC = function(var, base, lbo, off) if desc_once then return "desc_at(" .. var .. ", " .. off .. ")" end return "sw128_desc(" .. base .. " + " .. off .. ", " .. lbo .. ")" end %}
 // ---- fa2_bwd on warpgroup MMA (templates/bwd_wgmma.cuh.tpl) -----------------
 // One block per (key block, kv head, batch), as with mma.sync. Each warpgroup
 // owns 64 keys (16 per warp: their rows of dK and dV stay in registers), and
@@ -170,18 +176,22 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 
     // S^T = K Q^T and dP^T = V dO^T for the warpgroup's 64 keys (fp32)
     float st[kBlockM / 8][4], dpt[kBlockM / 8][4];
+{% if desc_once %}
+    const unsigned dK = sw128_lo(sKws, 16), dQt = sw128_lo(sQt, 16);
+    const unsigned dV = sw128_lo(sVws, 16), ddO = sw128_lo(sdOt, 16);
+{% end %}
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks)
-      wgmma_ss_n{{ block_m }}(st, sw128_desc(sKws + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
-                       sw128_desc(sQt + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
+      wgmma_ss_n{{ block_m }}(st, {{ DESC("dK", "sKws", "16", "(ks / 4) * kBlockN * 128 + (ks % 4) * 32") }},
+                       {{ DESC("dQt", "sQt", "16", "(ks / 4) * kBlockM * 128 + (ks % 4) * 32") }}, ks > 0);
 {% if overlap %}
     wgmma_commit();
 {% end %}
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks)
-      wgmma_ss_n{{ block_m }}(dpt, sw128_desc(sVws + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
-                       sw128_desc(sdOt + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
+      wgmma_ss_n{{ block_m }}(dpt, {{ DESC("dV", "sVws", "16", "(ks / 4) * kBlockN * 128 + (ks % 4) * 32") }},
+                       {{ DESC("ddO", "sdOt", "16", "(ks / 4) * kBlockM * 128 + (ks % 4) * 32") }}, ks > 0);
     wgmma_commit();
 {% if overlap %}
     wgmma_wait<1>(); // S^T has landed; dP^T runs on through P^T's exponentials
@@ -400,12 +410,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     fence_regs(acc_v);
     fence_regs(acc_k);
     wgmma_fence();
+{% if desc_once %}
+    const unsigned ddOm = sw128_lo(sdOt, kBlockM * 128), dQm = sw128_lo(sQt, kBlockM * 128);
+{% end %}
 #pragma unroll
     for (int qs = 0; qs < kSQSteps; ++qs)
-      wgmma_rs_n{{ head_dim }}(acc_v, ap[qs], sw128_desc(sdOt + qs * 16 * 128, kBlockM * 128));
+      wgmma_rs_n{{ head_dim }}(acc_v, ap[qs], {{ DESC("ddOm", "sdOt", "kBlockM * 128", "qs * 16 * 128") }});
 #pragma unroll
     for (int qs = 0; qs < kSQSteps; ++qs)
-      wgmma_rs_n{{ head_dim }}(acc_k, as[qs], sw128_desc(sQt + qs * 16 * 128, kBlockM * 128));
+      wgmma_rs_n{{ head_dim }}(acc_k, as[qs], {{ DESC("dQm", "sQt", "kBlockM * 128", "qs * 16 * 128") }});
     wgmma_commit();
     wgmma_wait<0>(); // before dQ: P^T and dS^T's registers are free for it then
     fence_regs(acc_v);
@@ -419,12 +432,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     // dQ (64 queries x kDQN columns of this warpgroup) = dS K over the block's
     // keys: A = dS^T read transposed (queries contiguous), B = K's rows.
     float dq[kDQN / 8][4];
+{% if desc_once %}
+    const unsigned dS = sw128_lo(sSs, kBlockN * 128), dKq = sw128_lo(sKs + wg * (kDQN / 64) * kBlockN * 128, kBlockN * 128);
+{% end %}
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kBlockN / 16; ++kk)
-      wgmma_tt_n{{ head_dim // (warps // 4) }}(dq, sw128_desc(sSs + kk * 16 * 128, kBlockN * 128),
-                         sw128_desc(sKs + wg * (kDQN / 64) * kBlockN * 128 + kk * 16 * 128, kBlockN * 128),
-                         kk > 0);
+      wgmma_tt_n{{ head_dim // (warps // 4) }}(dq, {{ DESC("dS", "sSs", "kBlockN * 128", "kk * 16 * 128") }},
+                         {{ DESC("dKq", "sKs + wg * (kDQN / 64) * kBlockN * 128", "kBlockN * 128", "kk * 16 * 128") }}, kk > 0);
     wgmma_commit();
     wgmma_wait<0>();
     fence_regs(dq);

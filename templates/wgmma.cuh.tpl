@@ -79,9 +79,23 @@ __device__ __forceinline__ void load_rows_sw128(unsigned dst, const elem_t *src,
 // 8-row groups 1024 bytes apart (stride byte offset), 64-column blocks
 // lbo bytes apart (leading byte offset: used when the operand is MN-major
 // and spans more than one block; K-major ignores it), 128-byte swizzle.
+// The low word (start address, leading byte offset) varies per operand; the high
+// word (stride byte offset, swizzle mode) is one constant, so a descriptor kept as
+// its low word costs one 32-bit register and an add per MMA (desc_at).
+__device__ __forceinline__ unsigned sw128_lo(unsigned addr, unsigned lbo) {
+  return ((addr & 0x3FFFF) >> 4) | (lbo >> 4) << 16;
+}
+__device__ __forceinline__ unsigned long long sw128_hi_or(unsigned lo) {
+  return (unsigned long long)lo | (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
+}
 __device__ __forceinline__ unsigned long long sw128_desc(unsigned addr, unsigned lbo) {
-  return (unsigned long long)((addr & 0x3FFFF) >> 4) | (unsigned long long)(lbo >> 4) << 16 |
-         (unsigned long long)(1024 >> 4) << 32 | 1ull << 62;
+  return sw128_hi_or(sw128_lo(addr, lbo));
+}
+// The descriptor of the tile `bytes` past the one whose low word is lo (16-byte units
+// in the start address field: shared addresses stay under 256 KB, so the add never
+// carries out of it).
+__device__ __forceinline__ unsigned long long desc_at(unsigned lo, unsigned bytes) {
+  return sw128_hi_or(lo + (bytes >> 4));
 }
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }

@@ -191,8 +191,11 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
            * seed decides). dK sums such a residual over every query row that
            * sees the key (dQ over every key): with one key and 239 rows, 1.3e-5
            * in dK on the H100, so the allowance grows with the root of the
-           * count, random-signed ulps. */
-          const double slack = 4e-6 * sqrt((double)(x == 0 ? nk : nq));
+           * count, random-signed ulps. dP and delta each sum d products, so it
+           * grows with the root of d / 64 too: 4.05e-6 in dQ at d = 128 (fp16,
+           * seqlen 1, the m64n128w8s3wg tile; main's templates on an H100 and
+           * an H200 alike, session 18), over the 4e-6 d = 64 allows. */
+          const double slack = 4e-6 * sqrt((double)(x == 0 ? nk : nq) * (double)d / 64);
           if (!(r.err[x] <= 2 * r.plain[x] + slack)) r.pass = 0;
         }
         if (r.bad_values) r.pass = 0;
