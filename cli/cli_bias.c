@@ -19,9 +19,9 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: fa2 bias [--cpu | --gpu [--varlen]] [--json] [--seed N] [--beta B] [--eps E]\n"
           "                [--seqlen N] [--heads H] [--head-dims D,...] [--fp16] [--arch A]\n"
-          "                [--tc T] [--normalizer L] [--out-round R] [-j N]\n"
+          "                [--tc T] [--normalizer L] [--out-round R [--row-group G]] [-j N]\n"
           "       fa2 bias --drift [--steps N] [--json] [--seed N] [--beta B] [--eps E]\n"
-          "                [--normalizer L] [--out-round R]\n"
+          "                [--normalizer L] [--out-round R [--row-group G]]\n"
           "       fa2 bias --dump DIR [--seed N] [--seqlen N] [--heads H] [--fp16]\n"
           "\n"
           "Measures the rounding bias of the forward pass on the tie-heavy suite: per\n"
@@ -42,8 +42,9 @@ static void usage(FILE *f) {
           "  --head-dims D,...  head dims of the suite (default 64,128; kernel head dims\n"
           "                16, 32, 48, 64, 80, 96, 128, ..., 256, up to 8)\n"
           "  --json        an array of objects: case, repeats, head_dim, mode (with its\n"
-          "                +lrnd/+lmax/+sr label), beta, eps,\n"
-          "                bias_ratio, mean_abs_err, rel_err, max_abs_err, nan_count,\n"
+          "                +lrnd/+lmax/+sr/+srh label), beta, eps,\n"
+          "                bias_ratio, mean_abs_err, floor_mean_abs_err, rel_err, max_abs_err,\n"
+          "                nan_count,\n"
           "                delta_bias, tied_rate\n"
           "  --seed N      input seed (default 1)\n"
           "  --beta B      beta of paper and robust (default 2; > 1)\n"
@@ -63,8 +64,12 @@ static void usage(FILE *f) {
           "                every mode: fp32 (the kernels': l sums the fp32 P), rounded (l\n"
           "                sums the P that P V uses, mode label +lrnd), maxres (fp32, plus\n"
           "                each tile maximum's rounding residual: +lmax)\n"
-          "  --out-round R rn (the kernels': O rounded to nearest) or sr (stochastic\n"
-          "                rounding, one seeded random number per element: +sr)\n"
+          "  --out-round R rn (the kernels': O rounded to nearest), sr (stochastic\n"
+          "                rounding, one seeded random number per element: +sr), srh\n"
+          "                (stochastic within 1/8 of the gap from the midpoint, nearest\n"
+          "                elsewhere: +srh) or row (groups of rows rounded so that their\n"
+          "                errors sum to zero in expectation, lab/lab_round.c: +row)\n"
+          "  --row-group G rows per group of --out-round row (default 1; up to 256)\n"
           "  -j N          CPU threads (default: CPUs)\n"
           "  --drift       the paper's mechanism: norm of the accumulated dW_Q error over\n"
           "                training-like steps (d=64, N=256, r=2), per mode, and its growth\n"
@@ -228,23 +233,25 @@ static void print_table(const work *w) {
     printf("%s %d (d=%d)", i ? "," : "", w->cases[i].block_n, w->cases[i].head_dim);
   printf("\n\n");
   const int mode_w = (int)strlen(o->label[N_MODES - 1]); /* "robust" and its suffixes */
-  printf("%-10s %3s %4s  %-*s %8s %8s  %9s %9s %9s %4s %11s %11s %5s\n", "CASE", "R", "D", mode_w, "MODE",
-         "BIAS", "RN-BIAS", "MEAN|ERR|", "REL_ERR", "MAX_ERR", "NAN", "DELTA_BIAS", "DB_FP32_O", "TIED");
+  printf("%-10s %3s %4s  %-*s %8s %8s  %9s %9s %9s %9s %4s %11s %11s %5s\n", "CASE", "R", "D", mode_w, "MODE",
+         "BIAS", "RN-BIAS", "MEAN|ERR|", "FLOOR", "REL_ERR", "MAX_ERR", "NAN", "DELTA_BIAS", "DB_FP32_O", "TIED");
   for (int i = 0; i < w->n_cases; i++)
     for (int m = 0; m < N_MODES; m++) {
       const lab_result *r = &w->results[i][m];
-      printf("%-10s %3d %4d  %-*s %+8.4f %+8.4f  %9.3e %9.3e %9.3e %4lld %+11.3e %+11.3e %5.2f\n",
+      printf("%-10s %3d %4d  %-*s %+8.4f %+8.4f  %9.3e %9.3e %9.3e %9.3e %4lld %+11.3e %+11.3e %5.2f\n",
              lab_case_name(r->c.kind), r->c.repeats, r->c.head_dim, mode_w, o->label[m],
-             r->err.bias_ratio, r->rounded.bias_ratio, r->err.mean_abs_err, r->err.rel_err,
+             r->err.bias_ratio, r->rounded.bias_ratio, r->err.mean_abs_err, r->floor_mean_abs_err, r->err.rel_err,
              r->err.max_abs_err, r->err.nan_count, r->delta_bias, r->delta_bias_fp32, r->tied_rate);
     }
   printf("\nBIAS = mean(O - O_ref) / mean|O - O_ref| (0 = unbiased); RN-BIAS: the same for O_ref\n"
-         "correctly rounded to %s. DELTA_BIAS = sum_T (delta_lp - delta_hp)[T]; DB_FP32_O: the\n"
+         "correctly rounded to %s. FLOOR: the least MEAN|ERR| of any %s output with |BIAS| <=\n"
+         "0.01 (lab/lab_floor.c: a lower bound, for every rounding rule). DELTA_BIAS =\n"
+         "sum_T (delta_lp - delta_hp)[T]; DB_FP32_O: the\n"
          "same with delta from the fp32 O (the backward's precise-delta option). TIED: share\n"
          "of rows whose maximum is attained more than once. Modifier cases: softcap (cap 8,\n"
          "R distinct keys saturated), alibi (slopes 0.25-1, tied pair at equal distances),\n"
          "window (causal, 64 keys), sink_logit (a sink per head near the maxima).\n",
-         lab_dtype_name(o->dtype));
+         lab_dtype_name(o->dtype), lab_dtype_name(o->dtype));
 }
 
 static void print_json(const work *w) {
@@ -253,10 +260,11 @@ static void print_json(const work *w) {
     for (int m = 0; m < N_MODES; m++) {
       const lab_result *r = &w->results[i][m];
       json_array_append_new(
-          a, json_pack("{s:s, s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:f, s:f}", "case",
+          a, json_pack("{s:s, s:i, s:i, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:f, s:f}", "case",
                        lab_case_name(r->c.kind), "repeats", r->c.repeats, "head_dim", r->c.head_dim,
                        "mode", w->o->label[m], "beta", r->beta, "eps", r->eps, "bias_ratio",
-                       r->err.bias_ratio, "mean_abs_err", r->err.mean_abs_err, "rel_err",
+                       r->err.bias_ratio, "mean_abs_err", r->err.mean_abs_err, "floor_mean_abs_err",
+                       r->floor_mean_abs_err, "rel_err",
                        r->err.rel_err, "max_abs_err", r->err.max_abs_err, "nan_count",
                        (json_int_t)r->err.nan_count, "delta_bias", r->delta_bias, "tied_rate",
                        r->tied_rate));
@@ -356,7 +364,7 @@ static int parse_head_dims(const char *arg, options *o) {
 
 int cli_bias(int argc, char **argv) {
   enum { O_CPU = 256, O_GPU, O_JSON, O_SEED, O_BETA, O_EPS, O_SEQLEN, O_HEADS, O_FP16, O_DRIFT, O_STEPS, O_DUMP, O_ARCH, O_TC,
-         O_HEAD_DIMS, O_VARLEN, O_NORMALIZER, O_OUT_ROUND };
+         O_HEAD_DIMS, O_VARLEN, O_NORMALIZER, O_OUT_ROUND, O_ROW_GROUP };
   static const struct option opts[] = {
       {"cpu", no_argument, NULL, O_CPU},          {"gpu", no_argument, NULL, O_GPU},
       {"json", no_argument, NULL, O_JSON},        {"seed", required_argument, NULL, O_SEED},
@@ -367,13 +375,14 @@ int cli_bias(int argc, char **argv) {
       {"arch", required_argument, NULL, O_ARCH},  {"tc", required_argument, NULL, O_TC},
       {"head-dims", required_argument, NULL, O_HEAD_DIMS}, {"varlen", no_argument, NULL, O_VARLEN},
       {"normalizer", required_argument, NULL, O_NORMALIZER}, {"out-round", required_argument, NULL, O_OUT_ROUND},
+      {"row-group", required_argument, NULL, O_ROW_GROUP},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   options o = {.heads = CLI_BIAS_HEADS, .seqlen = 0, .steps = 300, .jobs = cpus > 0 ? (int)cpus : 1,
                .dtype = LAB_BF16, .seed = 1, .beta = 2.0, .eps = 1e-3, .tc = -1,
                .head_dims = {64, 128}, .n_hd = 2};
-  int cpu_flag = 0, lab_set = 0;
+  int cpu_flag = 0, lab_set = 0, row_group_set = 0;
   optind = 0;
   for (int c; (c = cli_getopt("bias", argc, argv, ":hj:", opts)) != -1;) {
     int bad = 0;
@@ -416,8 +425,14 @@ int cli_bias(int argc, char **argv) {
     case O_OUT_ROUND:
       if (!strcmp(optarg, "rn")) o.num.out = LAB_OUT_RN;
       else if (!strcmp(optarg, "sr")) o.num.out = LAB_OUT_SR;
-      else bad = fprintf(stderr, "fa2 bias: --out-round %s: not allowed; allowed: rn, sr\n", optarg) > 0;
+      else if (!strcmp(optarg, "srh")) o.num.out = LAB_OUT_SRH;
+      else if (!strcmp(optarg, "row")) o.num.out = LAB_OUT_ROW;
+      else bad = fprintf(stderr, "fa2 bias: --out-round %s: not allowed; allowed: rn, sr, srh, row\n", optarg) > 0;
       lab_set = 1;
+      break;
+    case O_ROW_GROUP:
+      bad = cli_parse_range("bias", "--row-group", optarg, 1, 256, &o.num.row_group);
+      row_group_set = 1;
       break;
     case 'j': bad = cli_parse_range("bias", "-j", optarg, 1, 64, &o.jobs); break;
     case 'h': usage(stdout); return 0;
@@ -440,6 +455,10 @@ int cli_bias(int argc, char **argv) {
   if (o.tc >= 0 && (o.gpu || o.drift)) {
     fprintf(stderr, "fa2 bias: --tc sets the CPU suite's arithmetic: drop it with %s\n",
             o.gpu ? "--gpu" : "--drift");
+    return 2;
+  }
+  if (row_group_set && o.num.out != LAB_OUT_ROW) {
+    fprintf(stderr, "fa2 bias: --row-group sets --out-round row's groups: add --out-round row\n");
     return 2;
   }
   if (lab_set && (o.gpu || o.dump)) {

@@ -9,6 +9,7 @@
  *                 none / paper / robust stabilization (ARCHITECTURE.md)
  *   lab_bwd.c     backward emulation: delta from the low-precision or fp32 O
  *   lab_metrics.c bias ratio, errors, tied-maximum rate, delta bias
+ *   lab_floor.c   the least error any output with |bias ratio| <= 0.01 can have
  *   lab_suite.c   the tie-heavy suite of `fa2 bias` (cases, inputs, rows)
  *   lab_drift.c   the paper's mechanism: a low-rank gradient error that
  *                 grows linearly when delta is biased (`fa2 bias --drift`)
@@ -32,10 +33,28 @@ float lab_bf16_to_f32(uint16_t h);
 uint16_t lab_f32_to_fp16(float x); /* RNE; subnormals; overflow -> inf; NaN quiet */
 float lab_fp16_to_f32(uint16_t h);
 float lab_round(float x, lab_dtype t); /* x rounded to the dtype, as a float */
+/* float64 -> dtype, correctly rounded: to fp32 by round-to-odd first (double ->
+ * float -> bf16 rounds twice and can land on the wrong side of a tie). */
+float lab_round_f64(double x, lab_dtype t);
+/* The dtype neighbour of dtype value a (finite) one step toward x != a. */
+float lab_step_toward(float a, double x, lab_dtype t);
 /* x rounded stochastically to one of its two dtype neighbours, the farther one
  * with probability |x - nearer| / |farther - nearer| (so the expected result is
  * x); u in [0, 1) decides. A dtype value, inf or NaN comes back as lab_round's. */
 float lab_round_stochastic(float x, lab_dtype t, double u);
+/* The same within window (a fraction of the gap, up to 1/2) of the midpoint between
+ * x's two neighbours, to nearest elsewhere: each x's expected result is x in the
+ * window, and nearest outside it. */
+float lab_round_stochastic_near_half(float x, lab_dtype t, double u, double window);
+/* x[n] (one output row) rounded so that the row's rounding errors sum to zero in
+ * expectation and to little in each row: to nearest, then, while it lowers |sum|,
+ * the element nearest its midpoint among those whose error has the sum's sign goes
+ * to its other neighbour (unless its error would pass LAB_ROW_CAP times the row's
+ * largest gap between neighbours: 1.1x the most rounding to nearest makes there);
+ * the last move, which would overshoot zero, is made with probability |sum| / its
+ * gap (u in [0, 1) decides). out[n]. */
+#define LAB_ROW_CAP 0.55
+void lab_round_row_balanced(const float *x, int n, lab_dtype t, double u, float *out);
 /* A uniform [0, 1) number from (seed, index): splitmix64's mix, so that each
  * output element of a run has its own, the same in every run. */
 double lab_hash_uniform(uint64_t seed, uint64_t index);
@@ -112,12 +131,20 @@ int lab_tc_accumulate(lab_tc t, float *acc, int d, const float *p, const float *
  * to one exactly), or the fp32 sum plus each tile maximum's rounding residual.
  * O: rounded to nearest (kernels) or stochastically (seeded by element). */
 typedef enum lab_norm { LAB_NORM_FP32 = 0, LAB_NORM_ROUNDED = 1, LAB_NORM_MAXRES = 2 } lab_norm;
-typedef enum lab_out_round { LAB_OUT_RN = 0, LAB_OUT_SR = 1 } lab_out_round;
+/* O's rounding: to nearest (kernels), stochastic, or stochastic only within
+ * LAB_SRH_WINDOW of the gap from the midpoint between two neighbours, to nearest
+ * elsewhere (RN's bias comes from outputs near the midpoint, lab_floor.c). */
+typedef enum lab_out_round { LAB_OUT_RN = 0, LAB_OUT_SR = 1, LAB_OUT_SRH = 2, LAB_OUT_ROW = 3 } lab_out_round;
+#define LAB_SRH_WINDOW 0.125
 typedef struct lab_numerics {
   lab_norm norm;
   lab_out_round out;
-  uint64_t seed; /* LAB_OUT_SR: the random numbers' seed */
+  uint64_t seed;  /* LAB_OUT_SR, SRH, ROW: the random numbers' seed */
+  int row_group;  /* LAB_OUT_ROW: rows of one head rounded together (0: LAB_ROW_GROUP) */
 } lab_numerics;
+/* One: the backward's delta is a row's sum, and only rows balanced one by one keep
+ * its error from drifting (lab/README.md: 16 rows come nearer the floor, drift 0.63). */
+#define LAB_ROW_GROUP 1
 /* "none", "robust+lrnd", "none+sr", ...: a mode and its numerics, as fa2 bias prints them. */
 void lab_mode_label(lab_mode m, const lab_numerics *n, char *buf, int size);
 
@@ -214,12 +241,22 @@ int lab_inputs_make(const lab_case *c, lab_dtype t, uint64_t seed, lab_inputs *i
 void lab_inputs_free(lab_inputs *in);
 
 /* One row of `fa2 bias`: a case under one mode. */
+/* ---- lab_floor.c ------------------------------------------------------------- */
+/* The least mean |error| of any output on the dtype grid whose bias ratio against
+ * ref[n] is within +-max_bias and whose every error is at most max_err (INFINITY:
+ * no cap), a lower bound from the linear relaxation: no rounding rule, even one
+ * that knows ref, does better. INFINITY when no output meets both; NaN when out of
+ * memory. */
+double lab_unbiased_floor(const double *ref, long long n, lab_dtype dtype, double max_bias, double max_err);
+#define LAB_FLOOR_BIAS 0.01 /* issue 22's |bias ratio| target */
+
 typedef struct lab_result {
   lab_case c;
   lab_mode mode;
   double beta, eps;
   lab_err err;        /* output vs float64 */
   lab_err rounded;    /* correctly rounded float64 output vs float64 */
+  double floor_mean_abs_err; /* lab_unbiased_floor at LAB_FLOOR_BIAS: what |bias| <= 0.01 costs any output */
   double delta_bias;  /* sum_T (delta_lp - delta_hp)[T] */
   double delta_bias_fp32; /* the same with delta from the fp32 O (NaN when not measured) */
   double tied_rate;

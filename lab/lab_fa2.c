@@ -135,13 +135,46 @@ static void forward_row(const lab_shape *sh, const lab_fa2_config *c, const floa
     inv = lt != 0.f ? keep / lt : 0.f;
     *lse = lt != 0.f ? (top + log2f(lt)) * 0.69314718f : INFINITY;
   }
+  if (c->num.out == LAB_OUT_ROW) { /* O in fp32 into o: lab_fa2_forward rounds the rows together */
+    for (int i = 0; i < d; i++) {
+      o[i] = acc[i] * inv;
+      if (o32) o32[i] = o[i];
+    }
+    return;
+  }
   for (int i = 0; i < d; i++) {
     const float x = acc[i] * inv;
-    o[i] = c->num.out == LAB_OUT_SR
-               ? lab_round_stochastic(x, c->dtype, lab_hash_uniform(c->num.seed, (uint64_t)(o_index + i)))
-               : lab_round(x, c->dtype);
+    const double u = c->num.out != LAB_OUT_RN ? lab_hash_uniform(c->num.seed, (uint64_t)(o_index + i)) : 0;
+    o[i] = c->num.out == LAB_OUT_SR    ? lab_round_stochastic(x, c->dtype, u)
+           : c->num.out == LAB_OUT_SRH ? lab_round_stochastic_near_half(x, c->dtype, u, LAB_SRH_WINDOW)
+                                       : lab_round(x, c->dtype);
     if (o32) o32[i] = x;
   }
+}
+
+/* LAB_OUT_ROW: head h's rows of O (fp32 in o) rounded in groups of row_group
+ * consecutive rows (a kernel's warp holds 16, a quad of threads 2). */
+static int round_rows(const lab_shape *sh, const lab_fa2_config *c, float *o, int b, int h) {
+  const int d = sh->head_dim, G = c->num.row_group > 0 ? c->num.row_group : LAB_ROW_GROUP;
+  const long long q_row = (long long)sh->heads_q * d;
+  float *x = malloc(sizeof(float) * (size_t)G * d), *out = malloc(sizeof(float) * (size_t)G * d);
+  if (!x || !out) {
+    free(x);
+    free(out);
+    return -1;
+  }
+  for (int i0 = 0; i0 < sh->seqlen_q; i0 += G) {
+    const int rows = sh->seqlen_q - i0 < G ? sh->seqlen_q - i0 : G;
+    for (int r = 0; r < rows; r++)
+      memcpy(x + (long long)r * d, o + ((long long)b * sh->seqlen_q + i0 + r) * q_row + (long long)h * d, sizeof(float) * d);
+    const long long first = ((long long)b * sh->seqlen_q + i0) * q_row + (long long)h * d;
+    lab_round_row_balanced(x, rows * d, c->dtype, lab_hash_uniform(c->num.seed, (uint64_t)first), out);
+    for (int r = 0; r < rows; r++)
+      memcpy(o + ((long long)b * sh->seqlen_q + i0 + r) * q_row + (long long)h * d, out + (long long)r * d, sizeof(float) * d);
+  }
+  free(x);
+  free(out);
+  return 0;
 }
 
 int lab_fa2_forward(const lab_shape *sh, const lab_fa2_config *c, const float *q, const float *k,
@@ -165,6 +198,11 @@ int lab_fa2_forward(const lab_shape *sh, const lab_fa2_config *c, const float *q
         const long long off = ((long long)b * sh->seqlen_q + i) * q_row + (long long)h * d;
         forward_row(sh, c, q + off, kh, vh, kv_row, b, h, i, off, s, acc, o + off, o32 ? o32 + off : NULL,
                     lse + ((long long)b * sh->heads_q + h) * sh->seqlen_q + i);
+      }
+      if (c->num.out == LAB_OUT_ROW && round_rows(sh, c, o, b, h) != 0) {
+        free(s);
+        free(acc);
+        return -1;
       }
     }
   free(s);

@@ -70,8 +70,16 @@ float lab_round(float x, lab_dtype t) {
   return t == LAB_FP16 ? lab_fp16_to_f32(lab_f32_to_fp16(x)) : lab_bf16_to_f32(lab_f32_to_bf16(x));
 }
 
-/* The 16-bit neighbour of dtype value a (finite) one step toward x != a. */
-static float step_toward(float a, float x, lab_dtype t) {
+float lab_round_f64(double x, lab_dtype t) {
+  float f = (float)x;
+  if (isfinite(f) && (double)f != x) {
+    uint32_t bits = f32_bits(f);
+    if (!(bits & 1)) f = nextafterf(f, x > (double)f ? INFINITY : -INFINITY);
+  }
+  return lab_round(f, t);
+}
+
+float lab_step_toward(float a, double x, lab_dtype t) {
   uint16_t h = t == LAB_FP16 ? lab_f32_to_fp16(a) : lab_f32_to_bf16(a);
   if ((h & 0x7fff) == 0) h = (uint16_t)((x < 0 ? 0x8000 : 0) | 1); /* the smallest subnormal */
   else if ((x > a) == (a > 0)) h++;                                   /* magnitude up */
@@ -82,8 +90,45 @@ static float step_toward(float a, float x, lab_dtype t) {
 float lab_round_stochastic(float x, lab_dtype t, double u) {
   const float a = lab_round(x, t);
   if (a == x || isinf(a) || isnan(a)) return a;
-  const float b = step_toward(a, x, t);
+  const float b = lab_step_toward(a, x, t);
   return u < fabs((double)x - a) / fabs((double)b - a) ? b : a;
+}
+
+float lab_round_stochastic_near_half(float x, lab_dtype t, double u, double window) {
+  const float a = lab_round(x, t);
+  if (a == x || isinf(a) || isnan(a)) return a;
+  const float b = lab_step_toward(a, x, t);
+  const double far = fabs((double)x - a) / fabs((double)b - a); /* in [0, 1/2] */
+  return far >= 0.5 - window && u < far ? b : a;
+}
+
+void lab_round_row_balanced(const float *x, int n, lab_dtype t, double u, float *out) {
+  double sum = 0, max_gap = 0;
+  for (int i = 0; i < n; i++) {
+    out[i] = lab_round(x[i], t);
+    sum += (double)out[i] - x[i];
+    const float b = lab_step_toward(out[i], out[i] == x[i] ? (double)x[i] + 1 : x[i], t);
+    if (isfinite(b) && fabs((double)b - out[i]) > max_gap) max_gap = fabs((double)b - out[i]);
+  }
+  const double cap = LAB_ROW_CAP * max_gap;
+  for (;;) {
+    int best = -1;
+    double best_t = -1, best_gap = 0;
+    for (int i = 0; i < n; i++) {
+      const double e = (double)out[i] - x[i];
+      if (e == 0 || (e > 0) != (sum > 0) || !isfinite(out[i])) continue;
+      const float b = lab_step_toward(out[i], x[i], t);
+      const double gap = fabs((double)b - out[i]), ti = fabs(e) / gap;
+      if (isfinite(b) && ti > best_t && gap - fabs(e) <= cap) best = i, best_t = ti, best_gap = gap;
+    }
+    if (best < 0) return;
+    const int last = best_gap >= 2 * fabs(sum); /* it would overshoot zero */
+    if (last && u >= fabs(sum) / best_gap) return;
+    const float b = lab_step_toward(out[best], x[best], t);
+    sum += (double)b - out[best];
+    out[best] = b;
+    if (last) return;
+  }
 }
 
 double lab_hash_uniform(uint64_t seed, uint64_t index) {

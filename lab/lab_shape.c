@@ -61,5 +61,5 @@ void lab_mode_label(lab_mode m, const lab_numerics *n, char *buf, int size) {
   const lab_norm l = n ? n->norm : LAB_NORM_FP32;
   snprintf(buf, (size_t)size, "%s%s%s", lab_mode_name(m),
            l == LAB_NORM_ROUNDED ? "+lrnd" : l == LAB_NORM_MAXRES ? "+lmax" : "",
-           n && n->out == LAB_OUT_SR ? "+sr" : "");
+           n && n->out == LAB_OUT_SR ? "+sr" : n && n->out == LAB_OUT_SRH ? "+srh" : n && n->out == LAB_OUT_ROW ? "+row" : "");
 }

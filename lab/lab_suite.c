@@ -236,19 +236,6 @@ fail:
   return -1;
 }
 
-/* float64 -> dtype, correctly rounded: round to fp32 by round-to-odd first
- * (a plain double -> float -> bf16 rounds twice and can land on the wrong
- * side of a tie), then to the dtype. */
-static float round_f64(double x, lab_dtype t) {
-  float f = (float)x;
-  if (isfinite(f) && (double)f != x) {
-    unsigned bits;
-    memcpy(&bits, &f, sizeof bits);
-    if (!(bits & 1)) f = nextafterf(f, x > (double)f ? INFINITY : -INFINITY);
-  }
-  return lab_round(f, t);
-}
-
 void lab_score(const lab_case *c, const lab_inputs *in, lab_mode mode, double beta, double eps,
                const float *o, const float *o32, const double *o_ref, lab_result *r) {
   const lab_shape *s = &in->shape;
@@ -261,10 +248,11 @@ void lab_score(const lab_case *c, const lab_inputs *in, lab_mode mode, double be
   lab_compare(o, o_ref, n, &r->err);
   double *rounded = malloc(sizeof(double) * n);
   if (rounded) {
-    for (long long i = 0; i < n; i++) rounded[i] = round_f64(o_ref[i], in->dtype);
+    for (long long i = 0; i < n; i++) rounded[i] = lab_round_f64(o_ref[i], in->dtype);
     lab_compare_f64(rounded, o_ref, n, &r->rounded);
     free(rounded);
   }
+  r->floor_mean_abs_err = lab_unbiased_floor(o_ref, n, in->dtype, LAB_FLOOR_BIAS, INFINITY);
   r->delta_bias = lab_delta_bias(s, o, o_ref, in->dout);
   r->delta_bias_fp32 = o32 ? lab_delta_bias(s, o32, o_ref, in->dout) : NAN;
 }
