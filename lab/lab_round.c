@@ -110,6 +110,7 @@ void lab_round_row_balanced(const float *x, int n, lab_dtype t, double u, float 
     const float b = lab_step_toward(out[i], out[i] == x[i] ? (double)x[i] + 1 : x[i], t);
     if (isfinite(b) && fabs((double)b - out[i]) > max_gap) max_gap = fabs((double)b - out[i]);
   }
+  if (!isfinite(sum)) return; /* a NaN or Inf in the row: nearest, as the kernels' none */
   const double cap = LAB_ROW_CAP * max_gap;
   for (;;) {
     int best = -1;

@@ -59,6 +59,17 @@ Test(lab_round_row, the_last_move_is_drawn) {
   for (int i = 0; i < 5; i++) cr_expect_eq(out[i], moved[i], "u = 0.25, x%d: %.9g", i, out[i]);
 }
 
+Test(lab_round_row, a_row_with_nan_or_inf_is_rounded_to_nearest) {
+  /* x0 rounds up (error +15/32 U): with the sum taken as NaN it would be moved down */
+  const float x[4] = {1 + 17 / 32.0 * U, NAN, 1 + 12 / 32.0 * U, INFINITY};
+  float out[4];
+  lab_round_row_balanced(x, 4, LAB_BF16, 0.0, out);
+  cr_expect_eq(out[0], (float)(1 + U));
+  cr_expect(isnan(out[1]));
+  cr_expect_eq(out[2], 1.0f);
+  cr_expect(isinf(out[3]) && out[3] > 0);
+}
+
 /* What a kernel's epilogue would pay: outputs moved off nearest per row, two tied
  * copies at d = 128 (16 heads of the suite's case), about 9 on average. */
 Test(lab_round_row, moves_per_row_on_two_copies) {
