@@ -438,13 +438,15 @@ function M.complete(v, arch, tiles_arch)
       joined(M.WGMMA_HEAD_DIMS))
   end
   -- The backward's dQ step gives each warpgroup a slice of whole 64-column blocks
-  -- (a pair: the first 128 columns, or half of them at d = 128, and the rest).
+  -- (a pair: the first 128 columns, or half of them at d = 128, and the rest); d = 64
+  -- on two warpgroups splits the block's keys instead (bwd_wgmma.cuh.tpl's dq_split).
   local pair = M.bwd_layout(c) == "pair"
+  local dq_split = not pair and c.head_dim == 64 and c.warps == 8
   if c.wgmma and c.pass == "bwd" and (pair and c.head_dim < 128
-      or not pair and (c.head_dim // (c.warps // 4)) % 64 ~= 0) then
+      or not pair and not dq_split and (c.head_dim // (c.warps // 4)) % 64 ~= 0) then
     U.fail("tiles.warps", c.warps, string.format("head_dim %d has %d 64-column block(s) for the "
       .. "backward's dQ step, one per warpgroup at least", c.head_dim, c.head_dim // 64),
-      "4" .. (c.head_dim >= 128 and ", 8" or ""))
+      "4" .. ((c.head_dim >= 128 or c.head_dim == 64) and ", 8" or ""))
   end
   -- The mma.sync backward's dQ step: warps sharing a row group of 16 queries
   -- take equal slices of the head dim, in pairs of n8 tiles.

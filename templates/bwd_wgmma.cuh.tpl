@@ -12,6 +12,11 @@
 {# ~440 M of the 2.43 G instructions at N = 8k. Not at d = 64 (non-causal 0.87-0.89x: ptxas #}
 {# then packs the P / dS loop's predicates into a register), not with a window (spills). #}
 {% local desc_once = head_dim == 128 and not pair and not window %}
+{# d = 64 on two warpgroups (one 64-column block for two): each computes dQ over its own #}
+{# 64 keys and all columns, the two sums meet in shared memory, and each adds half the #}
+{# columns: one global add per element for 128 keys, where a one-warpgroup block adds one #}
+{# for 64. #}
+{% local dq_split = not pair and head_dim // 64 < warps // 4 %}
 {% local DESC = function(var, base, lbo, off) if desc_once then return "desc_at(" .. var .. ", " .. off .. ")" end return "sw128_desc(" .. base .. " + " .. off .. ", " .. lbo .. ")" end %}
 // ---- fa2_bwd on warpgroup MMA (templates/bwd_wgmma.cuh.tpl) -----------------
 // One block per (key block, kv head, batch), as with mma.sync. Each warpgroup
@@ -35,7 +40,10 @@ constexpr int kWG = kWarps / 4;
 static_assert(kWG == 2 && kBlockN == 64, "a pair: two warpgroups, 64 keys");
 constexpr int kPBar = 1;                          // named barrier: P^T's factor published
 {% else %}
-constexpr int kDQN = kHeadDim / kWG;              // dQ columns per warpgroup
+constexpr int kDQN = kHeadDim / kWG;              // dQ columns per warpgroup (its adds)
+{% if dq_split %}
+constexpr int kXchBar = 1;                        // named barrier: the dQ halves exchanged
+{% end %}
 {% end %}
 constexpr int kSwKV = kBlockN * kHeadDim * 2;     // bytes of a swizzled K or V tile
 constexpr int kSwQ = kBlockM * kHeadDim * 2;      // ... of a Q or dO tile
@@ -48,8 +56,13 @@ constexpr int kSQSteps = kBlockM / 16;            // k16 query steps of dV, dK
 {% if pair %}
 static_assert(kBlockM == 64 && {{ dqn0 }} % 64 == 0 && {{ head_dim - dqn0 }} % 64 == 0, "wgmma backward tile rules");
 {% else %}
+{% if dq_split %}
+static_assert(kBlockM == 64 && kBlockN == 128 && kHeadDim == 64 && kWG == 2, "wgmma backward tile rules");
+static_assert(4 * 2048 <= kSwQ && 128 * 16 * (kDQN / 8) <= kSwS / 2, "dQ's staging fits a Q (dO) tile, its exchange half of dS^T");
+{% else %}
 static_assert(kBlockM == 64 && kBlockN == 64 * kWG && kDQN % 64 == 0, "wgmma backward tile rules");
 static_assert(kWarps * 2048 <= kSwQ, "dQ's staging fits a Q tile");
+{% end %}
 {% end %}
 static_assert(kSwKV % 1024 == 0 && kSwQ % 1024 == 0 && kSwS % 1024 == 0,
               "swizzled tiles start on 1024-byte boundaries");
@@ -429,6 +442,43 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     fence_proxy_async(); // dS^T stores -> wgmma reads
     __syncthreads();     // dS^T complete in shared memory
 
+{% if dq_split %}
+    // dQ (64 queries x all 64 columns) = dS K over this warpgroup's 64 keys: A =
+    // its rows of dS^T read transposed (queries contiguous), B = its rows of K.
+    float dq[kHeadDim / 8][4];
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+      wgmma_tt_n{{ head_dim }}(dq, sw128_desc(sSs + (wg * 4 + kk) * 16 * 128, kBlockN * 128),
+                         sw128_desc(sKs + (wg * 4 + kk) * 16 * 128, kBlockN * 128), kk > 0);
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_regs(dq);
+    // The other warpgroup's columns go to it through this warpgroup's rows of dS^T
+    // (its MMA alone read them), thread to thread ([n8 tile][thread] float4s), and
+    // it adds them to its own: each warpgroup adds kDQN columns of the 128 keys' sum.
+    float4 *mine = (float4 *)(sSp + wg * 64 * 128) + tid % 128;
+    const float4 *theirs = (const float4 *)(sSp + (1 - wg) * 64 * 128) + tid % 128;
+    // (the halves picked by selects: an index by wg would put dq in local memory)
+    constexpr int kH = kDQN / 8;
+#pragma unroll
+    for (int dt = 0; dt < kH; ++dt)
+      mine[dt * 128] = wg == 0 ? make_float4(dq[kH + dt][0], dq[kH + dt][1], dq[kH + dt][2], dq[kH + dt][3])
+                               : make_float4(dq[dt][0], dq[dt][1], dq[dt][2], dq[dt][3]);
+    bar_sync(kXchBar, 256);
+    float dqs[kH][4];
+#pragma unroll
+    for (int dt = 0; dt < kH; ++dt) {
+      const float4 y = theirs[dt * 128];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dqs[dt][e] = wg == 0 ? dq[dt][e] : dq[kH + dt][e];
+      dqs[dt][0] += y.x, dqs[dt][1] += y.y, dqs[dt][2] += y.z, dqs[dt][3] += y.w;
+    }
+    const int q0 = m0 + (warp % 4) * 16; // staged in this step's Q (warpgroup 0) or dO tile (1)
+    add_dq_rows<kDQN>(p.dq_accum + (({{ QROW0 }} + q0) * p.heads_q + h) * kHeadDim + wg * kDQN,
+                      (long long)p.heads_q * kHeadDim, {{ SQ }} - q0,
+                      smem + ((wg == 0 ? sQt : sdOt) - sK) + (warp % 4) * 2048, dqs, lane);
+{% else %}
     // dQ (64 queries x kDQN columns of this warpgroup) = dS K over the block's
     // keys: A = dS^T read transposed (queries contiguous), B = K's rows.
     float dq[kDQN / 8][4];
@@ -458,6 +508,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     const int q0 = m0 + (warp % 4) * 16; // the warp's rows; staged in this step's Q tile, free until the next step
     add_dq_rows<kDQN>(p.dq_accum + (({{ QROW0 }} + q0) * p.heads_q + h) * kHeadDim + wg * kDQN,
                       (long long)p.heads_q * kHeadDim, {{ SQ }} - q0, smem + (sQt - sK) + warp * 2048, dq, lane);
+{% end %}
 {% end %}
   }
 
