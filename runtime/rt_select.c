@@ -14,19 +14,23 @@ static int32_t len_class(long long seqlen_q, long long seqlen_k) {
 
 /* Built-in tiles by length: where the built-in tile of a key (gen/defaults.lua) loses
  * to another from some length on, the other from there (a tuning database's tiles
- * still come first). Plain fixed-length forwards in `none` or `robust` only, as
- * measured on sm_90's d = 64 forward (bench/NOTES.md "Session 15", "Session 17"): the
- * persistent ws tile m128n128w12s2ws from N = 1k, 0.99-1.06x the wgmma tile there on
- * the H200 (at 512 0.99-1.04x: not taken); the ws tile m192n128w16s2ws from N = 2k
- * (8k causal), 1.07-1.31x the wgmma tile and 0.99-1.21x m128 there, while causal
- * m128 led it by 4-10 % at 2k-4k. Off sm_90 the generator refuses the tiles and the
- * built-in one stays. A head dim's rules by rising length: the last one reached holds. */
+ * still come first). Plain fixed-length calls only (forwards in `none` or `robust`),
+ * as measured on sm_90 at d = 64 (bench/NOTES.md "Session 15", "Session 17", "Session
+ * 18"). Forward: the persistent ws tile m128n128w12s2ws from N = 1k, 0.99-1.06x the
+ * wgmma tile there on the H200 (at 512 0.99-1.04x: not taken); the ws tile
+ * m192n128w16s2ws from N = 2k (8k causal), 1.07-1.31x the wgmma tile and 0.99-1.21x
+ * m128 there, while causal m128 led it by 4-10 % at 2k-4k. Backward: two warpgroups
+ * of 64 keys, m64n128w8s3wg (dQ's adds halved), from N = 4k, 1.02-1.05x the built-in
+ * one there and 0.92-0.96x at 512-1k causal. Off sm_90 the generator refuses the
+ * tiles and the built-in one stays. A head dim's rules by rising length: the last one
+ * reached holds. */
 typedef struct length_rule {
-  int head_dim, min_len, min_len_causal;
-  int block_m, block_n, warps, stages, ws;
+  int pass, head_dim, min_len, min_len_causal;
+  int block_m, block_n, warps, stages, wgmma, ws;
 } length_rule;
-static const length_rule LENGTH_RULES[] = {{64, 1024, 1024, 128, 128, 12, 2, 1},
-                                           {64, 2048, 8192, 192, 128, 16, 2, 1}};
+static const length_rule LENGTH_RULES[] = {{GEN_PASS_FWD, 64, 1024, 1024, 128, 128, 12, 2, 1, 1},
+                                           {GEN_PASS_FWD, 64, 2048, 8192, 192, 128, 16, 2, 1, 1},
+                                           {GEN_PASS_BWD, 64, 4096, 4096, 64, 128, 8, 3, 1, 0}};
 
 /* The length class from which r takes the rule's tile. */
 static int32_t rule_class(const length_rule *lr, const rt_request *r) {
@@ -36,12 +40,14 @@ static int32_t rule_class(const length_rule *lr, const rt_request *r) {
 
 /* The rule r takes at length class cls, or NULL. */
 static const length_rule *length_rule_at(const rt_request *r, int32_t cls) {
-  if (r->pass != GEN_PASS_FWD || r->varlen || r->window || r->alibi || r->softcap || r->dropout ||
-      r->sinks || (r->stab != FA2_STAB_NONE && r->stab != FA2_STAB_ROBUST) || cls <= 0)
+  if (r->varlen || r->window || r->alibi || r->softcap || r->dropout || r->sinks ||
+      (r->stab != FA2_STAB_NONE && r->stab != FA2_STAB_ROBUST) || cls <= 0)
     return NULL;
   const length_rule *hit = NULL;
   for (size_t i = 0; i < sizeof LENGTH_RULES / sizeof *LENGTH_RULES; i++)
-    if (LENGTH_RULES[i].head_dim == r->head_dim && cls >= rule_class(&LENGTH_RULES[i], r)) hit = &LENGTH_RULES[i];
+    if (LENGTH_RULES[i].pass == r->pass && LENGTH_RULES[i].head_dim == r->head_dim &&
+        cls >= rule_class(&LENGTH_RULES[i], r))
+      hit = &LENGTH_RULES[i];
   return hit;
 }
 
@@ -93,6 +99,7 @@ void rt_request_bwd(const fa2_bwd_args *a, int with_length, rt_request *r) {
   memset(r, 0, sizeof *r);
   r->pass = GEN_PASS_BWD; /* one backward per shape: it does not depend on the mode */
   REQUEST_SHAPE(r, a, with_length);
+  if (!with_length) rule_length(r, a->seqlen_q, a->seqlen_k);
 }
 
 void rt_request_desc(const fa2_kernel_desc *d, int with_length, rt_request *r) {
@@ -204,7 +211,7 @@ int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, con
   if (lr) {
     gen_variant v = *out;
     v.block_m = lr->block_m, v.block_n = lr->block_n, v.warps = lr->warps, v.stages = lr->stages;
-    v.wgmma = v.ws = lr->ws;
+    v.wgmma = lr->wgmma, v.ws = lr->ws;
     char why[1024];
     if (rt_source_complete(s, &v, arch, why, sizeof why) == FA2_OK) {
       *out = v;

@@ -537,6 +537,50 @@ Test(tuning, d64_forward_takes_the_ws_tiles_from_their_length_rules) {
   fake->cc_major = 9;
 }
 
+/* fwd_n's shapes for the backward: dO, dQ, dK, dV beside q, o; the context's workspace. */
+static fa2_bwd_args bwd_n(int d, int causal, int n) {
+  const fa2_fwd_args f = fwd_n(d, causal, FA2_STAB_NONE, n);
+  fa2_bwd_args a = {0};
+  a.q = f.q, a.k = f.k, a.v = f.v, a.o = f.o, a.lse = f.lse;
+  a.dout = a.dq = a.dk = a.dv = f.o;
+  a.dq.data = (void *)0x400000, a.dk.data = (void *)0x500000, a.dv.data = (void *)0x600000;
+  a.batch = 1, a.seqlen_q = a.seqlen_k = n, a.heads_q = a.heads_kv = 2, a.head_dim = d, a.causal = causal;
+  return a;
+}
+
+static void expect_bwd_launch_of(fa2_context *ctx, fa2_bwd_args a, const char *name) {
+  cr_assert_eq(fa2_backward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect(strstr(fake->last_image_head, name) != NULL, "launched %s, expected %s",
+            fake->last_image_head, name);
+}
+
+/* The backward's length rule (rt_select.c): sm_90's plain d = 64 backward takes two
+ * warpgroups of 64 keys (m64n128w8s3wg) from N = 4096, causal and not; below, a
+ * modifier, d = 128 or sm_80 keep the built-in tile. */
+Test(tuning, d64_backward_takes_two_warpgroups_from_its_length_rule) {
+  fa2_context *ctx = ctx_with_db("");
+  expect_bwd_launch_of(ctx, bwd_n(64, 0, 2048), "bwd_bf16_d64_m64n64w4s3wg_none");
+  expect_bwd_launch_of(ctx, bwd_n(64, 0, 4096), "bwd_bf16_d64_m64n128w8s3wg_none");
+  expect_bwd_launch_of(ctx, bwd_n(64, 1, 3000), "bwd_bf16_d64_causal_m64n64w4s3wg_none");
+  fake->n_log = 0;
+  expect_bwd_launch_of(ctx, bwd_n(64, 1, 16384), "bwd_bf16_d64_causal_m64n128w8s3wg_none");
+  cr_assert_eq(fake->n_log, 3, "delta, dK/dV, dQ");
+  cr_expect_str_eq(fake->log[1].fn_name, "fa2_bwd");
+  cr_expect_eq(fake->log[1].block[0], 256u, "two warpgroups");
+  cr_expect_eq(fake->log[1].grid[0], 16384u / 128, "key blocks of 128");
+  fa2_bwd_args a = bwd_n(64, 0, 8192);
+  a.softcap = 30.f;
+  expect_bwd_launch_of(ctx, a, "bwd_bf16_d64_softcap_m64n64w4s3wg_none");
+  expect_bwd_launch_of(ctx, bwd_n(128, 0, 8192), "bwd_bf16_d128_m64n128w8s2wg_none");
+  cr_expect_eq(seen.count[FA2_LOG_WARN], 0, "%s", seen.last);
+  fa2_destroy(ctx);
+  fake->cc_major = 8;
+  ctx = ctx_with_db("");
+  expect_bwd_launch_of(ctx, bwd_n(64, 0, 8192), "bwd_bf16_d64_m32n128w4s2_none");
+  fa2_destroy(ctx);
+  fake->cc_major = 9;
+}
+
 Test(tuning, a_bad_by_seqlen_warns_and_the_keys_tiles_apply) {
   char db[300];
   snprintf(db, sizeof db, "%s/t.json", root);
