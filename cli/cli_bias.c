@@ -19,7 +19,8 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: fa2 bias [--cpu | --gpu [--varlen]] [--json] [--seed N] [--beta B] [--eps E]\n"
           "                [--seqlen N] [--heads H] [--head-dims D,...] [--fp16] [--arch A]\n"
-          "                [--tc T] [--normalizer L] [--out-round R [--row-group G]] [-j N]\n"
+          "                [--tc T] [--normalizer L] [--out-round R [--row-group G] [--row-moves K]]\n"
+          "                [-j N]\n"
           "       fa2 bias --drift [--steps N] [--json] [--seed N] [--beta B] [--eps E]\n"
           "                [--normalizer L] [--out-round R [--row-group G]]\n"
           "       fa2 bias --dump DIR [--seed N] [--seqlen N] [--heads H] [--fp16]\n"
@@ -70,6 +71,7 @@ static void usage(FILE *f) {
           "                elsewhere: +srh) or row (groups of rows rounded so that their\n"
           "                errors sum to zero in expectation, lab/lab_round.c: +row)\n"
           "  --row-group G rows per group of --out-round row (default 1; up to 256)\n"
+          "  --row-moves K at most K moves per group, the last drawn (default: no limit)\n"
           "  -j N          CPU threads (default: CPUs)\n"
           "  --drift       the paper's mechanism: norm of the accumulated dW_Q error over\n"
           "                training-like steps (d=64, N=256, r=2), per mode, and its growth\n"
@@ -364,7 +366,7 @@ static int parse_head_dims(const char *arg, options *o) {
 
 int cli_bias(int argc, char **argv) {
   enum { O_CPU = 256, O_GPU, O_JSON, O_SEED, O_BETA, O_EPS, O_SEQLEN, O_HEADS, O_FP16, O_DRIFT, O_STEPS, O_DUMP, O_ARCH, O_TC,
-         O_HEAD_DIMS, O_VARLEN, O_NORMALIZER, O_OUT_ROUND, O_ROW_GROUP };
+         O_HEAD_DIMS, O_VARLEN, O_NORMALIZER, O_OUT_ROUND, O_ROW_GROUP, O_ROW_MOVES };
   static const struct option opts[] = {
       {"cpu", no_argument, NULL, O_CPU},          {"gpu", no_argument, NULL, O_GPU},
       {"json", no_argument, NULL, O_JSON},        {"seed", required_argument, NULL, O_SEED},
@@ -375,7 +377,7 @@ int cli_bias(int argc, char **argv) {
       {"arch", required_argument, NULL, O_ARCH},  {"tc", required_argument, NULL, O_TC},
       {"head-dims", required_argument, NULL, O_HEAD_DIMS}, {"varlen", no_argument, NULL, O_VARLEN},
       {"normalizer", required_argument, NULL, O_NORMALIZER}, {"out-round", required_argument, NULL, O_OUT_ROUND},
-      {"row-group", required_argument, NULL, O_ROW_GROUP},
+      {"row-group", required_argument, NULL, O_ROW_GROUP}, {"row-moves", required_argument, NULL, O_ROW_MOVES},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -434,6 +436,10 @@ int cli_bias(int argc, char **argv) {
       bad = cli_parse_range("bias", "--row-group", optarg, 1, 256, &o.num.row_group);
       row_group_set = 1;
       break;
+    case O_ROW_MOVES:
+      bad = cli_parse_range("bias", "--row-moves", optarg, 1, 1 << 20, &o.num.row_moves);
+      row_group_set = 1;
+      break;
     case 'j': bad = cli_parse_range("bias", "-j", optarg, 1, 64, &o.jobs); break;
     case 'h': usage(stdout); return 0;
     default: return 2;
@@ -458,7 +464,7 @@ int cli_bias(int argc, char **argv) {
     return 2;
   }
   if (row_group_set && o.num.out != LAB_OUT_ROW) {
-    fprintf(stderr, "fa2 bias: --row-group sets --out-round row's groups: add --out-round row\n");
+    fprintf(stderr, "fa2 bias: --row-group and --row-moves set --out-round row's: add --out-round row\n");
     return 2;
   }
   if (lab_set && (o.gpu || o.dump)) {

@@ -55,6 +55,9 @@ float lab_round_stochastic_near_half(float x, lab_dtype t, double u, double wind
  * gap (u in [0, 1) decides). out[n]. */
 #define LAB_ROW_CAP 0.55
 void lab_round_row_balanced(const float *x, int n, lab_dtype t, double u, float *out);
+/* The same with at most max_moves moves (0: no limit), the last one drawn with
+ * probability min(1, |sum| / its gap): what a kernel that bounds its work would get. */
+void lab_round_row_balanced_k(const float *x, int n, lab_dtype t, double u, int max_moves, float *out);
 /* A uniform [0, 1) number from (seed, index): splitmix64's mix, so that each
  * output element of a run has its own, the same in every run. */
 double lab_hash_uniform(uint64_t seed, uint64_t index);
@@ -141,6 +144,7 @@ typedef struct lab_numerics {
   lab_out_round out;
   uint64_t seed;  /* LAB_OUT_SR, SRH, ROW: the random numbers' seed */
   int row_group;  /* LAB_OUT_ROW: rows of one head rounded together (0: LAB_ROW_GROUP) */
+  int row_moves;  /* LAB_OUT_ROW: at most this many moves per group, the last drawn (0: no limit) */
 } lab_numerics;
 /* One: the backward's delta is a row's sum, and only rows balanced one by one keep
  * its error from drifting (lab/README.md: 16 rows come nearer the floor, drift 0.63). */

@@ -103,6 +103,10 @@ float lab_round_stochastic_near_half(float x, lab_dtype t, double u, double wind
 }
 
 void lab_round_row_balanced(const float *x, int n, lab_dtype t, double u, float *out) {
+  lab_round_row_balanced_k(x, n, t, u, 0, out);
+}
+
+void lab_round_row_balanced_k(const float *x, int n, lab_dtype t, double u, int max_moves, float *out) {
   double sum = 0, max_gap = 0;
   for (int i = 0; i < n; i++) {
     out[i] = lab_round(x[i], t);
@@ -112,7 +116,7 @@ void lab_round_row_balanced(const float *x, int n, lab_dtype t, double u, float 
   }
   if (!isfinite(sum)) return; /* a NaN or Inf in the row: nearest, as the kernels' none */
   const double cap = LAB_ROW_CAP * max_gap;
-  for (;;) {
+  for (int moves = 1;; moves++) {
     int best = -1;
     double best_t = -1, best_gap = 0;
     for (int i = 0; i < n; i++) {
@@ -123,8 +127,9 @@ void lab_round_row_balanced(const float *x, int n, lab_dtype t, double u, float 
       if (isfinite(b) && ti > best_t && gap - fabs(e) <= cap) best = i, best_t = ti, best_gap = gap;
     }
     if (best < 0) return;
-    const int last = best_gap >= 2 * fabs(sum); /* it would overshoot zero */
-    if (last && u >= fabs(sum) / best_gap) return;
+    /* the move that would overshoot zero, or the last one allowed: drawn */
+    const int last = best_gap >= 2 * fabs(sum) || moves == max_moves;
+    if (last && u >= fmin(1.0, fabs(sum) / best_gap)) return;
     const float b = lab_step_toward(out[best], x[best], t);
     sum += (double)b - out[best];
     out[best] = b;

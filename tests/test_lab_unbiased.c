@@ -57,6 +57,8 @@ Test(lab_round_row, the_last_move_is_drawn) {
   lab_round_row_balanced(x, 5, LAB_BF16, 0.25, out);
   const float moved[5] = {(float)(1 + U), (float)(1 + U), 1, 1, 2};
   for (int i = 0; i < 5; i++) cr_expect_eq(out[i], moved[i], "u = 0.25, x%d: %.9g", i, out[i]);
+  lab_round_row_balanced_k(x, 5, LAB_BF16, 0.25, 1, out); /* one move: x0's, drawn with probability 1 */
+  for (int i = 0; i < 5; i++) cr_expect_eq(out[i], kept[i], "one move, x%d: %.9g", i, out[i]);
 }
 
 Test(lab_round_row, a_row_with_nan_or_inf_is_rounded_to_nearest) {
