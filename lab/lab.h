@@ -47,16 +47,17 @@ float lab_round_stochastic(float x, lab_dtype t, double u);
  * window, and nearest outside it. */
 float lab_round_stochastic_near_half(float x, lab_dtype t, double u, double window);
 /* x[n] (one output row) rounded so that the row's rounding errors sum to zero in
- * expectation and to little in each row: to nearest, then, while it lowers |sum|,
- * the element nearest its midpoint among those whose error has the sum's sign goes
- * to its other neighbour (unless its error would pass LAB_ROW_CAP times the row's
- * largest gap between neighbours: 1.1x the most rounding to nearest makes there);
- * the last move, which would overshoot zero, is made with probability |sum| / its
- * gap (u in [0, 1) decides). out[n]. */
+ * expectation and to little in each row: to nearest; then the elements whose error
+ * has the sum's sign, nearest their midpoint first, cross to their other neighbour
+ * while their gaps fit in what is left of |sum| (not one whose error would pass
+ * LAB_ROW_CAP times the row's largest gap: 1.1x the most rounding to nearest makes
+ * there), and the next crosses with probability (what is left) / its gap (u in
+ * [0, 1) decides). One threshold on t = |error| / gap picks the set, as a kernel
+ * would find it by bisection. out[n]. */
 #define LAB_ROW_CAP 0.55
 void lab_round_row_balanced(const float *x, int n, lab_dtype t, double u, float *out);
 /* The same with at most max_moves moves (0: no limit), the last one drawn with
- * probability min(1, |sum| / its gap): what a kernel that bounds its work would get. */
+ * probability min(1, what is left / its gap): what bounded work would get. */
 void lab_round_row_balanced_k(const float *x, int n, lab_dtype t, double u, int max_moves, float *out);
 /* A uniform [0, 1) number from (seed, index): splitmix64's mix, so that each
  * output element of a run has its own, the same in every run. */

@@ -1,6 +1,7 @@
 /* float32 <-> bf16 / fp16 on the bit patterns, round-to-nearest-even: the
  * result never depends on the compiler's _Float16 or the FPU rounding mode. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lab.h"
@@ -106,6 +107,16 @@ void lab_round_row_balanced(const float *x, int n, lab_dtype t, double u, float 
   lab_round_row_balanced_k(x, n, t, u, 0, out);
 }
 
+typedef struct row_move { /* an element that may cross against the row's error sum */
+  double t, gap;          /* its error over the gap to its other neighbour, that gap */
+  int i;
+} row_move;
+
+static int nearer_midpoint_first(const void *a, const void *b) {
+  const double x = ((const row_move *)a)->t, y = ((const row_move *)b)->t;
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
 void lab_round_row_balanced_k(const float *x, int n, lab_dtype t, double u, int max_moves, float *out) {
   double sum = 0, max_gap = 0;
   for (int i = 0; i < n; i++) {
@@ -114,27 +125,26 @@ void lab_round_row_balanced_k(const float *x, int n, lab_dtype t, double u, int 
     const float b = lab_step_toward(out[i], out[i] == x[i] ? (double)x[i] + 1 : x[i], t);
     if (isfinite(b) && fabs((double)b - out[i]) > max_gap) max_gap = fabs((double)b - out[i]);
   }
-  if (!isfinite(sum)) return; /* a NaN or Inf in the row: nearest, as the kernels' none */
-  const double cap = LAB_ROW_CAP * max_gap;
-  for (int moves = 1;; moves++) {
-    int best = -1;
-    double best_t = -1, best_gap = 0;
-    for (int i = 0; i < n; i++) {
-      const double e = (double)out[i] - x[i];
-      if (e == 0 || (e > 0) != (sum > 0) || !isfinite(out[i])) continue;
-      const float b = lab_step_toward(out[i], x[i], t);
-      const double gap = fabs((double)b - out[i]), ti = fabs(e) / gap;
-      if (isfinite(b) && ti > best_t && gap - fabs(e) <= cap) best = i, best_t = ti, best_gap = gap;
-    }
-    if (best < 0) return;
-    /* the move that would overshoot zero, or the last one allowed: drawn */
-    const int last = best_gap >= 2 * fabs(sum) || moves == max_moves;
-    if (last && u >= fmin(1.0, fabs(sum) / best_gap)) return;
-    const float b = lab_step_toward(out[best], x[best], t);
-    sum += (double)b - out[best];
-    out[best] = b;
-    if (last) return;
+  if (!isfinite(sum) || sum == 0) return; /* a NaN or Inf in the row: nearest, as the kernels' none */
+  row_move *m = malloc(sizeof *m * (size_t)n);
+  if (!m) return;
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    const double e = (double)out[i] - x[i];
+    if (e == 0 || (e > 0) != (sum > 0)) continue; /* crossing would add to the sum */
+    const float b = lab_step_toward(out[i], x[i], t);
+    const double gap = fabs((double)b - out[i]);
+    if (isfinite(b) && gap - fabs(e) <= LAB_ROW_CAP * max_gap) m[k++] = (row_move){fabs(e) / gap, gap, i};
   }
+  qsort(m, (size_t)k, sizeof *m, nearer_midpoint_first);
+  double left = fabs(sum); /* what the moves so far leave of |sum| */
+  int j = 0;
+  for (; j < k && m[j].gap <= left && (max_moves == 0 || j < max_moves - 1); j++) {
+    left -= m[j].gap;
+    out[m[j].i] = lab_step_toward(out[m[j].i], x[m[j].i], t);
+  }
+  if (j < k && u < fmin(1.0, left / m[j].gap)) out[m[j].i] = lab_step_toward(out[m[j].i], x[m[j].i], t);
+  free(m);
 }
 
 double lab_hash_uniform(uint64_t seed, uint64_t index) {

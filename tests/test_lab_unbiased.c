@@ -35,9 +35,9 @@ Test(lab_floor, one_sided_errors_pay_the_linear_optimum) {
   cr_expect_float_eq(lab_unbiased_floor(ref, 1000, LAB_BF16, 0.01, 0.7 * U), f, 1e-15);
 }
 
-/* Row-balanced rounding: to nearest, then the element nearest its midpoint goes
- * across while that lowers |sum|; none whose error would pass 0.55 of the row's
- * largest gap; the last, overshooting move with probability |sum| / gap. */
+/* Row-balanced rounding: to nearest, then the elements nearest their midpoint cross
+ * while their gaps fit in what is left of |sum| (none whose error would pass 0.55 of
+ * the row's largest gap), and the next with probability (what is left) / its gap. */
 Test(lab_round_row, moves_the_element_nearest_its_midpoint) {
   const float x[4] = {1 + 15 / 32.0 * U, 1 + 12 / 32.0 * U, 1 + 4 / 32.0 * U, 1 + 10 / 32.0 * U};
   float out[4];
