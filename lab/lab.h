@@ -44,7 +44,7 @@ float lab_step_toward(float a, double x, lab_dtype t);
 float lab_round_stochastic(float x, lab_dtype t, double u);
 /* The same within window (a fraction of the gap, up to 1/2) of the midpoint between
  * x's two neighbours, to nearest elsewhere: each x's expected result is x in the
- * window, and nearest outside it. */
+ * window, and nearest outside it (window 1/2: lab_round_stochastic). */
 float lab_round_stochastic_near_half(float x, lab_dtype t, double u, double window);
 /* x[n] (one output row) rounded so that the row's rounding errors sum to zero in
  * expectation and to little in each row: to nearest; then the elements whose error
@@ -53,12 +53,11 @@ float lab_round_stochastic_near_half(float x, lab_dtype t, double u, double wind
  * LAB_ROW_CAP times the row's largest gap: 1.1x the most rounding to nearest makes
  * there), and the next crosses with probability (what is left) / its gap (u in
  * [0, 1) decides). One threshold on t = |error| / gap picks the set, as a kernel
- * would find it by bisection. out[n]. */
+ * would find it by bisection. With max_moves > 0, at most that many moves, the last
+ * one drawn with probability min(1, what is left / its gap): what bounded work would
+ * get. out[n]. */
 #define LAB_ROW_CAP 0.55
-void lab_round_row_balanced(const float *x, int n, lab_dtype t, double u, float *out);
-/* The same with at most max_moves moves (0: no limit), the last one drawn with
- * probability min(1, what is left / its gap): what bounded work would get. */
-void lab_round_row_balanced_k(const float *x, int n, lab_dtype t, double u, int max_moves, float *out);
+void lab_round_row_balanced(const float *x, int n, lab_dtype t, double u, int max_moves, float *out);
 /* A uniform [0, 1) number from (seed, index): splitmix64's mix, so that each
  * output element of a run has its own, the same in every run. */
 double lab_hash_uniform(uint64_t seed, uint64_t index);

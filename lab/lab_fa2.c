@@ -168,8 +168,8 @@ static int round_rows(const lab_shape *sh, const lab_fa2_config *c, float *o, in
     for (int r = 0; r < rows; r++)
       memcpy(x + (long long)r * d, o + ((long long)b * sh->seqlen_q + i0 + r) * q_row + (long long)h * d, sizeof(float) * d);
     const long long first = ((long long)b * sh->seqlen_q + i0) * q_row + (long long)h * d;
-    lab_round_row_balanced_k(x, rows * d, c->dtype, lab_hash_uniform(c->num.seed, (uint64_t)first), c->num.row_moves,
-                             out);
+    lab_round_row_balanced(x, rows * d, c->dtype, lab_hash_uniform(c->num.seed, (uint64_t)first), c->num.row_moves,
+                           out);
     for (int r = 0; r < rows; r++)
       memcpy(o + ((long long)b * sh->seqlen_q + i0 + r) * q_row + (long long)h * d, out + (long long)r * d, sizeof(float) * d);
   }

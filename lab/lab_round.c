@@ -88,12 +88,7 @@ float lab_step_toward(float a, double x, lab_dtype t) {
   return t == LAB_FP16 ? lab_fp16_to_f32(h) : lab_bf16_to_f32(h);
 }
 
-float lab_round_stochastic(float x, lab_dtype t, double u) {
-  const float a = lab_round(x, t);
-  if (a == x || isinf(a) || isnan(a)) return a;
-  const float b = lab_step_toward(a, x, t);
-  return u < fabs((double)x - a) / fabs((double)b - a) ? b : a;
-}
+float lab_round_stochastic(float x, lab_dtype t, double u) { return lab_round_stochastic_near_half(x, t, u, 0.5); }
 
 float lab_round_stochastic_near_half(float x, lab_dtype t, double u, double window) {
   const float a = lab_round(x, t);
@@ -101,10 +96,6 @@ float lab_round_stochastic_near_half(float x, lab_dtype t, double u, double wind
   const float b = lab_step_toward(a, x, t);
   const double far = fabs((double)x - a) / fabs((double)b - a); /* in [0, 1/2] */
   return far >= 0.5 - window && u < far ? b : a;
-}
-
-void lab_round_row_balanced(const float *x, int n, lab_dtype t, double u, float *out) {
-  lab_round_row_balanced_k(x, n, t, u, 0, out);
 }
 
 typedef struct row_move { /* an element that may cross against the row's error sum */
@@ -117,7 +108,7 @@ static int nearer_midpoint_first(const void *a, const void *b) {
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
-void lab_round_row_balanced_k(const float *x, int n, lab_dtype t, double u, int max_moves, float *out) {
+void lab_round_row_balanced(const float *x, int n, lab_dtype t, double u, int max_moves, float *out) {
   double sum = 0, max_gap = 0;
   for (int i = 0; i < n; i++) {
     out[i] = lab_round(x[i], t);

@@ -240,6 +240,17 @@ Test(lab_round, sweep_is_nearest_even_fp16) {
   sweep(lab_f32_to_fp16, drop_fp16, 0x7c00, fp16_value, "fp16");
 }
 
+/* Stochastic rounding only near the midpoint (`--out-round srh`): 1 + 2^-9 is a
+ * quarter of the gap above 1, outside a 1/8 window, so nearest whatever u; 1 + 3 *
+ * 2^-10 is 3/8 of the way, on the window's edge, so drawn like stochastic rounding. */
+Test(lab_round, stochastic_near_half_only_inside_its_window) {
+  const float up = 1.f + 0x1p-7f;
+  cr_expect_eq(lab_round_stochastic_near_half(1.f + 0x1p-9f, LAB_BF16, 0.0, 0.125), 1.f);
+  cr_expect_eq(lab_round_stochastic_near_half(1.f + 0x1p-9f, LAB_BF16, 0.0, 0.5), up, "the whole gap: stochastic");
+  cr_expect_eq(lab_round_stochastic_near_half(1.f + 3 * 0x1p-10f, LAB_BF16, 0.37, 0.125), up);
+  cr_expect_eq(lab_round_stochastic_near_half(1.f + 3 * 0x1p-10f, LAB_BF16, 0.38, 0.125), 1.f);
+}
+
 /* Stochastic rounding (issue 22's lab construction): the two neighbours, with
  * the probability of the farther one equal to the distance to the nearer. */
 Test(lab_round, stochastic_picks_a_neighbour_by_distance) {

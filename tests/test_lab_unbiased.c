@@ -41,7 +41,7 @@ Test(lab_floor, one_sided_errors_pay_the_linear_optimum) {
 Test(lab_round_row, moves_the_element_nearest_its_midpoint) {
   const float x[4] = {1 + 15 / 32.0 * U, 1 + 12 / 32.0 * U, 1 + 4 / 32.0 * U, 1 + 10 / 32.0 * U};
   float out[4];
-  lab_round_row_balanced(x, 4, LAB_BF16, 0.0, out); /* sum -41/32 U; after x0: -9/32 U */
+  lab_round_row_balanced(x, 4, LAB_BF16, 0.0, 0, out); /* sum -41/32 U; after x0: -9/32 U */
   cr_expect_eq(out[0], (float)(1 + U)); /* error 17/32 U <= 0.55 U */
   for (int i = 1; i < 4; i++) cr_expect_eq(out[i], 1.0f, "x%d: its move would leave 20/32 U or more", i);
 }
@@ -51,13 +51,13 @@ Test(lab_round_row, the_last_move_is_drawn) {
    * x1's move (gap U) would overshoot: made when u < 9/32 */
   const float x[5] = {1 + 15 / 32.0 * U, 1 + 12 / 32.0 * U, 1 + 4 / 32.0 * U, 1 + 10 / 32.0 * U, 2};
   float out[5];
-  lab_round_row_balanced(x, 5, LAB_BF16, 0.5, out);
+  lab_round_row_balanced(x, 5, LAB_BF16, 0.5, 0, out);
   const float kept[5] = {(float)(1 + U), 1, 1, 1, 2};
   for (int i = 0; i < 5; i++) cr_expect_eq(out[i], kept[i], "u = 0.5, x%d: %.9g", i, out[i]);
-  lab_round_row_balanced(x, 5, LAB_BF16, 0.25, out);
+  lab_round_row_balanced(x, 5, LAB_BF16, 0.25, 0, out);
   const float moved[5] = {(float)(1 + U), (float)(1 + U), 1, 1, 2};
   for (int i = 0; i < 5; i++) cr_expect_eq(out[i], moved[i], "u = 0.25, x%d: %.9g", i, out[i]);
-  lab_round_row_balanced_k(x, 5, LAB_BF16, 0.25, 1, out); /* one move: x0's, drawn with probability 1 */
+  lab_round_row_balanced(x, 5, LAB_BF16, 0.25, 1, out); /* one move: x0's, drawn with probability 1 */
   for (int i = 0; i < 5; i++) cr_expect_eq(out[i], kept[i], "one move, x%d: %.9g", i, out[i]);
 }
 
@@ -65,7 +65,7 @@ Test(lab_round_row, a_row_with_nan_or_inf_is_rounded_to_nearest) {
   /* x0 rounds up (error +15/32 U): with the sum taken as NaN it would be moved down */
   const float x[4] = {1 + 17 / 32.0 * U, NAN, 1 + 12 / 32.0 * U, INFINITY};
   float out[4];
-  lab_round_row_balanced(x, 4, LAB_BF16, 0.0, out);
+  lab_round_row_balanced(x, 4, LAB_BF16, 0.0, 0, out);
   cr_expect_eq(out[0], (float)(1 + U));
   cr_expect(isnan(out[1]));
   cr_expect_eq(out[2], 1.0f);
