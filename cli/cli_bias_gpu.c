@@ -139,6 +139,8 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
   }
   lab_ref_forward(s, in->q, in->k, in->v, o_ref, lse_ref);
   const double tied = lab_tied_rate(s, in->q, in->k);
+  lab_reference_score ref;
+  lab_score_reference(in, o_ref, &ref);
   const long long rs = (long long)s->heads_q / (seqs ? seqs : 1) * s->head_dim; /* row stride, elements */
   for (int b = 0; b < n_betas; b++) {
     for (int m = 0; m < n_modes; m++) {
@@ -186,7 +188,7 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
       }
       for (long long i = 0; i < n; i++) o[i] = in->dtype == LAB_FP16 ? lab_fp16_to_f32(h[i]) : lab_bf16_to_f32(h[i]);
       lab_result *res = &results[b * n_modes + m];
-      lab_score(c, in, modes[m], beta, eps, o, o32, o_ref, res);
+      lab_score(c, in, modes[m], beta, eps, o, o32, o_ref, &ref, res);
       res->tied_rate = tied;
     }
   }

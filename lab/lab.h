@@ -273,12 +273,21 @@ typedef struct lab_result {
 int lab_run_cpu(const lab_case *c, const lab_inputs *in, const lab_mode *modes, int n_modes,
                 double beta, double eps, const lab_numerics *num, lab_result *results);
 
+/* What the float64 reference o_ref alone decides, the same for every mode of a case:
+ * the correctly rounded output's errors and the floor. Once a case, for lab_score. */
+typedef struct lab_reference_score {
+  lab_err rounded;
+  double floor_mean_abs_err;
+} lab_reference_score;
+void lab_score_reference(const lab_inputs *in, const double *o_ref, lab_reference_score *ref);
+
 /* Scores the output of some other implementation (the GPU kernels) on the
  * same inputs: o (q_elems, dtype values) and, when not NULL, the same output
  * kept in fp32 (the precise-delta option), against the float64 reference
- * o_ref (computed by the caller with lab_ref_forward). */
+ * o_ref (computed by the caller with lab_ref_forward; ref, lab_score_reference's). */
 void lab_score(const lab_case *c, const lab_inputs *in, lab_mode mode, double beta, double eps,
-               const float *o, const float *o32, const double *o_ref, lab_result *r);
+               const float *o, const float *o32, const double *o_ref, const lab_reference_score *ref,
+               lab_result *r);
 
 /* ---- lab_drift.c: the paper's mechanism ---------------------------------------------
  * Step t adds alpha * sum_T (delta_lp - delta_hp)[T] * (P K)[T]^T X[T] to a

@@ -236,8 +236,21 @@ fail:
   return -1;
 }
 
+void lab_score_reference(const lab_inputs *in, const double *o_ref, lab_reference_score *ref) {
+  const long long n = lab_q_elems(&in->shape);
+  memset(ref, 0, sizeof *ref);
+  double *rounded = malloc(sizeof(double) * n);
+  if (rounded) {
+    for (long long i = 0; i < n; i++) rounded[i] = lab_round_f64(o_ref[i], in->dtype);
+    lab_compare_f64(rounded, o_ref, n, &ref->rounded);
+    free(rounded);
+  }
+  ref->floor_mean_abs_err = lab_unbiased_floor(o_ref, n, in->dtype, LAB_FLOOR_BIAS, INFINITY);
+}
+
 void lab_score(const lab_case *c, const lab_inputs *in, lab_mode mode, double beta, double eps,
-               const float *o, const float *o32, const double *o_ref, lab_result *r) {
+               const float *o, const float *o32, const double *o_ref, const lab_reference_score *ref,
+               lab_result *r) {
   const lab_shape *s = &in->shape;
   const long long n = lab_q_elems(s);
   memset(r, 0, sizeof *r);
@@ -246,13 +259,8 @@ void lab_score(const lab_case *c, const lab_inputs *in, lab_mode mode, double be
   r->beta = mode == LAB_NONE ? 0 : beta;
   r->eps = mode == LAB_NONE ? 0 : eps;
   lab_compare(o, o_ref, n, &r->err);
-  double *rounded = malloc(sizeof(double) * n);
-  if (rounded) {
-    for (long long i = 0; i < n; i++) rounded[i] = lab_round_f64(o_ref[i], in->dtype);
-    lab_compare_f64(rounded, o_ref, n, &r->rounded);
-    free(rounded);
-  }
-  r->floor_mean_abs_err = lab_unbiased_floor(o_ref, n, in->dtype, LAB_FLOOR_BIAS, INFINITY);
+  r->rounded = ref->rounded;
+  r->floor_mean_abs_err = ref->floor_mean_abs_err;
   r->delta_bias = lab_delta_bias(s, o, o_ref, in->dout);
   r->delta_bias_fp32 = o32 ? lab_delta_bias(s, o32, o_ref, in->dout) : NAN;
 }
@@ -268,11 +276,13 @@ int lab_run_cpu(const lab_case *c, const lab_inputs *in, const lab_mode *modes, 
   if (!o_ref || !lse_ref || !o || !o32 || !lse) goto out;
   lab_ref_forward(s, in->q, in->k, in->v, o_ref, lse_ref);
   const double tied = lab_tied_rate(s, in->q, in->k);
+  lab_reference_score ref;
+  lab_score_reference(in, o_ref, &ref);
   for (int i = 0; i < n_modes; i++) {
     const lab_fa2_config cfg = {in->dtype, modes[i], c->block_n, beta, eps, c->tc,
                                 num ? *num : (lab_numerics){0}};
     if (lab_fa2_forward(s, &cfg, in->q, in->k, in->v, o, o32, lse) != 0) goto out;
-    lab_score(c, in, modes[i], beta, eps, o, o32, o_ref, &results[i]);
+    lab_score(c, in, modes[i], beta, eps, o, o32, o_ref, &ref, &results[i]);
     results[i].tied_rate = tied;
   }
   rc = 0;
