@@ -163,15 +163,14 @@ static int round_rows(const lab_shape *sh, const lab_fa2_config *c, float *o, in
     free(out);
     return -1;
   }
+  const long long head = (long long)b * sh->seqlen_q * q_row + (long long)h * d; /* row i at head + i q_row */
   for (int i0 = 0; i0 < sh->seqlen_q; i0 += G) {
     const int rows = sh->seqlen_q - i0 < G ? sh->seqlen_q - i0 : G;
-    for (int r = 0; r < rows; r++)
-      memcpy(x + (long long)r * d, o + ((long long)b * sh->seqlen_q + i0 + r) * q_row + (long long)h * d, sizeof(float) * d);
-    const long long first = ((long long)b * sh->seqlen_q + i0) * q_row + (long long)h * d;
+    const long long first = head + (long long)i0 * q_row; /* its index seeds the group's draw */
+    for (int r = 0; r < rows; r++) memcpy(x + (long long)r * d, o + first + r * q_row, sizeof(float) * d);
     lab_round_row_balanced(x, rows * d, c->dtype, lab_hash_uniform(c->num.seed, (uint64_t)first), c->num.row_moves,
                            out);
-    for (int r = 0; r < rows; r++)
-      memcpy(o + ((long long)b * sh->seqlen_q + i0 + r) * q_row + (long long)h * d, out + (long long)r * d, sizeof(float) * d);
+    for (int r = 0; r < rows; r++) memcpy(o + first + r * q_row, out + (long long)r * d, sizeof(float) * d);
   }
   free(x);
   free(out);

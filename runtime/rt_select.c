@@ -20,8 +20,8 @@ static int32_t len_class(long long seqlen_q, long long seqlen_k) {
  * wgmma tile there on the H200 (at 512 0.99-1.04x: not taken); the ws tile
  * m192n128w16s2ws from N = 2k (8k causal), 1.07-1.31x the wgmma tile and 0.99-1.21x
  * m128 there, while causal m128 led it by 4-10 % at 2k-4k. Backward: two warpgroups
- * of 64 keys, m64n128w8s3wg (dQ's adds halved), from N = 4k, 1.02-1.05x the built-in
- * one there and 0.92-0.96x at 512-1k causal. Off sm_90 the generator refuses the
+ * of 64 keys, m64n128w8s3wg (dQ's adds halved), from N = 4k, 1.02-1.06x the built-in
+ * one there and 0.92-0.96x at 512-1k causal (two calls). Off sm_90 the generator refuses the
  * tiles and the built-in one stays. A head dim's rules by rising length: the last one
  * reached holds. */
 typedef struct length_rule {
