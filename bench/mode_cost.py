@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Cost of the stabilized modes: time of `paper` and `robust` over `none` of the
+"""Cost of the modes: time of `paper`, `robust` and `balanced` over `none` of the
 same tile, head dim, causality and N, from fa2_bench JSON files.
 
   mode_cost.py FILE.json [FILE.json ...]
@@ -20,7 +20,7 @@ def main():
     a = ap.parse_args()
     ms = {}
     for (variant, pas, seqlen), t in median_ms(a.files).items():
-        m = re.match(r"(fwd_.*?)_(none|paper|robust)(_.*)?$", variant)
+        m = re.match(r"(fwd_.*?)_(none|paper|robust|balanced)(_.*)?$", variant)
         if pas == "fwd" and m:
             ms[(m.group(1), seqlen, m.group(2))] = t
     tiles = sorted({k[0] for k in ms})
@@ -31,7 +31,7 @@ def main():
     print("|---|" + "---|" * len(seqlens))
     worst = {}
     for t in tiles:
-        for mode in ("robust", "paper"):
+        for mode in ("robust", "paper", "balanced"):
             cells = []
             for n in seqlens:
                 base, x = ms.get((t, n, "none")), ms.get((t, n, mode))
@@ -41,6 +41,8 @@ def main():
                     worst[key] = max(worst.get(key, 0), x / base)
                 else:
                     cells.append("-")
+            if all(c == "-" for c in cells):
+                continue
             print(f"| {t} {mode} | " + " | ".join(cells) + " |")
     print()
     for (mode, long_), w in sorted(worst.items()):

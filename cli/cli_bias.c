@@ -29,7 +29,7 @@ static void usage(FILE *f) {
           "case (maximal key repeated r times at random positions, inside one key tile,\n"
           "across tiles, on the first key, V mostly positive, a random control; ties\n"
           "made or moved by softcap, ALiBi, a sliding window, with attention sinks) for\n"
-          "each head dim (default 64 and 128), and per mode (none, paper, robust): bias ratio, the\n"
+          "each head dim (default 64 and 128), and per mode (none, paper, robust, balanced): bias ratio, the\n"
           "bias ratio of the correctly rounded output (RN), mean/relative/max error\n"
           "against float64, NaN/Inf count, delta bias sum_T(delta_lp - delta_hp) and\n"
           "the tied-maximum rate. Key tiles are those of the default kernel variants.\n"
@@ -88,8 +88,8 @@ static void usage(FILE *f) {
 
 enum { MAX_HD = 8 };
 
-static const lab_mode MODES[3] = {LAB_NONE, LAB_PAPER, LAB_ROBUST};
-enum { N_MODES = 3 };
+static const lab_mode MODES[4] = {LAB_NONE, LAB_PAPER, LAB_ROBUST, LAB_BALANCED};
+enum { N_MODES = 4 };
 
 typedef struct options {
   int gpu, json, drift, heads, seqlen, steps, jobs, varlen;
@@ -234,7 +234,8 @@ static void print_table(const work *w) {
   for (int i = 0; i < w->n_cases; i += N_PER_D)
     printf("%s %d (d=%d)", i ? "," : "", w->cases[i].block_n, w->cases[i].head_dim);
   printf("\n\n");
-  const int mode_w = (int)strlen(o->label[N_MODES - 1]); /* "robust" and its suffixes */
+  int mode_w = 0; /* the widest label: "balanced", "robust" and its suffixes */
+  for (int m = 0; m < N_MODES; m++) mode_w = (int)strlen(o->label[m]) > mode_w ? (int)strlen(o->label[m]) : mode_w;
   printf("%-10s %3s %4s  %-*s %8s %8s  %9s %9s %9s %9s %4s %11s %11s %5s\n", "CASE", "R", "D", mode_w, "MODE",
          "BIAS", "RN-BIAS", "MEAN|ERR|", "FLOOR", "REL_ERR", "MAX_ERR", "NAN", "DELTA_BIAS", "DB_FP32_O", "TIED");
   for (int i = 0; i < w->n_cases; i++)
@@ -491,6 +492,7 @@ int cli_bias(int argc, char **argv) {
     }
     if (!o.arch) o.arch = cli_bias_gpu_arch(g);
     cli_bias_gpu_set_varlen(g, o.varlen ? CLI_BIAS_VARLEN_SEQS : 0);
+    cli_bias_gpu_set_seed(g, o.num.seed);
   }
   work *w = calloc(1, sizeof *w);
   if (!w) return fprintf(stderr, "fa2 bias: out of memory\n"), cli_bias_gpu_close(g), 1;

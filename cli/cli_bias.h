@@ -21,6 +21,8 @@ const char *cli_bias_gpu_arch(const cli_bias_gpu *g);
  * attention, so the same scores (fa2 bias --gpu --varlen). */
 enum { CLI_BIAS_VARLEN_SEQS = 4 };
 void cli_bias_gpu_set_varlen(cli_bias_gpu *g, int sequences);
+/* The seed of mode balanced's draws (fa2_round_draw; offset 0), the lab's. */
+void cli_bias_gpu_set_seed(cli_bias_gpu *g, unsigned long long seed);
 
 /* Measures one case's inputs in every mode (as lab_run_cpu) for each of
  * betas[n_betas]: results[b * n_modes + m]. The float64 reference is

@@ -16,6 +16,7 @@ struct cli_bias_gpu {
   char name[256];
   char arch[16]; /* "sm_90" */
   int varlen;    /* sequences of a varlen batch the heads are split over; 0: fixed length */
+  unsigned long long seed; /* balanced's draws (the lab's num.seed) */
 };
 
 #define CU_TRY(g, call)                                                                  \
@@ -71,6 +72,7 @@ void cli_bias_gpu_close(cli_bias_gpu *g) {
 
 const char *cli_bias_gpu_name(const cli_bias_gpu *g) { return g->name; }
 void cli_bias_gpu_set_varlen(cli_bias_gpu *g, int sequences) { g->varlen = sequences; }
+void cli_bias_gpu_set_seed(cli_bias_gpu *g, unsigned long long seed) { g->seed = seed; }
 const char *cli_bias_gpu_arch(const cli_bias_gpu *g) { return g->arch; }
 
 static void to_half(const float *x, unsigned short *h, long long n, lab_dtype t) {
@@ -165,7 +167,11 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
       }
       a.head_dim = s->head_dim;
       a.causal = s->causal;
-      a.stab = modes[m] == LAB_PAPER ? FA2_STAB_PAPER : modes[m] == LAB_ROBUST ? FA2_STAB_ROBUST : FA2_STAB_NONE;
+      a.stab = modes[m] == LAB_PAPER      ? FA2_STAB_PAPER
+               : modes[m] == LAB_ROBUST   ? FA2_STAB_ROBUST
+               : modes[m] == LAB_BALANCED ? FA2_STAB_BALANCED
+                                          : FA2_STAB_NONE;
+      a.dropout_seed = g->seed; /* balanced's draws, as the lab's */
       a.beta = beta;
       a.eps = eps;
       a.o_fp32 = (float *)do32;

@@ -19,7 +19,7 @@ static void usage(FILE *f) {
           "Exit status: 0 done, 2 bad usage or spec.\n");
 }
 
-static const char *const stab_names[] = {"none", "paper", "robust"};
+static const char *const stab_names[] = {"none", "paper", "robust", "balanced"};
 
 int cli_list(int argc, char **argv) {
   enum { OPT_NAMES = 256 };
@@ -54,17 +54,17 @@ int cli_list(int argc, char **argv) {
   printf("%s: %d variants; arch", s.path, s.n_variants);
   for (int a = 0; a < s.n_arch; a++) printf("%s%s", a ? ", " : " ", s.arch[a]);
   printf("; spills %s\n\n", s.allow_spills ? "allowed" : "not allowed");
-  printf("%-*s  %4s  %-6s  %7s  %7s  %5s  %6s  %-6s  %-6s  %-8s  %7s  %6s\n", w, "VARIANT", "D",
+  printf("%-*s  %4s  %-6s  %7s  %7s  %5s  %6s  %-8s  %-6s  %-8s  %7s  %6s\n", w, "VARIANT", "D",
          "CAUSAL", "BLOCK_M", "BLOCK_N", "WARPS", "STAGES", "STAB", "BETA", "EPS", "THREADS",
          "SMEM");
   for (int i = 0; i < s.n_variants; i++) {
     const gen_variant *v = &s.variants[i];
     char beta[32] = "-", eps[32] = "-";
-    if (v->stab != GEN_STAB_NONE) {
+    if (v->stab != GEN_STAB_NONE && v->stab != GEN_STAB_BALANCED) {
       snprintf(beta, sizeof beta, "%g", v->beta);
       snprintf(eps, sizeof eps, "%g", v->eps);
     }
-    printf("%-*s  %4d  %-6s  %7d  %7d  %5d  %6d  %-6s  %-6s  %-8s  %7d  %6d\n", w, v->name,
+    printf("%-*s  %4d  %-6s  %7d  %7d  %5d  %6d  %-8s  %-6s  %-8s  %7d  %6d\n", w, v->name,
            v->head_dim, v->causal ? "yes" : "no", v->block_m, v->block_n, v->warps, v->stages,
            stab_names[v->stab], beta, eps, v->threads, v->smem_bytes);
   }

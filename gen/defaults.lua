@@ -59,6 +59,13 @@ M.TILES_MODIFIED = {
   [96] = { block_m = 128, block_n = 32, warps = 4, stages = 2 },
 }
 
+-- Forward tiles for mode balanced off sm_90, where TILES' tile has no registers left
+-- for its rounding (a row's errors and gaps beside O): d = 128's m128n48w4s1 spilled
+-- 64-144 bytes on sm_80; one m16 row tile a warp does not.
+M.TILES_BALANCED = {
+  [128] = { block_m = 64, block_n = 64, warps = 4, stages = 2 },
+}
+
 -- Backward tiles per head dim: queries per step (block_m), keys per block
 -- (block_n: 32 per warp, 16 per warp in pairs, or 8 per warp in fours),
 -- warps, Q/dO buffers (stages, 2 or 3). dK and dV stay in registers: past

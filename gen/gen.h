@@ -26,7 +26,7 @@ typedef struct gen_err {
   char msg[2048];
 } gen_err;
 
-enum { GEN_STAB_NONE = 0, GEN_STAB_PAPER = 1, GEN_STAB_ROBUST = 2 };
+enum { GEN_STAB_NONE = 0, GEN_STAB_PAPER = 1, GEN_STAB_ROBUST = 2, GEN_STAB_BALANCED = 3 };
 enum { GEN_PASS_FWD = 0, GEN_PASS_BWD = 1 };
 enum { GEN_DTYPE_BF16 = 0, GEN_DTYPE_FP16 = 1 };
 

@@ -11,7 +11,7 @@
 
 static const char *const pass_names[] = {"fwd", "bwd"};
 static const char *const dtype_names[] = {"bf16", "fp16"};
-static const char *const stab_names[] = {"none", "paper", "robust"};
+static const char *const stab_names[] = {"none", "paper", "robust", "balanced"};
 
 void gen_source_path(const gen_variant *v, char *out, size_t cap) {
   snprintf(out, cap, "src/%s.cu", v->name);

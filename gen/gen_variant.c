@@ -8,7 +8,7 @@
 
 static const char *const pass_names[] = {"fwd", "bwd"};
 static const char *const dtype_names[] = {"bf16", "fp16"};
-static const char *const stab_names[] = {"none", "paper", "robust"};
+static const char *const stab_names[] = {"none", "paper", "robust", "balanced"};
 
 static const char *enum_name(const char *const *names, int n, int v) {
   return v >= 0 && v < n ? names[v] : "?";
@@ -54,7 +54,7 @@ void gen_push_variant(lua_State *L, const gen_variant *v) {
   lua_setfield(L, -2, "wgmma");
   lua_pushboolean(L, v->ws);
   lua_setfield(L, -2, "ws");
-  lua_pushstring(L, enum_name(stab_names, 3, v->stab));
+  lua_pushstring(L, enum_name(stab_names, 4, v->stab));
   lua_setfield(L, -2, "stab");
   lua_pushnumber(L, v->beta);
   lua_setfield(L, -2, "beta");
@@ -96,7 +96,7 @@ int gen_read_variant(lua_State *L, int idx, gen_variant *v, gen_err *err) {
   char s[16];
   c.pass = get_str(L, idx, "pass", s, sizeof s) ? -1 : enum_value(pass_names, 2, s);
   c.dtype = get_str(L, idx, "dtype", s, sizeof s) ? -1 : enum_value(dtype_names, 2, s);
-  c.stab = get_str(L, idx, "stab", s, sizeof s) ? -1 : enum_value(stab_names, 3, s);
+  c.stab = get_str(L, idx, "stab", s, sizeof s) ? -1 : enum_value(stab_names, 4, s);
   c.head_dim = get_int(L, idx, "head_dim");
   lua_getfield(L, idx, "causal");
   c.causal = lua_toboolean(L, -1);

@@ -8,7 +8,9 @@ local M = {}
 
 M.HEAD_DIMS = { 16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256 }
 M.DTYPES = { "bf16", "fp16" }
-M.MODES = { "none", "paper", "robust" }
+M.MODES = { "none", "paper", "robust", "balanced" }
+-- Modes with no beta or eps: none's softmax (balanced rounds O apart, templates/round_balanced.cuh.tpl).
+M.PLAIN_MODES = { "none", "balanced" }
 M.ARCHES = { "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100", "sm_120" }
 -- Opt-in shared memory per block (bytes), per arch.
 M.ARCH_SMEM = {
@@ -281,16 +283,16 @@ local STAB_KEYS = { mode = true, beta = true, eps = true }
 function M.check_stab(t, path)
   if type(t) ~= "table" then
     U.fail(path, t, "expected a table", "{mode=\"none\"}, {mode=\"paper\", beta=, eps=}, "
-      .. "{mode=\"robust\", beta=, eps=}")
+      .. "{mode=\"robust\", beta=, eps=}, {mode=\"balanced\"}")
   end
   U.check_keys(t, path, STAB_KEYS, "unknown stab key", "mode, beta, eps")
   local mode = t.mode
   if not member(M.MODES, mode) then U.fail(path .. ".mode", mode, "not a mode", joined(M.MODES)) end
-  if mode == "none" then
+  if member(M.PLAIN_MODES, mode) then
     for _, k in ipairs({ "beta", "eps" }) do
-      if t[k] ~= nil then U.fail(path .. "." .. k, t[k], "not used with mode \"none\"", "leave it out") end
+      if t[k] ~= nil then U.fail(path .. "." .. k, t[k], "not used with mode \"" .. mode .. "\"", "leave it out") end
     end
-    return { stab = "none", beta = 0, eps = 0 }
+    return { stab = mode, beta = 0, eps = 0 }
   end
   local beta, eps = t.beta, t.eps
   if beta == nil then beta = D.BETA end
@@ -348,7 +350,7 @@ function M.name(v)
   parts[#parts + 1] = string.format("m%dn%dw%ds%d%s", v.block_m, v.block_n, v.warps, v.stages,
     v.ws and "ws" or v.wgmma and "wg" or "")
   parts[#parts + 1] = v.stab
-  if v.stab ~= "none" then
+  if not member(M.PLAIN_MODES, v.stab) then
     parts[#parts + 1] = "b" .. U.name_number(v.beta)
     parts[#parts + 1] = "e" .. U.name_number(v.eps)
   end
@@ -358,13 +360,16 @@ end
 -- The "auto" tile of a pass and head dim on arch (nil: any arch), and where
 -- gen/defaults.lua keeps it: a forward on sm_90 takes TILES_SM90_WS where it has one;
 -- modified: the variant has a score modifier, dropout, sinks or varlen (a forward off
--- sm_90 then takes TILES_MODIFIED where TILES would be its tile and it has one).
-function M.auto_tile(pass, head_dim, arch, modified)
+-- sm_90 then takes TILES_MODIFIED where TILES would be its tile and it has one);
+-- balanced: a forward of mode balanced (TILES_BALANCED, likewise).
+function M.auto_tile(pass, head_dim, arch, modified, balanced)
   local name = pass == "bwd" and "BWD_TILES" or "TILES"
   if arch == M.WGMMA_ARCH and D[name .. "_SM90"][head_dim] then name = name .. "_SM90" end
   if name == "TILES_SM90" and D.TILES_SM90_WS[head_dim] then name = "TILES_SM90_WS" end
   if name == "TILES" and modified and arch ~= M.WGMMA_ARCH and D.TILES_MODIFIED[head_dim] then
     name = "TILES_MODIFIED"
+  elseif name == "TILES" and balanced and D.TILES_BALANCED[head_dim] then
+    name = "TILES_BALANCED"
   end
   return D[name][head_dim], "gen/defaults.lua " .. name .. "[" .. head_dim .. "]"
 end
@@ -376,7 +381,7 @@ M.FEATURES = { "varlen", "window", "alibi", "softcap", "dropout", "sinks" }
 function M.auto_pick(c, arch)
   local modified = false
   for _, k in ipairs(M.FEATURES) do modified = modified or c[k] end
-  return M.auto_tile(c.pass, c.head_dim, arch, modified)
+  return M.auto_tile(c.pass, c.head_dim, arch, modified, c.out_round == "balanced")
 end
 
 -- The supported arches whose "auto" tile for completed c is c's own tile.
@@ -411,6 +416,7 @@ function M.complete(v, arch, tiles_arch)
   c.softcap = M.check_softcap(v.softcap or false, "softcap")
   c.dropout = M.check_dropout(v.dropout or false, "dropout")
   c.sinks = M.check_sinks(v.sinks or false, "sinks")
+  c.out_round = v.stab == "balanced" and c.pass == "fwd" and "balanced" or "nearest"
   if c.window and c.causal then
     U.fail("causal", c.causal, "a window variant takes causal as its right edge (window_right = 0 "
       .. "at run time)", "causal = false with window = true")
@@ -462,12 +468,20 @@ function M.complete(v, arch, tiles_arch)
   local s
   -- The backward does not depend on the forward's stabilization (LSE carries
   -- it): every mode maps to the one backward variant, named "none".
-  if v.stab == "none" or c.pass == "bwd" then
-    s = M.check_stab({ mode = "none" }, "stab")
+  if member(M.PLAIN_MODES, v.stab) or c.pass == "bwd" then
+    s = M.check_stab({ mode = c.pass == "bwd" and "none" or v.stab }, "stab")
   else
     s = M.check_stab({ mode = v.stab, beta = v.beta, eps = v.eps }, "stab")
   end
   c.stab, c.beta, c.eps = s.stab, s.beta, s.eps
+  -- What the templates switch on: the softmax's construction, and how O is rounded.
+  c.softmax = c.stab == "balanced" and "none" or c.stab
+  -- Balanced rounding holds a row's errors and gaps in registers beside O: past d = 128
+  -- it spilled 0.9-1.8 KB (d = 256, every tile family).
+  if c.out_round == "balanced" and c.head_dim > 128 then
+    U.fail("head_dim", c.head_dim, "mode \"balanced\" rounds a row of O in registers and spills past 128",
+      "head dims up to 128 with balanced")
+  end
   c.threads = 32 * c.warps
   -- A persistent ws forward (fwd_ws.cu.tpl): a block takes work items in turn from a
   -- counter and stages O apart from Q, where that fits. Where the loop's state has the
@@ -535,7 +549,7 @@ function M.parse(name)
   end
   v.stab = tok[i + 1]
   local last = i + 1
-  if v.stab ~= "none" then
+  if v.stab ~= nil and not member(M.PLAIN_MODES, v.stab) then
     local b = tok[i + 2] and tok[i + 2]:match("^b(.+)$")
     local e = tok[i + 3] and tok[i + 3]:match("^e(.+)$")
     v.beta = b and U.parse_name_number(b)

@@ -98,6 +98,12 @@ typedef enum fa2_stab {
   FA2_STAB_PAPER = 1,  /* Algorithm 3 of the paper */
   FA2_STAB_ROBUST = 2, /* cross-tile ties, bounded row-dependent shift (DESIGN.md) */
   FA2_STAB_TUNED = 3,  /* robust with the tuning database's beta/eps (else defaults) */
+  /* none's softmax, and O rounded so that each row's rounding errors sum to zero in
+   * expectation (issue 22; templates/round_balanced.cuh.tpl): unbiased where none is
+   * biased, at none's error. One random draw per output row, from the dropout fields'
+   * seed and offset (dropout_rng, else dropout_seed and dropout_offset): the same
+   * seed gives the same bits. The backward is none's. */
+  FA2_STAB_BALANCED = 4,
 } fa2_stab;
 
 /* Default beta and eps when the argument is 0. */

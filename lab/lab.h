@@ -25,7 +25,8 @@
 #include <stdint.h>
 
 typedef enum lab_dtype { LAB_BF16 = 0, LAB_FP16 = 1 } lab_dtype;
-typedef enum lab_mode { LAB_NONE = 0, LAB_PAPER = 1, LAB_ROBUST = 2 } lab_mode;
+/* LAB_BALANCED: none's softmax, O rounded as lab_round_row_bisect. */
+typedef enum lab_mode { LAB_NONE = 0, LAB_PAPER = 1, LAB_ROBUST = 2, LAB_BALANCED = 3 } lab_mode;
 
 /* ---- lab_round.c ------------------------------------------------------------ */
 uint16_t lab_f32_to_bf16(float x); /* RNE; NaN stays NaN (quiet), overflow -> inf */
@@ -57,6 +58,11 @@ float lab_round_stochastic_near_half(float x, lab_dtype t, double u, double wind
  * one drawn with probability min(1, what is left / its gap): what bounded work would
  * get. out[n]. */
 #define LAB_ROW_CAP 0.55
+/* The kernels' balanced rounding of one row of d (a multiple of 8, <= 256)
+ * values (mode "balanced", templates/round_balanced.cuh.tpl), bit for bit: nearest,
+ * then crossings against the row's error sum found by two bisection steps and
+ * systematic sampling on draw (fa2_round_draw). out may be x. */
+void lab_round_row_bisect(const float *x, int d, lab_dtype t, uint32_t draw, float *out);
 void lab_round_row_balanced(const float *x, int n, lab_dtype t, double u, int max_moves, float *out);
 /* A uniform [0, 1) number from (seed, index): splitmix64's mix, so that each
  * output element of a run has its own, the same in every run. */

@@ -12,7 +12,8 @@
  * both 1 on saturated scores).
  *
  * cfg->num (issue 22's constructions, lab only): the normalizer from the rounded
- * P or with the tile maxima's residuals, O rounded stochastically.
+ * P or with the tile maxima's residuals, O rounded stochastically. LAB_BALANCED:
+ * none's softmax and the kernels' balanced rounding of O (lab_round_row_bisect).
  *
  * Modifiers as the kernels apply them: softcap then ALiBi on the raw scores
  * (lab_modified_raw), masked keys out of the tile; a window's row starts at the
@@ -24,6 +25,9 @@
 #include <string.h>
 
 #include "lab.h"
+
+#define FA2_PHILOX_FN static inline
+#include "fa2_philox.h"
 
 /* Raw score q . k in fp32: the products of 16-bit values are exact. With
  * IEEE adds, eight partial sums stand for the tensor cores' order; Hopper's
@@ -59,6 +63,7 @@ static float new_reference(const lab_fa2_config *c, float m_old, const float *s,
                            float eps_raw, float tau) {
   switch (c->mode) {
   case LAB_NONE:
+  case LAB_BALANCED:
     return fmaxf(m_old, rm);
   case LAB_PAPER: { /* Algorithm 3, per tile */
     const float thr = rm - eps_raw;
@@ -135,6 +140,15 @@ static void forward_row(const lab_shape *sh, const lab_fa2_config *c, const floa
     inv = lt != 0.f ? keep / lt : 0.f;
     *lse = lt != 0.f ? (top + log2f(lt)) * 0.69314718f : INFINITY;
   }
+  if (c->mode == LAB_BALANCED) { /* the kernels' balanced rounding, on the row's draw */
+    for (int i = 0; i < d; i++) {
+      o[i] = acc[i] * inv;
+      if (o32) o32[i] = o[i];
+    }
+    const uint32_t draw = fa2_round_draw(c->num.seed, 0, (unsigned long long)b * sh->heads_q + h, (unsigned)row);
+    lab_round_row_bisect(o, d, c->dtype, draw, o);
+    return;
+  }
   if (c->num.out == LAB_OUT_ROW) { /* O in fp32 into o: lab_fa2_forward rounds the rows together */
     for (int i = 0; i < d; i++) {
       o[i] = acc[i] * inv;
@@ -181,7 +195,7 @@ int lab_fa2_forward(const lab_shape *sh, const lab_fa2_config *c, const float *q
                     const float *v, float *o, float *o32, float *lse) {
   if (c->block_n < 1 || sh->head_dim < 8 || sh->head_dim % 8) return -1;
   if (c->tc != LAB_TC_FP32 && sh->head_dim > LAB_TC_MAX_COLS) return -1;
-  if (c->mode != LAB_NONE && !(c->beta > 1 && c->eps > 0)) return -1;
+  if ((c->mode == LAB_PAPER || c->mode == LAB_ROBUST) && !(c->beta > 1 && c->eps > 0)) return -1;
   const int d = sh->head_dim, group = sh->heads_q / sh->heads_kv;
   float *s = malloc(sizeof(float) * c->block_n), *acc = malloc(sizeof(float) * d);
   if (!s || !acc) {
@@ -199,7 +213,7 @@ int lab_fa2_forward(const lab_shape *sh, const lab_fa2_config *c, const float *q
         forward_row(sh, c, q + off, kh, vh, kv_row, b, h, i, off, s, acc, o + off, o32 ? o32 + off : NULL,
                     lse + ((long long)b * sh->heads_q + h) * sh->seqlen_q + i);
       }
-      if (c->num.out == LAB_OUT_ROW && round_rows(sh, c, o, b, h) != 0) {
+      if (c->num.out == LAB_OUT_ROW && c->mode != LAB_BALANCED && round_rows(sh, c, o, b, h) != 0) {
         free(s);
         free(acc);
         return -1;

@@ -138,6 +138,74 @@ void lab_round_row_balanced(const float *x, int n, lab_dtype t, double u, int ma
   free(m);
 }
 
+/* The kernels' balanced rounding of one row (templates/round_balanced.cuh.tpl),
+ * step for step in fp32: a quad of threads holds the row, thread q columns
+ * 8 dt + 2 q + e in that order; its sums run in that order, and a quad's sum is
+ * (t0 + t1) + (t2 + t3), as two xor shuffles leave it. */
+enum { BAL_SCANS = 2 };
+#define BAL_CAP_T 0.45f
+#define BAL_MIN_T 0x1p-10f /* errors under this share of their gap count as none */
+
+static float bal_elem_f32(uint32_t h, lab_dtype t) {
+  return t == LAB_FP16 ? lab_fp16_to_f32((uint16_t)h) : lab_bf16_to_f32((uint16_t)h);
+}
+
+static float bal_inv_pow2(float g) { /* 1 / g for a power of two, as the kernel's integer subtraction */
+  return bits_f32(0x7f000000u - f32_bits(g));
+}
+
+static float bal_quad_sum(const float *t) { return (t[0] + t[1]) + (t[2] + t[3]); }
+
+void lab_round_row_bisect(const float *x, int d, lab_dtype t, uint32_t draw, float *out) {
+  enum { MAXV = 256 };
+  if (d < 8 || d > MAXV || d % 8) return;
+  uint16_t r[MAXV], ob[MAXV];
+  float gap[MAXV], key[MAXV], part[4] = {0}, gmax = 0.f;
+  int col[MAXV]; /* the quad's order: position k of thread q is col[q * d / 4 + k] */
+  const int per = d / 4;
+  for (int q = 0; q < 4; q++)
+    for (int k = 0; k < per; k++) col[q * per + k] = 8 * (k / 2) + 2 * q + k % 2;
+  for (int j = 0; j < d; j++) {
+    const int i = col[j];
+    r[j] = t == LAB_FP16 ? lab_f32_to_fp16(x[i]) : lab_f32_to_bf16(x[i]);
+    const float rf = bal_elem_f32(r[j], t), err = rf - x[i];
+    ob[j] = (uint16_t)(r[j] + (fabsf(rf) < fabsf(x[i]) ? 1u : 0xffffu));
+    gap[j] = fabsf(bal_elem_f32(ob[j], t) - rf);
+    key[j] = fabsf(err) * bal_inv_pow2(gap[j]) < BAL_MIN_T ? 0.f : err; /* a NaN error stays: nearest */
+    part[j / per] += key[j];
+    gmax = fmaxf(gmax, gap[j]);
+  }
+  const float total = bal_quad_sum(part), big = gmax;
+  const float left = fabsf(total) < INFINITY ? fabsf(total) : 0.f;
+  float all[4] = {0};
+  for (int j = 0; j < d; j++) {
+    const float err = key[j], tt = fabsf(err) * bal_inv_pow2(gap[j]);
+    const int cand = err != 0.f && (err < 0.f) == (total < 0.f) && (gap[j] < big || tt >= BAL_CAP_T);
+    key[j] = cand ? tt : -1.f;
+    all[j / per] += cand ? gap[j] : 0.f;
+  }
+  float lo = 0.f, hi = 0.50000006f, g_lo = bal_quad_sum(all), g_hi = 0.f;
+  if (g_lo <= left) hi = lo, g_hi = g_lo;
+  for (int s = 0; s < BAL_SCANS; s++) {
+    const float tau = 0.5f * (lo + hi);
+    float g[4] = {0};
+    for (int j = 0; j < d; j++) g[j / per] += key[j] >= tau ? gap[j] : 0.f;
+    const float gs = bal_quad_sum(g);
+    if (gs > left) lo = tau, g_lo = gs;
+    else hi = tau, g_hi = gs;
+  }
+  const float g_b = g_lo - g_hi;
+  const float share = g_b > 0.f ? (left - g_hi) / g_b : 0.f;
+  const uint32_t step = (uint32_t)fminf(share * 4294967296.f, 4294967040.f);
+  uint32_t acc = draw; /* the quad's order is the margin's: thread 0's elements first */
+  for (int j = 0; j < d; j++) {
+    const int in_b = key[j] >= lo && key[j] < hi;
+    const int cross = key[j] >= hi || (in_b && acc > ~step);
+    if (in_b) acc += step;
+    out[col[j]] = bal_elem_f32(cross ? ob[j] : r[j], t);
+  }
+}
+
 double lab_hash_uniform(uint64_t seed, uint64_t index) {
   uint64_t z = seed * 0x9e3779b97f4a7c15ull + index + 0x632be59bd9b4e019ull;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;

@@ -54,12 +54,16 @@ float lab_modified_raw(const lab_shape *s, int h, int i, int j, float raw) {
 const char *lab_dtype_name(lab_dtype t) { return t == LAB_FP16 ? "fp16" : "bf16"; }
 
 const char *lab_mode_name(lab_mode m) {
-  return m == LAB_PAPER ? "paper" : m == LAB_ROBUST ? "robust" : "none";
+  return m == LAB_PAPER ? "paper" : m == LAB_ROBUST ? "robust" : m == LAB_BALANCED ? "balanced" : "none";
 }
 
 void lab_mode_label(lab_mode m, const lab_numerics *n, char *buf, int size) {
   const lab_norm l = n ? n->norm : LAB_NORM_FP32;
   snprintf(buf, (size_t)size, "%s%s%s", lab_mode_name(m),
            l == LAB_NORM_ROUNDED ? "+lrnd" : l == LAB_NORM_MAXRES ? "+lmax" : "",
-           n && n->out == LAB_OUT_SR ? "+sr" : n && n->out == LAB_OUT_SRH ? "+srh" : n && n->out == LAB_OUT_ROW ? "+row" : "");
+           !n || m == LAB_BALANCED ? "" /* its own rounding */
+           : n->out == LAB_OUT_SR  ? "+sr"
+           : n->out == LAB_OUT_SRH ? "+srh"
+           : n->out == LAB_OUT_ROW ? "+row"
+                                   : "");
 }

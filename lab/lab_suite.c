@@ -256,8 +256,9 @@ void lab_score(const lab_case *c, const lab_inputs *in, lab_mode mode, double be
   memset(r, 0, sizeof *r);
   r->c = *c;
   r->mode = mode;
-  r->beta = mode == LAB_NONE ? 0 : beta;
-  r->eps = mode == LAB_NONE ? 0 : eps;
+  const int shifts = mode == LAB_PAPER || mode == LAB_ROBUST; /* takes beta and eps */
+  r->beta = shifts ? beta : 0;
+  r->eps = shifts ? eps : 0;
   lab_compare(o, o_ref, n, &r->err);
   r->rounded = ref->rounded;
   r->floor_mean_abs_err = ref->floor_mean_abs_err;

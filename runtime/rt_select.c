@@ -41,7 +41,7 @@ static int32_t rule_class(const length_rule *lr, const rt_request *r) {
 /* The rule r takes at length class cls, or NULL. */
 static const length_rule *length_rule_at(const rt_request *r, int32_t cls) {
   if (r->varlen || r->window || r->alibi || r->softcap || r->dropout || r->sinks ||
-      (r->stab != FA2_STAB_NONE && r->stab != FA2_STAB_ROBUST) || cls <= 0)
+      r->stab == FA2_STAB_PAPER || r->stab == FA2_STAB_TUNED || cls <= 0)
     return NULL;
   const length_rule *hit = NULL;
   for (size_t i = 0; i < sizeof LENGTH_RULES / sizeof *LENGTH_RULES; i++)
@@ -61,7 +61,7 @@ static void rule_length(rt_request *r, long long seqlen_q, long long seqlen_k) {
 
 static void normalize(rt_request *r, int stab, double beta, double eps) {
   r->stab = stab;
-  if (stab == FA2_STAB_NONE) return;
+  if (stab == FA2_STAB_NONE || stab == FA2_STAB_BALANCED) return;
   if (stab == FA2_STAB_TUNED) { /* 0 stays 0: the database decides */
     r->beta = beta;
     r->eps = eps;
@@ -119,6 +119,7 @@ void rt_request_desc(const fa2_kernel_desc *d, int with_length, rt_request *r) {
   if (!with_length && d->seqlen > 0) rule_length(r, d->seqlen, d->seqlen);
 }
 
+/* balanced: none's main loop, so none's tiles. */
 static const char *mode_suffix(int stab) {
   return stab == FA2_STAB_PAPER ? "_paper" : stab == FA2_STAB_ROBUST ? "_robust" : "_none";
 }
@@ -185,8 +186,8 @@ int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, con
     if (beta == 0) beta = FA2_DEFAULT_BETA;
     if (eps == 0) eps = FA2_DEFAULT_EPS;
   }
-  out->stab = stab; /* FA2_STAB_NONE/PAPER/ROBUST == GEN_STAB_* */
-  if (stab != FA2_STAB_NONE) {
+  out->stab = stab == FA2_STAB_BALANCED ? GEN_STAB_BALANCED : stab; /* NONE/PAPER/ROBUST: the same numbers */
+  if (stab == FA2_STAB_PAPER || stab == FA2_STAB_ROBUST) {
     out->beta = beta;
     out->eps = eps;
   }

@@ -128,12 +128,12 @@ static int check_window(int window, int left, int right, int causal) {
 }
 
 static int check_stab(const fa2_fwd_args *a) {
-  if ((int)a->stab < FA2_STAB_NONE || (int)a->stab > FA2_STAB_TUNED)
+  if ((int)a->stab < FA2_STAB_NONE || (int)a->stab > FA2_STAB_BALANCED)
     return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
                         "stab is %d: allowed FA2_STAB_NONE (0), FA2_STAB_PAPER (1), "
-                        "FA2_STAB_ROBUST (2), FA2_STAB_TUNED (3)",
+                        "FA2_STAB_ROBUST (2), FA2_STAB_TUNED (3), FA2_STAB_BALANCED (4)",
                         (int)a->stab);
-  if (a->stab == FA2_STAB_NONE) return FA2_OK;
+  if (a->stab == FA2_STAB_NONE || a->stab == FA2_STAB_BALANCED) return FA2_OK; /* no beta, eps */
   /* The kernels take beta and eps as float32: they must stay > 1 and > 0,
    * and finite, after that rounding. */
   if (a->beta != 0 && !(a->beta > 1 && a->beta <= FLT_MAX && (float)a->beta > 1.0f))

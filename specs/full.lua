@@ -1,7 +1,7 @@
 -- specs/full.lua: every supported variant with "auto" tiles: forward and
 -- backward for every kernel head dim (16, 48, 80 and 32..256 step 32) x bf16,
--- fp16 x causal or not, the forward in the three stabilization modes (paper and
--- robust with beta 2, eps 1e-3; the backward does not depend on the mode); each
+-- fp16 x causal or not, the forward in the four modes (paper and robust with beta 2,
+-- eps 1e-3; balanced up to d = 128; the backward does not depend on the mode); each
 -- plain, with one score modifier or varlen (window, varlen, alibi, softcap, sinks,
 -- dropout; a window is never causal: its right edge is the causal mask), and with the
 -- pairs models combine (COMBOS: a window on packed sequences, gpt-oss's sinks with a
@@ -33,6 +33,7 @@ return {
     { mode = "none" },
     { mode = "paper",  beta = 2, eps = 1e-3 },
     { mode = "robust", beta = 2, eps = 1e-3 },
+    { mode = "balanced" },
   },
   tiles    = "auto",
   pass     = { "fwd", "bwd" },
@@ -41,6 +42,7 @@ return {
     local on = {}
     for _, m in ipairs(MODIFIERS) do on[#on + 1] = v[m] and m or nil end
     if #on > 2 or (#on == 2 and not COMBOS[on[1] .. "_" .. on[2]]) then return true end
+    if v.stab == "balanced" and (v.pass == "bwd" or v.head_dim > 128) then return true end
     return v.pass == "bwd" and (v.head_dim == 128 and v.wgmma and v.alibi and v.softcap
       or (v.head_dim == 64 or v.head_dim == 128) and not v.wgmma and v.window and v.softcap)
   end,

@@ -114,20 +114,23 @@ __device__ __forceinline__ float tanh_approx(float x) {
 }
 {% end %}
 
-{% if dropout %}
+{% if dropout or out_round == "balanced" %}
 {% include "fa2_philox.h" %}
 
-template <bool kFirst, typename A, typename B> struct select_t { using type = A; };
-template <typename A, typename B> struct select_t<false, A, B> { using type = B; };
-
-// Dropout's Philox seed and counter base of attention matrix bh (fa2_philox.h):
-// from dropout_rng on the device when given (PyTorch's generator), else the values.
+// The forward's random numbers' Philox seed and counter base for attention matrix bh
+// (fa2_philox.h; dropout's mask, balanced rounding's draws): from dropout_rng on the
+// device when given (PyTorch's generator), else the values.
 template <typename Params>
 __device__ __forceinline__ void dropout_key(const Params &p, long long bh, unsigned long long &seed,
                                             unsigned long long &base) {
   seed = p.dropout_rng ? p.dropout_rng[0] : p.dropout_seed;
   base = (p.dropout_rng ? p.dropout_rng[1] : p.dropout_offset) + (unsigned long long)bh;
 }
+{% end %}
+{% if dropout %}
+
+template <bool kFirst, typename A, typename B> struct select_t { using type = A; };
+template <typename A, typename B> struct select_t<false, A, B> { using type = B; };
 
 // The keep bits of the 8 scores a thread holds of block (q16, k16) in the S
 // layout (rows: queries g, g + 8; columns: keys 2 qd + x, + 8), one unit:

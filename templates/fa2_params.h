@@ -50,7 +50,8 @@ typedef struct fa2_fwd_params {
      P are scaled by dropout_scale = 1 / (1 - p) (dropout_keep = 1 - p). Philox seed
      and counter offset: dropout_rng[0], [1] on the device when not NULL (read by the
      kernels: PyTorch's generator, CUDA-graph safe), else dropout_seed/offset. The
-     fa2_dropout_mask entry writes its keep bytes to o. */
+     fa2_dropout_mask entry writes its keep bytes to o. Balanced variants draw their
+     rounding of O from the same seed and offset (round_balanced.cuh.tpl). */
   const unsigned long long *dropout_rng;
   unsigned long long dropout_seed, dropout_offset;
   unsigned dropout_limit;

@@ -1,4 +1,4 @@
-/* fa2_philox.h: attention dropout's random numbers (dropout variants).
+/* fa2_philox.h: the forward's random numbers (dropout variants; balanced rounding).
  *
  * One definition for both sides, like fa2_params.h: the templates paste it
  * into every dropout variant's source, and the host #includes it
@@ -76,6 +76,16 @@ FA2_PHILOX_FN fa2_philox4 fa2_dropout_unit(unsigned long long seed, unsigned lon
   const unsigned long long sub = offset + bh;
   return fa2_philox4x32_10(j16 * 32u + u, i16, (unsigned)sub, (unsigned)(sub >> 32),
                            (unsigned)seed, (unsigned)(seed >> 32));
+}
+
+/* The draw of row i of attention matrix bh for the balanced rounding of O
+ * (round_balanced.cuh.tpl): word 0 of the unit at counter (i, 2^32 - 1), where
+ * dropout's second word, a 16-row block number, never reaches. */
+FA2_PHILOX_FN unsigned fa2_round_draw(unsigned long long seed, unsigned long long offset,
+                                      unsigned long long bh, unsigned i) {
+  const unsigned long long sub = offset + bh;
+  return fa2_philox4x32_10(i, 0xffffffffu, (unsigned)sub, (unsigned)(sub >> 32), (unsigned)seed,
+                           (unsigned)(seed >> 32)).x[0];
 }
 
 /* keep16 (1 .. 65536) as the 32-bit limit the kept tests below compare with. */

@@ -3,7 +3,7 @@
 // warp-specialized for Hopper (sm_90a).
 //   {{ dtype }}, head_dim {{ head_dim }}, {{ causal and "causal (aligned bottom-right)" or "not causal" }}
 //   tile: {{ block_m }} queries x {{ block_n }} keys, {{ warps // 4 - 1 }} consumer warpgroups + 1 producer, {{ stages }} K/V stages
-//   softmax: {{ stab == "none" and "none" or string.format("%s (beta %g, eps %g)", stab, beta, eps) }}
+//   softmax: {{ softmax == "none" and "none" or string.format("%s (beta %g, eps %g)", stab, beta, eps) }}{{ out_round == "balanced" and "; O rounded balanced (round_balanced.cuh.tpl)" or "" }}
 //
 // A work item is block_m query rows of one (batch, head): one per block, or (a
 // persistent tile with a tile counter) one block per SM taking items in turn.
@@ -40,10 +40,10 @@ constexpr int kBlockN = {{ block_n }};
 constexpr int kWarps = {{ warps }}; // consumer warps, then the producer warpgroup
 constexpr int kStages = {{ stages }};
 constexpr bool kCausal = {{ causal }};
-{% if stab ~= "none" %}
+{% if softmax ~= "none" %}
 constexpr float kBeta = {{ f32(beta) }}; // softmax stabilization ({{ stab }})
 {% end %}
-{% if stab == "paper" %}
+{% if softmax == "paper" %}
 constexpr float kEps = {{ f32(eps) }};
 {% end %}
 
@@ -78,6 +78,7 @@ constexpr int kTurnBar = 1, kEpilogueBar = 1 + kConsumers, kItemBar = 1 + 2 * kC
 
 {% include "softmax.cuh.tpl" %}
 {% include "softmax_robust.cuh.tpl" %}
+{% include "round_balanced.cuh.tpl" %}
 
 // A work item: one query block (block_m rows) of one (batch, head), numbered in the
 // order of a grid (query blocks fastest; causal: the longest rows first), so that
@@ -285,7 +286,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 {% end %}
   const unsigned sOw = sO + wg * kTileQ; // ... and its O, staged for the TMA store
   const float c = p.scale * 1.44269504f; // scores -> log2 units
-{% if stab == "paper" %}
+{% if softmax == "paper" %}
   const float eps_raw = kEps / p.scale; // eps in raw-score units
 {% end %}
   // The turns to issue MMAs pass from warpgroup to warpgroup over the items, one
@@ -322,7 +323,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     float row_m[kMTiles][2], row_l[kMTiles][2]; // reference (raw units), partial sum of p
     float row_r[kMTiles][2];                    // the last tile's rescale of O, per row
     bool row_moved[kMTiles][2];                 // ... needed (a row of the warp moved)
-{% if stab == "robust" %}
+{% if softmax == "robust" %}
     float tau_raw[kMTiles][2];                  // robust shift per row, raw units
 {% end %}
 #pragma unroll
@@ -331,7 +332,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
       row_l[0][h] = 0.f;
       row_r[0][h] = 1.f;
       row_moved[0][h] = false;
-{% if stab == "robust" %}
+{% if softmax == "robust" %}
       tau_raw[0][h] = 0.f;
 {% end %}
     }
@@ -427,26 +428,26 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         const float l = quad_sum(row_l[mt][h]);
 {% include "row_inv.cuh.tpl" %}
         const int r = (warp % 4) * 16 + h * 8 + g, row = m0 + wg * 64 + r;
-{% if varlen %}
-        if (row < {{ SQ }}) { // plain stores: the sequence's rows only
-          unsigned *o = (unsigned *)((elem_t *)p.o + {{ BASE("o") }} + (long long)row * p.o_row_stride + head * p.o_head_stride);
-#pragma unroll
-          for (int dt = 0; dt < kDTiles; ++dt)
-            o[dt * 4 + qd] = pack2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv);
-        }
-{% else %}
-#pragma unroll
-        for (int dt = 0; dt < kDTiles; ++dt)
-          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sOw + sw128_offset<64>(r, dt) + 4 * qd),
-                       "r"(pack2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv))
-                       : "memory");
-{% end %}
         if (p.o_f32 && row < {{ SQ }}) { // fp32 O for the backward's precise delta
           float *of = p.o_f32 + (({{ QROW0 }} + row) * p.heads_q + head) * kHeadDim;
 #pragma unroll
           for (int dt = 0; dt < kDTiles; ++dt)
             *(float2 *)(of + dt * 8 + 2 * qd) = make_float2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv);
         }
+{% set ROW = "row" %}
+{% include "row_out.cuh.tpl" %}
+{% if varlen %}
+        if (row < {{ SQ }}) { // plain stores: the sequence's rows only
+          unsigned *o = (unsigned *)((elem_t *)p.o + {{ BASE("o") }} + (long long)row * p.o_row_stride + head * p.o_head_stride);
+#pragma unroll
+          for (int dt = 0; dt < kDTiles; ++dt) o[dt * 4 + qd] = o2[dt];
+        }
+{% else %}
+#pragma unroll
+        for (int dt = 0; dt < kDTiles; ++dt)
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sOw + sw128_offset<64>(r, dt) + 4 * qd), "r"(o2[dt])
+                       : "memory");
+{% end %}
 {% if sinks %}
         if (qd == 0 && row < {{ SQ }}) lse[row] = lt != 0.f ? (top + log2f(lt)) * 0.69314718f : pos_inf();
 {% else %}

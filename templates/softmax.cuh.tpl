@@ -1,6 +1,6 @@
 {# The forward's softmax, part 1: score helpers of every mode, one definition for  #}
 {# both forward templates (fwd.cu.tpl, fwd_ws.cu.tpl). Needs kNTiles; paper: kEps. #}
-{% if stab == "paper" %}
+{% if softmax == "paper" %}
 // 1 when x < y, else 0, from the sign of x - y: an FADD and a shift-add
 // (LEA.HI) per score for the tie count. x - y is -0 only for x = -0, y = +0
 // (equal, yet counted below): a tie missed only when thr is exactly +0.

@@ -1,5 +1,5 @@
 {# The forward's softmax, part 2: the robust mode's per-row shift (needs kBeta).  #}
-{% if stab == "robust" %}
+{% if softmax == "robust" %}
 // The robust shift of one row, in raw-score units: tau = 0.5 + (beta-1)*u with
 // u in [0, 1) the fractional part of a mix of the row's first-tile max, its row
 // index and its (batch, head) (bh, from bh_mix), so tau varies from row to row and

@@ -60,9 +60,9 @@
       for (int h = 0; h < 2; ++h) {
         const float rm = quad_max(row_max_of(s[mt], h));
         const float m_old = row_m[mt][h];
-{% if stab == "none" %}
+{% if softmax == "none" %}
         const float m_new = fmaxf(m_old, rm);
-{% elif stab == "paper" %}
+{% elif softmax == "paper" %}
         // Algorithm 3 of the paper, per tile: when the tile's max is attained
         // more than once (within eps), move the reference to beta*rm (rm > 0)
         // or 0 (rm < 0) so that no P is exactly 1. The count runs on every
@@ -84,7 +84,7 @@
         if (tied && rm > 0.f && rm != pos_inf()) m_prime = kBeta * rm;
         if (tied && rm < 0.f && rm != neg_inf()) m_prime = 0.f;
         const float m_new = fmaxf(m_old, m_prime);
-{% elif stab == "robust" %}
+{% elif softmax == "robust" %}
         // fa2gen robust: the reference sits tau above the running max, tau
         // fixed per row at the first tile (every visible row sees key 0 there)
         // and row-dependent, so P is never 1 and ties in any tile round without
@@ -111,7 +111,7 @@
         const float mc = m_use * c;
         const float r = exp2_approx(m_old * c - mc);
         row_m[mt][h] = m_new;
-{% if stab == "paper" %}
+{% if softmax == "paper" %}
         const float mc_exp = (m_exp == neg_inf() ? 0.f : m_exp) * c;
 {% end %}
         float sum[2] = {0.f, 0.f}; // two chains: half the dependent adds
@@ -119,11 +119,11 @@
         for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
-            const float pe = exp2_approx(fmaf(s[mt][nt][2 * h + e], c, -{{ stab == "paper" and "mc_exp" or "mc" }}));
+            const float pe = exp2_approx(fmaf(s[mt][nt][2 * h + e], c, -{{ softmax == "paper" and "mc_exp" or "mc" }}));
             s[mt][nt][2 * h + e] = pe;
             sum[e] += pe;
           }
-{% if stab == "paper" %}
+{% if softmax == "paper" %}
         if (__any_sync(0xffffffffu, m_new != m_exp)) { // a tie moved a row's reference
           const float fix = exp2_approx(mc_exp - mc);    // 1 on the other rows
 #pragma unroll

@@ -17,7 +17,7 @@ static char fg_salt[64] = ""; /* changes every rendered source (a "new fa2gen") 
 static const char *const fg_opts[] = {"-std=c++17", NULL};
 
 static void fg_name(gen_variant *v) {
-  static const char *const modes[] = {"none", "paper", "robust"};
+  static const char *const modes[] = {"none", "paper", "robust", "balanced"};
   int n = snprintf(v->name, sizeof v->name, "%s_%s_d%d%s%s%s%s%s%s%s_m%dn%dw%ds%d_%s",
                    v->pass == GEN_PASS_BWD ? "bwd" : "fwd", v->dtype ? "fp16" : "bf16",
                    v->head_dim, v->causal ? "_causal" : "", v->varlen ? "_varlen" : "",
@@ -25,12 +25,12 @@ static void fg_name(gen_variant *v) {
                    v->softcap ? "_softcap" : "", v->dropout ? "_dropout" : "",
                    v->sinks ? "_sinks" : "",
                    v->block_m, v->block_n, v->warps, v->stages, modes[v->stab]);
-  if (v->stab != GEN_STAB_NONE)
+  if (v->stab == GEN_STAB_PAPER || v->stab == GEN_STAB_ROBUST)
     snprintf(v->name + n, sizeof v->name - (size_t)n, "_b%g_e%g", v->beta, v->eps);
 }
 
 static int fg_complete(gen_variant *v, const char *arch, char *err, size_t n) {
-  if (v->stab < 0 || v->stab > 2) {
+  if (v->stab < 0 || v->stab > GEN_STAB_BALANCED) {
     snprintf(err, n, "bad stab %d", v->stab);
     return 2;
   }
@@ -80,9 +80,9 @@ static int fg_from_name(const char *name, gen_variant *v, char *err, size_t n) {
   v->softcap = strstr(name, "_softcap") != NULL;
   v->dropout = strstr(name, "_dropout") != NULL;
   v->sinks = strstr(name, "_sinks") != NULL;
-  v->stab = strstr(name, "_robust") ? 2 : strstr(name, "_paper") ? 1 : 0;
+  v->stab = strstr(name, "_robust") ? 2 : strstr(name, "_paper") ? 1 : strstr(name, "_balanced") ? 3 : 0;
   p = strstr(name, v->stab == 2 ? "_robust" : "_paper");
-  if (v->stab && p) sscanf(strchr(p + 1, '_'), "_b%lf_e%lf", &v->beta, &v->eps);
+  if ((v->stab == 1 || v->stab == 2) && p) sscanf(strchr(p + 1, '_'), "_b%lf_e%lf", &v->beta, &v->eps);
   return fg_complete(v, NULL, err, n);
 }
 

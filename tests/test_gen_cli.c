@@ -211,9 +211,9 @@ Test(cli, list_prints_the_table_and_names) {
             "%s", r.out);
   cr_expect(strstr(r.out, "VARIANT"));
   const char *row = "fwd_bf16_d128_causal_m128n48w4s1_paper_b2_e1em3        128  yes         128 "
-                    "      48      4       1  paper   2       0.001         128   60928";
+                    "      48      4       1  paper     2       0.001         128   60928";
   cr_expect(strstr(r.out, "fwd_bf16_d128_causal_m128n128w12s2ws_paper_b2_e1em3    128  yes    "
-                          "     128      128     12       2  paper   2       0.001         384  197888"),
+                          "     128      128     12       2  paper     2       0.001         384  197888"),
             "the sm_90 pick not found in:\n%s", r.out);
   cr_expect(strstr(r.out, row), "row not found in:\n%s", r.out);
   tu_run_free(&r);
@@ -221,9 +221,10 @@ Test(cli, list_prints_the_table_and_names) {
   cr_assert_eq(r.status, 0, "%s", r.err);
   int lines = 0;
   for (const char *p = r.out; (p = strchr(p, '\n')); p++) lines++;
-  cr_expect_eq(lines, 2248); /* 240 plain (176 + sm_90's wgmma picks: forward d 64, 128, 192,
+  cr_expect_eq(lines, 2604); /* 240 plain (176 + sm_90's wgmma picks: forward d 64, 128, 192,
                                256 x dtypes x causal x modes, backward d 64, 128, 192, 256 x
-                               dtypes x causal), each modifier's and COMBOS' (tests/test_gen_spec.c) */
+                               dtypes x causal), each modifier's and COMBOS', and 356 of mode
+                               balanced (tests/test_gen_spec.c) */
   cr_expect(!strncmp(r.out, "fwd_bf16_d16_m128n64w4s1_none\n", 30), "%s", r.out);
   tu_run_free(&r);
 }

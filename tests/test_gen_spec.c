@@ -125,16 +125,24 @@ Test(spec, the_shipped_specs_load) {
    * 3 modes; a window: not causal): TILES_MODIFIED's tile off sm_90 and TILES' on it.
    * The pairs of COMBOS: a window with varlen, sinks or softcap (not causal; with softcap
    * not the mma.sync backward at d = 64 and 128: 2 x 2), ALiBi with softcap but
-   * the d = 128 wgmma backward's 2 x 2. */
+   * the d = 128 wgmma backward's 2 x 2. Mode balanced apart: the forward at the 7 head
+   * dims up to 128 (64 and 128 also on sm_90's tiles), with the same modifiers and pairs. */
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
   const int plain = (11 + 4) * 2 * 2 * 3 + (11 + 4) * 2 * 2;
   const int each = plain + 2 * 2 * 3; /* with one modifier */
-  cr_expect_eq(s.n_variants, plain + each * 5 + each / 2 + each / 2 * 2 + (each / 2 - 4) + (each - 4));
-  int fp16 = 0, causal = 0, robust = 0, bwd = 0, wgmma = 0, bwd_wgmma = 0;
+  const int b_plain = (7 + 2) * 2 * 2, b_each = b_plain + 2 * 2;
+  const int b_all = b_plain + b_each * 5 + b_each / 2 * 4 + b_each;
+  cr_expect_eq(s.n_variants, plain + each * 5 + each / 2 + each / 2 * 2 + (each / 2 - 4) + (each - 4) + b_all);
+  int fp16 = 0, causal = 0, robust = 0, bwd = 0, wgmma = 0, bwd_wgmma = 0, balanced = 0;
   int n_window = 0, n_varlen = 0, n_alibi = 0, n_softcap = 0, n_dropout = 0, n_sinks = 0;
   int window_varlen = 0, window_sinks = 0, window_softcap = 0, alibi_softcap = 0;
   for (int i = 0; i < s.n_variants; i++) {
     const gen_variant *v = &s.variants[i];
+    if (v->stab == GEN_STAB_BALANCED) {
+      balanced++;
+      cr_expect(v->pass == GEN_PASS_FWD && v->head_dim <= 128, "%s", v->name);
+      continue;
+    }
     const int mods = v->window + v->varlen + v->alibi + v->softcap + v->dropout + v->sinks;
     cr_expect(!(v->window && v->causal), "%s", v->name);
     cr_expect_leq(mods, 2, "%s", v->name);
@@ -173,6 +181,7 @@ Test(spec, the_shipped_specs_load) {
   cr_expect_eq(window_sinks, each / 2);
   cr_expect_eq(window_softcap, each / 2 - 4);
   cr_expect_eq(alibi_softcap, each - 4);
+  cr_expect_eq(balanced, b_all);
   gen_spec_free(&s);
 }
 

@@ -2,6 +2,7 @@
  * names and their parsing. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gen.h"
@@ -82,6 +83,50 @@ Test(variant, none_mode_drops_beta_and_eps) {
   cr_expect_str_eq(v.name, "fwd_bf16_d64_m128n64w4s1_none");
   cr_expect_eq(v.beta, 0.0);
   cr_expect_eq(v.eps, 0.0);
+}
+
+/* Mode balanced: none's softmax (no beta or eps, dropped like none's), its own name and
+ * source (the rounding and its draw), none's tiles except sm_80's d = 128 (TILES_BALANCED:
+ * one m16 row tile a warp), none's backward, and no head dim past 128 (it spills). */
+Test(variant, balanced_mode) {
+  gen_variant v = base(64, 1, GEN_STAB_BALANCED, 5, 0.5);
+  gen_err err;
+  cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_expect_str_eq(v.name, "fwd_bf16_d64_causal_m64n128w4s2wg_balanced");
+  cr_expect(v.beta == 0.0 && v.eps == 0.0);
+  char *src = NULL;
+  cr_assert_eq(gen_render(g, &v, &src, NULL, &err), GEN_OK, "%s", err.msg);
+  cr_expect(strstr(src, "round_row_balanced(x, o2, round_draw(p,") && strstr(src, "fa2_round_draw"));
+  cr_expect(!strstr(src, "kBeta"), "none's softmax");
+  free(src);
+  gen_variant n = base(64, 1, GEN_STAB_NONE, 0, 0);
+  cr_assert_eq(gen_variant_complete(g, &n, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_assert_eq(gen_render(g, &n, &src, NULL, &err), GEN_OK, "%s", err.msg);
+  cr_expect(!strstr(src, "round_row_balanced") && !strstr(src, "fa2_round_draw"), "none: nearest, no draws");
+  free(src);
+  struct {
+    int d;
+    const char *arch, *name;
+  } tiles_of[] = {{128, "sm_80", "fwd_bf16_d128_m64n64w4s2_balanced"},
+                  {128, "sm_90", "fwd_bf16_d128_m128n128w12s2ws_balanced"},
+                  {96, "sm_80", "fwd_bf16_d96_m128n48w4s2_balanced"}};
+  for (size_t i = 0; i < sizeof tiles_of / sizeof *tiles_of; i++) {
+    v = base(tiles_of[i].d, 0, GEN_STAB_BALANCED, 0, 0);
+    cr_assert_eq(gen_variant_complete(g, &v, tiles_of[i].arch, &err), GEN_OK, "%s", err.msg);
+    cr_expect_str_eq(v.name, tiles_of[i].name);
+  }
+  v = base(128, 0, GEN_STAB_BALANCED, 0, 0);
+  v.pass = GEN_PASS_BWD;
+  cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_expect(strstr(v.name, "_none") && v.stab == GEN_STAB_NONE, "the backward is none's: %s", v.name);
+  v = base(160, 0, GEN_STAB_BALANCED, 0, 0);
+  cr_expect_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_ESPEC);
+  cr_expect(strstr(err.msg, "head_dim = 160") && strstr(err.msg, "up to 128"), "%s", err.msg);
+  gen_variant p;
+  cr_expect_eq(gen_variant_from_name(g, "fwd_bf16_d64_m64n64w4s2_balanced_b2_e1em3", &p, &err), GEN_ESPEC);
+  cr_expect(strstr(err.msg, "wrong number of parts"), "%s", err.msg);
+  cr_assert_eq(gen_variant_from_name(g, "fwd_fp16_d32_m128n64w4s1_balanced", &p, &err), GEN_OK, "%s", err.msg);
+  cr_expect(p.stab == GEN_STAB_BALANCED && p.dtype == GEN_DTYPE_FP16 && p.head_dim == 32);
 }
 
 /* 2 * (head_dim + 8) * (block_m + 2 * stages * block_n) */
@@ -353,8 +398,8 @@ Test(variant, every_full_spec_name_round_trips) {
   gen_err err;
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
   /* 240 plain (132 forward, 48 more on sm_90's wgmma tiles, 44 + 16 backward), and
-   * each modifier's (tests/test_gen_spec.c) */
-  cr_assert_eq(s.n_variants, 2248);
+   * each modifier's, and mode balanced's 356 (tests/test_gen_spec.c) */
+  cr_assert_eq(s.n_variants, 2604);
   for (int i = 0; i < s.n_variants; i++) {
     gen_variant v;
     cr_assert_eq(gen_variant_from_name(g, s.variants[i].name, &v, &err), GEN_OK, "%s", err.msg);

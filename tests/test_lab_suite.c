@@ -207,6 +207,23 @@ Test(suite, issue22_unbiased_at_nones_error) { /* 4 s plain */
   }
 }
 
+/* Mode balanced: none's softmax, the kernels' balanced rounding of O (two bisection
+ * steps, systematic sampling): unbiased at none's error, the lab's greedy's figures. */
+Test(suite, issue22_balanced_mode) {
+  for (int r = 1; r <= 2; r++) {
+    lab_result none, bal;
+    measure_num(LAB_CASE_REPEAT, r, LAB_NONE, LAB_NORM_FP32, LAB_OUT_RN, &none);
+    measure_num(LAB_CASE_REPEAT, r, LAB_BALANCED, LAB_NORM_FP32, LAB_OUT_RN, &bal);
+    const double e = bal.err.mean_abs_err / none.err.mean_abs_err;
+    cr_expect(fabs(none.err.bias_ratio) > 0.1 && fabs(bal.err.bias_ratio) < 0.01, "r=%d: balanced %.4f (none %.4f)", r,
+              bal.err.bias_ratio, none.err.bias_ratio);
+    cr_expect(e > 1.0 && e < (r == 1 ? 1.12 : 1.01), "r=%d: balanced %.4fx none's error", r, e);
+    cr_expect_lt(bal.err.max_abs_err / none.err.max_abs_err, 1.25, "r=%d: max %.3fx none's", r,
+                 bal.err.max_abs_err / none.err.max_abs_err);
+    cr_expect_eq(bal.beta, 0.0, "no beta in the row");
+  }
+}
+
 Test(suite, modifier_cases_have_the_ties_they_promise) {
   lab_inputs in;
   lab_case c = {LAB_CASE_SOFTCAP, 8, 64, SEQLEN, 2, 64, 0};
@@ -350,7 +367,7 @@ Test(bias_cli, json_has_exactly_the_documented_keys, .timeout = 120) {
   json_error_t je;
   json_t *a = json_loads(r.out, 0, &je);
   cr_assert(json_is_array(a), "not a JSON array: %s", je.text);
-  cr_expect_eq(json_array_size(a), 2 * 13 * 3, "2 head dims x (9 + 4 modifier) cases x 3 modes");
+  cr_expect_eq(json_array_size(a), 2 * 13 * 4, "2 head dims x (9 + 4 modifier) cases x 4 modes");
   static const char *keys[] = {"case", "repeats", "head_dim", "mode", "beta", "eps", "bias_ratio",
                                "mean_abs_err", "floor_mean_abs_err", "rel_err", "max_abs_err", "nan_count",
                                "delta_bias", "tied_rate"};
@@ -434,10 +451,10 @@ Test(bias_cli, head_dims_past_128) {
   cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
   json_t *a = json_loads(r.out, 0, NULL);
   cr_assert(json_is_array(a));
-  cr_expect_eq(json_array_size(a), 2 * 13 * 3, "2 head dims x (9 suite + 4 modifier cases) x 3 modes");
+  cr_expect_eq(json_array_size(a), 2 * 13 * 4, "2 head dims x (9 suite + 4 modifier cases) x 4 modes");
   cr_expect_eq(json_integer_value(json_object_get(json_array_get(a, 0), "head_dim")), 160);
-  cr_expect_eq(json_integer_value(json_object_get(json_array_get(a, 38), "head_dim")), 160);
-  cr_expect_eq(json_integer_value(json_object_get(json_array_get(a, 39), "head_dim")), 192);
+  cr_expect_eq(json_integer_value(json_object_get(json_array_get(a, 51), "head_dim")), 160);
+  cr_expect_eq(json_integer_value(json_object_get(json_array_get(a, 52), "head_dim")), 192);
   size_t i;
   json_t *o;
   json_array_foreach(a, i, o) cr_expect_eq(json_integer_value(json_object_get(o, "nan_count")), 0);

@@ -515,6 +515,9 @@ Test(tuning, d64_forward_takes_the_ws_tiles_from_their_length_rules) {
   cr_expect_eq(rt_mc_count(&ctx->mc), requests, "N = 1500: the request of N = 1024");
   expect_launch_of(ctx, fwd_n(64, 0, FA2_STAB_ROBUST, 4096), "fwd_bf16_d64_m192n128w16s2ws_robust_b2_e1em3");
   expect_launch_of(ctx, fwd_n(64, 0, FA2_STAB_PAPER, 4096), "fwd_bf16_d64_m64n128w4s2wg_paper_b2_e1em3");
+  /* balanced: none's main loop, so none's length rules and tiles */
+  expect_launch_of(ctx, fwd_n(64, 0, FA2_STAB_BALANCED, 4096), "fwd_bf16_d64_m192n128w16s2ws_balanced");
+  expect_launch_of(ctx, fwd_n(64, 1, FA2_STAB_BALANCED, 900), "fwd_bf16_d64_causal_m64n128w4s2wg_balanced");
   a = fwd_n(64, 0, FA2_STAB_NONE, 4096);
   a.softcap = 30.f;
   expect_launch_of(ctx, a, "fwd_bf16_d64_softcap_m64n128w4s2wg_none");

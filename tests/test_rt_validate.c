@@ -212,7 +212,10 @@ Test(rt_validate, stabilization_and_scale) {
   a.stab = (fa2_stab)9;
   EXPECT_ERROR(a, FA2_ERR_INVALID_ARGUMENT,
                "stab is 9: allowed FA2_STAB_NONE (0), FA2_STAB_PAPER (1), FA2_STAB_ROBUST (2), "
-               "FA2_STAB_TUNED (3)");
+               "FA2_STAB_TUNED (3), FA2_STAB_BALANCED (4)");
+  a.stab = FA2_STAB_BALANCED; /* takes no beta or eps: a bad one is ignored, as with none */
+  a.beta = -3;
+  cr_expect_eq(fa2_check_forward(&a), FA2_OK, "%s", fa2_last_error());
   a = good();
   a.beta = 1;
   EXPECT_ERROR(a, FA2_ERR_INVALID_ARGUMENT, "beta is 1: must be a finite number > 1 (0 picks 2)");

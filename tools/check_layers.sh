@@ -2,7 +2,8 @@
 # check_layers: the folders' layering, on the sources and on the built objects.
 #
 #   gen/      the generator library: gen/ headers only (it uses nothing of the runtime)
-#   lab/      the numerics lab: lab/ headers only
+#   lab/      the numerics lab: lab/ headers, and templates/' plain-C ones (fa2_philox.h: the
+#             kernels' own random numbers, which the lab's balanced rounding draws)
 #   runtime/  libfa2rt's runtime: runtime/, gen/, include/ and templates/ headers
 #   cli/      the fa2 command: any of them
 #
@@ -26,7 +27,7 @@ trap 'rm -rf "$tmp"' EXIT
 allowed_for() {
   case $1 in
     gen) echo "gen" ;;
-    lab) echo "lab" ;;
+    lab) echo "lab templates" ;;
     runtime) echo "runtime gen include templates" ;;
     cli) echo "cli runtime gen include templates lab" ;;
   esac

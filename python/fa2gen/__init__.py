@@ -163,7 +163,7 @@ class Context:
 
 def _stab(name):
     if name not in STAB:
-        raise ValueError(f"stab={name!r}: allowed 'none', 'paper', 'robust', 'tuned'")
+        raise ValueError(f"stab={name!r}: allowed 'none', 'paper', 'robust', 'tuned', 'balanced'")
     return STAB[name]
 
 

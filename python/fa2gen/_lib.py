@@ -17,7 +17,7 @@ STATUS_NAMES = [
     "FA2_ERR_NOT_AVAILABLE", "FA2_ERR_INTERNAL", "FA2_ERR_CAPTURING",
 ]
 BF16, FP16 = 0, 1
-STAB = {"none": 0, "paper": 1, "robust": 2, "tuned": 3}
+STAB = {"none": 0, "paper": 1, "robust": 2, "tuned": 3, "balanced": 4}
 
 
 class Fa2Error(RuntimeError):

@@ -121,10 +121,11 @@ def _alibi(slopes):
                 alibi_batch_stride=slopes.stride(0) if slopes.dim() == 2 else 0)
 
 
-def _dropout(p, rng):
+def _dropout(p, rng, stab):
     """The C fields of attention dropout: the dropout kernel when rng (the device's int64
-    {seed, offset}) is given, keeping 1 - p; none without it."""
-    return dict(dropout=int(rng is not None), dropout_p=p,
+    {seed, offset}) is given, keeping 1 - p; none without it. Mode balanced draws its
+    rounding from rng too: with p = 0 there, rng seeds only that."""
+    return dict(dropout=int(rng is not None and not (stab == "balanced" and p == 0)), dropout_p=p,
                 dropout_rng=rng.data_ptr() if rng is not None else None)
 
 
@@ -240,7 +241,7 @@ def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: s
                 head_dim=d, scale=scale, causal=int(causal), stab=STAB[stab], beta=beta,
                 eps=eps, o_fp32=o32.data_ptr() if want_o32 else None,
                 **_window(window_left, window_right), **_alibi(alibi_slopes), softcap=softcap,
-                **_dropout(dropout_p, rng), **_sinks(sinks))
+                **_dropout(dropout_p, rng, stab), **_sinks(sinks))
     with torch.cuda.device(q.device):
         _context(q.device).forward(a, _stream(q.device))
     return o, lse, o32
@@ -285,7 +286,7 @@ def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o
                 batch=B, seqlen_q=N, seqlen_k=k.shape[1], heads_q=H, heads_kv=k.shape[2],
                 head_dim=d, scale=scale, causal=int(causal), stab=STAB[stab], beta=beta, eps=eps,
                 deterministic=int(deterministic), **_window(window_left, window_right),
-                **_alibi(alibi_slopes), softcap=softcap, **_dropout(dropout_p, rng),
+                **_alibi(alibi_slopes), softcap=softcap, **_dropout(dropout_p, rng, stab),
                 **_sinks(sinks, dsinks))
     _run_backward(a, q.device)
     return dq, dk, dv, dsinks
@@ -390,7 +391,7 @@ def varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: 
     a = FwdArgs(q=_tensor3(q), k=_tensor3(k), v=_tensor3(v), o=_tensor3(o), lse=lse.data_ptr(),
                 scale=scale, causal=int(causal), stab=STAB[stab], beta=beta, eps=eps,
                 o_fp32=o32.data_ptr() if want_o32 else None, **_window(window_left, window_right),
-                **_alibi(alibi_slopes), softcap=softcap, **_dropout(dropout_p, rng),
+                **_alibi(alibi_slopes), softcap=softcap, **_dropout(dropout_p, rng, stab),
                 **_sinks(sinks),
                 **_varlen_sizes(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k))
     with torch.cuda.device(q.device):
@@ -431,7 +432,7 @@ def varlen_bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Te
                 o_fp32=o32.data_ptr() if precise else None, scale=scale, causal=int(causal),
                 stab=STAB[stab], beta=beta, eps=eps, deterministic=int(deterministic),
                 **_window(window_left, window_right), **_alibi(alibi_slopes), softcap=softcap,
-                **_dropout(dropout_p, rng), **_sinks(sinks, dsinks),
+                **_dropout(dropout_p, rng, stab), **_sinks(sinks, dsinks),
                 **_varlen_sizes(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k))
     _run_backward(a, q.device)
     return dq, dk, dv, dsinks
@@ -483,7 +484,7 @@ def dropout_mask(rng: torch.Tensor, dropout_p: float, batch: int, heads: int, se
     check_rng("fa2gen.dropout_mask", rng)
     keep = torch.empty((batch, heads, seqlen_q, seqlen_k), dtype=torch.uint8, device=rng.device)
     a = FwdArgs(batch=batch, heads_q=heads, seqlen_q=seqlen_q, seqlen_k=seqlen_k,
-                **_dropout(dropout_p, rng))
+                **_dropout(dropout_p, rng, "none"))
     with torch.cuda.device(rng.device):
         _context(rng.device).dropout_mask(a, keep.data_ptr(), _stream(rng.device))
     return keep.view(torch.bool)

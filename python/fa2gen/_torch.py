@@ -53,7 +53,7 @@ def check_inputs(fn, q, k, v, varlen=False):
 
 def check_mode(fn, stab, delta):
     if stab not in STAB:
-        raise ValueError(f"{fn}: stab={stab!r}: allowed 'none', 'paper', 'robust', 'tuned'")
+        raise ValueError(f"{fn}: stab={stab!r}: allowed 'none', 'paper', 'robust', 'tuned', 'balanced'")
     if delta not in DELTA:
         raise ValueError(f"{fn}: delta={delta!r}: allowed 'lowp', 'fp32'")
 
@@ -88,8 +88,10 @@ def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=N
     """softmax(scale q k^T) v for CUDA tensors of shape (B, N, H, d), bf16 or fp16.
 
     k and v may have fewer heads than q (GQA/MQA). stab: "none" (classic FA2),
-    "paper" (Algorithm 3 of the paper), "robust" (default) or "tuned" (the
-    tuning database's choice). beta/eps/scale None: defaults (2, 1e-3,
+    "paper" (Algorithm 3 of the paper), "robust" (default), "tuned" (the
+    tuning database's choice) or "balanced" (none's softmax, O rounded so that each
+    row's rounding errors sum to zero in expectation: unbiased at none's error; its
+    draws come from PyTorch's generator like dropout's). beta/eps/scale None: defaults (2, 1e-3,
     1/sqrt(d)). Causal is aligned bottom-right (FlashAttention-2's rule); a
     query row that sees no key gets O = 0 and LSE = +inf (the sink with sinks). Runs on the current
     stream of the tensors' device. Differentiable (every head dim):
@@ -189,7 +191,7 @@ def forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, retur
     rng gives it. sinks: None or checked fp32 sinks (check_sinks)."""
     want_o32 = _want_o32(delta, q, k, v)
     q, k, v, scale, d = _pad_head_dim(q, k, v, scale)
-    if dropout_p > 0 and rng is None:
+    if (dropout_p > 0 or stab == "balanced") and rng is None:
         rng = dropout_rng(q.device)
     o, lse, _ = torch.ops.fa2gen.fwd(q, k, v, bool(causal), stab, float(beta or 0.0),
                                      float(eps or 0.0), float(scale or 0.0), want_o32,
@@ -305,7 +307,7 @@ def varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen
     """The checked call of torch.ops.fa2gen.varlen_fwd."""
     want_o32 = _want_o32(delta, q, k, v)
     q, k, v, scale, d = _pad_head_dim(q, k, v, scale)
-    if dropout_p > 0 and rng is None:
+    if (dropout_p > 0 or stab == "balanced") and rng is None:
         rng = dropout_rng(q.device)
     o, lse, _ = torch.ops.fa2gen.varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q),
                                             int(max_seqlen_k), bool(causal), stab,

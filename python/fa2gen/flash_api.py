@@ -9,7 +9,7 @@ packed QKV / KV read in place as strided views, sliding windows (window_size),
 ALiBi (alibi_slopes), softcap, dropout (dropout_p; the mask's seed drawn from PyTorch's
 CUDA generator, so torch.manual_seed reproduces it and CUDA graphs replay fresh masks).
 Two extra keywords: `stab` ("robust" by default; "none" is FlashAttention-2's own
-arithmetic) and `sinks` (gpt-oss's attention sinks, a float tensor (heads,) of per-head
+arithmetic; "balanced" is none's with O rounded unbiased, its draws from the generator) and `sinks` (gpt-oss's attention sinks, a float tensor (heads,) of per-head
 logits that join each row's softmax sum, not the output; differentiable; FA2 has no such
 argument). return_attn_probs=True returns (out, softmax_lse, S_dmask), S_dmask the
 softmax probabilities (B, H, Sq, Sk) fp32, negated where dropout dropped them

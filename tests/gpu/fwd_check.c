@@ -16,7 +16,13 @@
 
 #include "fa2.h"
 #include "fa2_params.h"
+#include "lab.h"
 #include "rt_tma.h"
+
+#define FA2_PHILOX_FN static inline
+#include "fa2_philox.h"
+
+enum { BALANCE_SEED = 0x5eed }; /* balanced's draws: a seed that is not 0 */
 
 typedef struct ref_params {
   CUdeviceptr q, k, v, o64, lse64, o_plain;
@@ -212,9 +218,40 @@ static int launch_once(gpu *g, const fwd_variant *v, case_data *c) {
   return 0;
 }
 
+/* Balanced rounding (round_balanced.cuh.tpl): launched once more with its fp32 O
+ * written, each row of O must be lab_round_row_bisect of that row, bit for bit.
+ * Returns the elements that differ, or -1. */
+static long long unbalanced_elements(gpu *g, const fwd_variant *v, case_data *c) {
+  const rt_cuda_api *cu = g->cu;
+  const int d = v->head_dim;
+  CUdeviceptr o32 = gpu_alloc(g, (size_t)c->n_out * 4);
+  float *h32 = malloc((size_t)c->n_out * 4), *row = malloc(sizeof(float) * (size_t)d);
+  long long bad = -1;
+  if (o32 && h32 && row) {
+    c->p.o_f32 = (float *)o32;
+    if (launch_once(g, v, c) == 0 && GPU_OK(g, cu->cuMemcpyDtoH(h32, o32, (size_t)c->n_out * 4))) {
+      bad = 0;
+      const long long rows = c->n_out / d; /* (batch, seqlen_q, heads_q) */
+      for (long long i = 0; i < rows; i++) {
+        const long long h = i % c->p.heads_q, t = i / c->p.heads_q % c->p.seqlen_q;
+        const long long b = i / c->p.heads_q / c->p.seqlen_q;
+        const unsigned draw = fa2_round_draw(BALANCE_SEED, 0, (unsigned long long)(b * c->p.heads_q + h), (unsigned)t);
+        lab_round_row_bisect(h32 + i * d, d, v->bf16 ? LAB_BF16 : LAB_FP16, draw, row);
+        for (int j = 0; j < d; j++) bad += gpu_half_to_float(c->h_o[i * d + j], v->bf16) != row[j];
+      }
+    }
+    c->p.o_f32 = NULL;
+  }
+  gpu_free(g, o32);
+  free(h32);
+  free(row);
+  return bad;
+}
+
 /* Launches one variant twice on one case and applies the pass rule. */
 static int check_one(gpu *g, const fwd_variant *v, case_data *c, fwd_result *res) {
   memset(res, 0, sizeof *res);
+  c->p.dropout_seed = BALANCE_SEED;
   /* Twice on freshly poisoned outputs: a value that is left unwritten or
    * raced over shows as NaN or as bits that differ between the runs. */
   unsigned short *first_o = malloc((size_t)c->n_out * 2);
@@ -251,8 +288,9 @@ static int check_one(gpu *g, const fwd_variant *v, case_data *c, fwd_result *res
     if (e > res->lse_err) res->lse_err = e;
   }
   res->plain_err = c->plain_err;
+  res->unbalanced = v->balanced ? unbalanced_elements(g, v, c) : 0;
   res->pass = res->bad_values == 0 && res->same_bits && res->max_err <= 2 * c->plain_err &&
-              res->lse_err <= 1e-3;
+              res->lse_err <= 1e-3 && res->unbalanced == 0;
   return 0;
 }
 

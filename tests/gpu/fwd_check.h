@@ -9,6 +9,7 @@ typedef struct fwd_variant {
   int bf16, head_dim, causal, block_m, block_n, threads, smem_bytes;
   int ws;        /* warp-specialized: launched with its TMA maps (gpu_launch_fwd) */
   int persistent; /* ... and a block per SM off a tile counter (FA2_PERSISTENT=0: a full grid) */
+  int balanced;   /* mode balanced: O's bits are checked against the lab's rounding of its fp32 O */
   CUfunction fn; /* loaded, dynamic smem limit already raised */
 } fwd_variant;
 
@@ -21,6 +22,8 @@ typedef struct fwd_result {
   double max_err, plain_err, lse_err;
   long long bad_values; /* NaN/Inf/unwritten outputs, wrong LSE infinities */
   int same_bits;        /* a second launch on re-poisoned outputs wrote the same O and LSE */
+  long long unbalanced; /* balanced: elements whose bits differ from lab_round_row_bisect of
+                           the kernel's own fp32 O on the row's draw (-1: not checked) */
   int pass;
 } fwd_result;
 

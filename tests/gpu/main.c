@@ -62,6 +62,7 @@ static void report(void *ctx, const fwd_variant *v, const fwd_shape *s, const fw
          r->max_err, r->plain_err, r->lse_err, r->pass ? "ok" : "FAIL",
          r->bad_values ? " (NaN/unwritten values)" : "",
          r->same_bits ? "" : " (bits differ between two runs)");
+  if (r->unbalanced > 0) printf("  %lld elements differ from the lab's balanced rounding\n", r->unbalanced);
   fflush(stdout);
 }
 

@@ -115,16 +115,18 @@ SHAPES = [  # B, Sq, Sk, H, Hkv, d
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "b%d_q%d_k%d_h%d/%d_d%d" % s)
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
-@pytest.mark.parametrize("stab", ["none", "robust"])
+@pytest.mark.parametrize("stab", ["none", "robust", "balanced"])
 def test_forward_backward_against_float64(shape, dtype, stab):
     """Outputs <= 2x and gradients <= 3x the same-precision PyTorch error; a row
-    with no visible key: O = 0, LSE = +inf, dQ = 0; two calls give the same bits."""
+    with no visible key: O = 0, LSE = +inf, dQ = 0; two calls give the same bits
+    (balanced: after the same torch.manual_seed, as its draws come from the generator)."""
     torch.manual_seed(hash(shape) % 1000)
     B, Sq, Sk, H, Hk, d = shape
     causal = Sq > Sk or Sk == 0 or Sq % 2 == 0
     q, k, v = rand(B, Sq, H, d, dtype=dtype), rand(B, Sk, Hk, d, dtype=dtype), rand(B, Sk, Hk, d, dtype=dtype)
     do = rand(B, Sq, H, d, dtype=dtype)
     f = lambda q, k, v: fa2gen.attention(q, k, v, causal=causal, stab=stab)
+    torch.manual_seed(7)
     o, dq, dk, dv = grads(f, q, k, v, do)
     o64, dq64, dk64, dv64 = grads(lambda q, k, v: ref_attention(q, k, v, causal), q.double(), k.double(),
                                   v.double(), do.double())
@@ -132,6 +134,7 @@ def test_forward_backward_against_float64(shape, dtype, stab):
     check_rule("out", o, o64, opt, 2)
     for name, g, g64, gpt in (("dq", dq, dq64, dqpt), ("dk", dk, dk64, dkpt), ("dv", dv, dv64, dvpt)):
         check_rule(name, g, g64, gpt, 3, slack=1e-6)
+    torch.manual_seed(7)
     o2, lse = fa2gen.attention(q, k, v, causal=causal, stab=stab, return_lse=True)
     assert torch.equal(o2, o), "two calls gave different bits"
     assert lse.shape == (B, H, Sq) and lse.dtype == torch.float32
@@ -147,6 +150,37 @@ def test_forward_backward_against_float64(shape, dtype, stab):
             s = s.masked_fill(j > i + Sk - Sq, float("-inf"))
         lse64 = torch.logsumexp(s, -1)[:, :, empty_rows:]
         assert max_err(lse[:, :, empty_rows:], lse64) < 1e-3
+
+
+@pytest.mark.parametrize("delta", ["lowp", "fp32"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("stab", ["none", "robust", "balanced"])
+def test_large_logit_fp16_backward(stab, causal, delta, request):
+    """Issue 22's case, FlashAttention-2's test_flash_attn_bwd_overflow: fp16, batch 2,
+    seqlen 2, 5 heads, d 32, torch.manual_seed(0), q = 5 randn, k and v 3 randn (fp16
+    draws), output <= 2x and gradients <= 5x the fp16 PyTorch reference's error + 0.001
+    (dO drawn before the forward, so that every mode sees the same: balanced's forward
+    draws from the generator). Causal with the delta of the fp16 O, none and balanced
+    fail it (H200, session 19: dQ 8.9e-3 and 7.2e-3, dK 1.7e-2 and 1.4e-2 against 4.3e-3
+    and 3.2e-3 allowed): near one-hot rows make dS = P (dP - delta) a difference of two
+    close numbers, and delta = rowsum(dO O) from the rounded O is off by ~|dO| |O| ulp.
+    With delta="fp32" both pass (dQ 5.4e-4, dK 1.0e-3). robust fails either way (dQ
+    1.1e-2: its O is less accurate)."""
+    if stab == "robust":
+        request.applymarker(pytest.mark.xfail(reason="issue 22: robust's O in fp16", strict=False))
+    elif causal and delta == "lowp":
+        request.applymarker(pytest.mark.xfail(reason="delta from the fp16 O (see the docstring)", strict=True))
+    torch.manual_seed(0)
+    q = torch.randn(2, 2, 5, 32, device=DEV, dtype=torch.float16) * 5
+    k, v = (torch.randn(2, 2, 5, 32, device=DEV, dtype=torch.float16) * 3 for _ in range(2))
+    do = torch.randn(2, 2, 5, 32, device=DEV, dtype=torch.float16)
+    f = lambda q, k, v: fa2gen.attention(q, k, v, causal=causal, stab=stab, delta=delta)
+    got = grads(f, q, k, v, do)
+    ref = grads(lambda q, k, v: ref_attention(q, k, v, causal), q.double(), k.double(), v.double(), do.double())
+    low = grads(lambda q, k, v: ref_attention(q, k, v, causal, dtype=torch.float16), q, k, v, do)
+    check_rule("out", got[0], ref[0], low[0], 2)
+    for i, name in ((1, "dq"), (2, "dk"), (3, "dv")):
+        check_rule(name, got[i], ref[i], low[i], 5, slack=1e-3)
 
 
 # ---------------------------------------------------------------------------
@@ -463,7 +497,7 @@ WINDOW_CASES = [  # B, Sq, Sk, H, Hkv, d, window, causal
 @pytest.mark.parametrize("case", WINDOW_CASES, ids=lambda c: "q%d_k%d_d%d_w%d_%d%s" % (
     c[1], c[2], c[5], c[6][0], c[6][1], "_causal" if c[7] else ""))
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
-@pytest.mark.parametrize("stab", ["none", "robust"])
+@pytest.mark.parametrize("stab", ["none", "robust", "balanced"])
 def test_sliding_window_against_float64(case, dtype, stab, request):
     """flash_attn_func(window_size=...) against a float64 attention with FA2's
     window mask (causal: the right edge 0), outputs <= 2x, gradients <= 3x."""
@@ -485,8 +519,10 @@ def test_sliding_window_against_float64(case, dtype, stab, request):
     check_rule("out", got[0], ref[0], low[0], 2)
     for i, name in ((1, "dq"), (2, "dk"), (3, "dv")):
         check_rule(name, got[i], ref[i], low[i], 3, slack=1e-6 * math.sqrt(max(Sq, Sk)))
-    det = [flash_attn_func(q, k, v, causal=causal, window_size=window, stab=stab, deterministic=True)
-           for _ in range(2)]
+    det = []
+    for _ in range(2):
+        torch.manual_seed(7)  # (balanced's draws)
+        det.append(flash_attn_func(q, k, v, causal=causal, window_size=window, stab=stab, deterministic=True))
     assert torch.equal(det[0], det[1])
 
 
@@ -538,7 +574,7 @@ ALIBI_CASES = [  # B, Sq, Sk, H, Hkv, d, causal, per-batch slopes, window
 @pytest.mark.parametrize("case", ALIBI_CASES, ids=lambda c: "q%d_k%d_d%d%s%s%s" % (
     c[1], c[2], c[5], "_causal" if c[6] else "", "_per_batch" if c[7] else "",
     "_window" if c[8][0] >= 0 else ""))
-@pytest.mark.parametrize("stab", ["none", "robust"])
+@pytest.mark.parametrize("stab", ["none", "robust", "balanced"])
 def test_alibi_against_float64(case, stab):
     B, Sq, Sk, H, Hk, d, causal, per_batch, window = case
     torch.manual_seed(Sq + d)
@@ -569,7 +605,7 @@ SOFTCAP_CASES = [  # B, Sq, Sk, H, Hkv, d, causal, cap, q scale (large: saturate
 
 @pytest.mark.parametrize("case", SOFTCAP_CASES, ids=lambda c: "q%d_k%d_d%d_cap%g%s" % (
     c[1], c[2], c[5], c[7], "_causal" if c[6] else ""))
-@pytest.mark.parametrize("stab", ["none", "robust"])
+@pytest.mark.parametrize("stab", ["none", "robust", "balanced"])
 def test_softcap_against_float64(case, stab):
     B, Sq, Sk, H, Hk, d, causal, cap, qs = case
     torch.manual_seed(Sq + d)

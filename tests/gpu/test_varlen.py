@@ -47,7 +47,7 @@ def grads(fn, tensors, do):
 @pytest.mark.parametrize("d", [48, 64, 80, 128])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-@pytest.mark.parametrize("stab", ["none", "robust"])
+@pytest.mark.parametrize("stab", ["none", "robust", "balanced"])
 def test_varlen_against_float64(d, dtype, causal, stab):
     torch.manual_seed(d + causal)
     H, Hk = 8, 2

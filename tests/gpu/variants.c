@@ -47,6 +47,7 @@ static void fill_fwd(const gen_variant *gv, fwd_variant *v) {
   v->block_n = gv->block_n;
   v->ws = gv->ws;
   v->persistent = gv->persistent;
+  v->balanced = gv->stab == GEN_STAB_BALANCED;
   v->threads = gv->threads;
   v->smem_bytes = gv->smem_bytes;
 }

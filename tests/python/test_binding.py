@@ -104,7 +104,7 @@ class Structures(unittest.TestCase):
         self.expect("scale", float("inf"), "scale is inf: must be finite (0 picks "
                     "1/sqrt(head_dim))")
         self.expect("stab", 9, "stab is 9: allowed FA2_STAB_NONE (0), FA2_STAB_PAPER (1), "
-                    "FA2_STAB_ROBUST (2), FA2_STAB_TUNED (3)")
+                    "FA2_STAB_ROBUST (2), FA2_STAB_TUNED (3), FA2_STAB_BALANCED (4)")
         self.expect("beta", 0.5, "beta is 0.5: must be a finite number > 1 (0 picks 2)")
         self.expect("eps", -1.0, "eps is -1: must be a finite number > 0 (0 picks 0.001)")
 

@@ -141,7 +141,7 @@ class ArgumentChecks(unittest.TestCase):
         self.raises(ValueError, "q has 4 heads and k 3: the query heads must be a multiple",
                     fa2gen.attention, q, meta(1, 10, 3, 64), meta(1, 10, 3, 64))
         self.raises(ValueError, "expected 4 dimensions", fa2gen.attention, meta(10, 4, 64), q, q)
-        self.raises(ValueError, "stab='fast': allowed 'none', 'paper', 'robust', 'tuned'",
+        self.raises(ValueError, "stab='fast': allowed 'none', 'paper', 'robust', 'tuned', 'balanced'",
                     fa2gen.attention, q, q, q, stab="fast")
         self.raises(ValueError, "delta='fp64': allowed 'lowp', 'fp32'", fa2gen.attention, q, q, q,
                     delta="fp64")

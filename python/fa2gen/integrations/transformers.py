@@ -83,8 +83,8 @@ def _padded(q, k, v, mask, causal, stab, scaling, window, softcap, dropout_p, si
 
 
 def register(name="fa2gen", stab="robust"):
-    """Registers attn_implementation=name (stab: "robust", "none", "paper" or
-    "tuned") with transformers. Returns name."""
+    """Registers attn_implementation=name (stab: "robust", "none", "paper", "tuned" or
+    "balanced") with transformers. Returns name."""
     from transformers import AttentionInterface
     from transformers.masking_utils import AttentionMaskInterface, flash_attention_mask
     AttentionInterface.register(name, make_attention_forward(stab))
