@@ -17,6 +17,8 @@
 {# columns: one global add per element for 128 keys, where a one-warpgroup block adds one #}
 {# for 64. #}
 {% local dq_split = not pair and head_dim // 64 < warps // 4 %}
+{# dQ issued before the wait for dV and dK (dq's registers beside theirs): every tile but the pair layout #}
+{% local defer_dq = not pair %}
 {% local DESC = function(var, base, lbo, off) if desc_once then return "desc_at(" .. var .. ", " .. off .. ")" end return "sw128_desc(" .. base .. " + " .. off .. ", " .. lbo .. ")" end %}
 // ---- fa2_bwd on warpgroup MMA (templates/bwd_wgmma.cuh.tpl) -----------------
 // One block per (key block, kv head, batch), as with mma.sync. Each warpgroup
@@ -433,12 +435,25 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     for (int qs = 0; qs < kSQSteps; ++qs)
       wgmma_rs_n{{ head_dim }}(acc_k, as[qs], {{ DESC("dQm", "sQt", "kBlockM * 128", "qs * 16 * 128") }});
     wgmma_commit();
+{% if defer_dq %}
+    // dQ's MMAs are issued while dV's and dK's run (dq's registers beside P^T's and
+    // dS^T's): one wait for the three.
+    if (p.deterministic) { // (uniform: the barriers below stay matched)
+      wgmma_wait<0>();
+      fence_regs(acc_v);
+      fence_regs(acc_k);
+      keep_regs(ap);
+      keep_regs(as);
+      continue;
+    }
+{% else %}
     wgmma_wait<0>(); // before dQ: P^T and dS^T's registers are free for it then
     fence_regs(acc_v);
     fence_regs(acc_k);
     keep_regs(ap);
     keep_regs(as);
     if (p.deterministic) continue; // (uniform: the barriers below stay matched)
+{% end %}
     fence_proxy_async(); // dS^T stores -> wgmma reads
     __syncthreads();     // dS^T complete in shared memory
 
@@ -454,6 +469,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     wgmma_commit();
     wgmma_wait<0>();
     fence_regs(dq);
+{% if defer_dq %}
+    fence_regs(acc_v);
+    fence_regs(acc_k);
+    keep_regs(ap);
+    keep_regs(as);
+{% end %}
     // The other warpgroup's columns go to it through this warpgroup's rows of dS^T
     // (its MMA alone read them), thread to thread ([n8 tile][thread] float4s), and
     // it adds them to its own: each warpgroup adds kDQN columns of the 128 keys' sum.
@@ -493,6 +514,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     wgmma_commit();
     wgmma_wait<0>();
     fence_regs(dq);
+{% if defer_dq %}
+    fence_regs(acc_v);
+    fence_regs(acc_k);
+    keep_regs(ap);
+    keep_regs(as);
+{% end %}
 {% if window and softcap %}
     // v2 adds of the accumulator's pairs (with a window and softcap the staging's
     // registers spill at 255: 32 bytes)
