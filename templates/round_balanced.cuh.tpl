@@ -13,8 +13,9 @@
 // 0.5 % of an exact greedy's mean error, lab/README.md). An element of the row's
 // largest gap crosses only from t >= kBalanceCapT, so no error passes 0.55 of that
 // gap. Errors under kBalanceMinT of a gap count as none: an output the fp32 sums
-// left within 2^-10 of the grid (one key, P = 1, l one ulp off 1) stays exact. CPU reference: lab/lab_round.c, lab_round_row_bisect (the same
-// steps in the same order, bit for bit).
+// left within 2^-10 of the grid (one key, P = 1, l one ulp off 1) stays exact.
+// CPU reference: lab/lab_round.c, lab_round_row_bisect (the same steps in the same
+// order, bit for bit).
 // Layout: thread qd of the quad holds columns 8 dt + 2 qd + e as x[2 dt + e].
 constexpr int kBalanceScans = 2;
 constexpr float kBalanceCapT = 0.45f, kBalanceMinT = 0x1p-10f;

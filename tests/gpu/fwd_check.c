@@ -234,8 +234,8 @@ static long long unbalanced_elements(gpu *g, const fwd_variant *v, case_data *c)
       const long long rows = c->n_out / d; /* (batch, seqlen_q, heads_q) */
       for (long long i = 0; i < rows; i++) {
         const long long h = i % c->p.heads_q, t = i / c->p.heads_q % c->p.seqlen_q;
-        const long long b = i / c->p.heads_q / c->p.seqlen_q;
-        const unsigned draw = fa2_round_draw(BALANCE_SEED, 0, (unsigned long long)(b * c->p.heads_q + h), (unsigned)t);
+        const long long bh = i / c->p.heads_q / c->p.seqlen_q * c->p.heads_q + h;
+        const unsigned draw = fa2_round_draw(BALANCE_SEED, 0, (unsigned long long)bh, (unsigned)t);
         lab_round_row_bisect(h32 + i * d, d, v->bf16 ? LAB_BF16 : LAB_FP16, draw, row);
         for (int j = 0; j < d; j++) bad += gpu_half_to_float(c->h_o[i * d + j], v->bf16) != row[j];
       }
