@@ -17,8 +17,6 @@
 {# columns: one global add per element for 128 keys, where a one-warpgroup block adds one #}
 {# for 64. #}
 {% local dq_split = not pair and head_dim // 64 < warps // 4 %}
-{# dQ issued before the wait for dV and dK (dq's registers beside theirs): every tile but the pair layout #}
-{% local defer_dq = not pair %}
 {% local DESC = function(var, base, lbo, off) if desc_once then return "desc_at(" .. var .. ", " .. off .. ")" end return "sw128_desc(" .. base .. " + " .. off .. ", " .. lbo .. ")" end %}
 // ---- fa2_bwd on warpgroup MMA (templates/bwd_wgmma.cuh.tpl) -----------------
 // One block per (key block, kv head, batch), as with mma.sync. Each warpgroup
@@ -435,7 +433,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     for (int qs = 0; qs < kSQSteps; ++qs)
       wgmma_rs_n{{ head_dim }}(acc_k, as[qs], {{ DESC("dQm", "sQt", "kBlockM * 128", "qs * 16 * 128") }});
     wgmma_commit();
-{% if defer_dq %}
     // dQ's MMAs are issued while dV's and dK's run (dq's registers beside P^T's and
     // dS^T's): one wait for the three.
     if (p.deterministic) { // (uniform: the barriers below stay matched)
@@ -446,14 +443,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
       keep_regs(as);
       continue;
     }
-{% else %}
-    wgmma_wait<0>(); // before dQ: P^T and dS^T's registers are free for it then
-    fence_regs(acc_v);
-    fence_regs(acc_k);
-    keep_regs(ap);
-    keep_regs(as);
-    if (p.deterministic) continue; // (uniform: the barriers below stay matched)
-{% end %}
     fence_proxy_async(); // dS^T stores -> wgmma reads
     __syncthreads();     // dS^T complete in shared memory
 
@@ -466,15 +455,27 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     for (int kk = 0; kk < 4; ++kk)
       wgmma_tt_n{{ head_dim }}(dq, sw128_desc(sSs + (wg * 4 + kk) * 16 * 128, kBlockN * 128),
                          sw128_desc(sKs + (wg * 4 + kk) * 16 * 128, kBlockN * 128), kk > 0);
+{% else %}
+    // dQ (64 queries x kDQN columns of this warpgroup) = dS K over the block's
+    // keys: A = dS^T read transposed (queries contiguous), B = K's rows.
+    float dq[kDQN / 8][4];
+{% if desc_once %}
+    const unsigned dS = sw128_lo(sSs, kBlockN * 128), dKq = sw128_lo(sKs + wg * (kDQN / 64) * kBlockN * 128, kBlockN * 128);
+{% end %}
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk)
+      wgmma_tt_n{{ head_dim // (warps // 4) }}(dq, {{ DESC("dS", "sSs", "kBlockN * 128", "kk * 16 * 128") }},
+                         {{ DESC("dKq", "sKs + wg * (kDQN / 64) * kBlockN * 128", "kBlockN * 128", "kk * 16 * 128") }}, kk > 0);
+{% end %}
     wgmma_commit();
     wgmma_wait<0>();
     fence_regs(dq);
-{% if defer_dq %}
     fence_regs(acc_v);
     fence_regs(acc_k);
     keep_regs(ap);
     keep_regs(as);
-{% end %}
+{% if dq_split %}
     // The other warpgroup's columns go to it through this warpgroup's rows of dS^T
     // (its MMA alone read them), thread to thread ([n8 tile][thread] float4s), and
     // it adds them to its own: each warpgroup adds kDQN columns of the 128 keys' sum.
@@ -499,28 +500,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     add_dq_rows<kDQN>(p.dq_accum + (({{ QROW0 }} + q0) * p.heads_q + h) * kHeadDim + wg * kDQN,
                       (long long)p.heads_q * kHeadDim, {{ SQ }} - q0,
                       smem + ((wg == 0 ? sQt : sdOt) - sK) + (warp % 4) * 2048, dqs, lane);
-{% else %}
-    // dQ (64 queries x kDQN columns of this warpgroup) = dS K over the block's
-    // keys: A = dS^T read transposed (queries contiguous), B = K's rows.
-    float dq[kDQN / 8][4];
-{% if desc_once %}
-    const unsigned dS = sw128_lo(sSs, kBlockN * 128), dKq = sw128_lo(sKs + wg * (kDQN / 64) * kBlockN * 128, kBlockN * 128);
-{% end %}
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < kBlockN / 16; ++kk)
-      wgmma_tt_n{{ head_dim // (warps // 4) }}(dq, {{ DESC("dS", "sSs", "kBlockN * 128", "kk * 16 * 128") }},
-                         {{ DESC("dKq", "sKs + wg * (kDQN / 64) * kBlockN * 128", "kBlockN * 128", "kk * 16 * 128") }}, kk > 0);
-    wgmma_commit();
-    wgmma_wait<0>();
-    fence_regs(dq);
-{% if defer_dq %}
-    fence_regs(acc_v);
-    fence_regs(acc_k);
-    keep_regs(ap);
-    keep_regs(as);
-{% end %}
-{% if window and softcap %}
+{% elif window and softcap %}
     // v2 adds of the accumulator's pairs (with a window and softcap the staging's
     // registers spill at 255: 32 bytes)
 #pragma unroll
@@ -535,7 +515,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     const int q0 = m0 + (warp % 4) * 16; // the warp's rows; staged in this step's Q tile, free until the next step
     add_dq_rows<kDQN>(p.dq_accum + (({{ QROW0 }} + q0) * p.heads_q + h) * kHeadDim + wg * kDQN,
                       (long long)p.heads_q * kHeadDim, {{ SQ }} - q0, smem + (sQt - sK) + warp * 2048, dq, lane);
-{% end %}
 {% end %}
   }
 

@@ -388,12 +388,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
       const float l = quad_sum(row_l[mt][h]);
 {% include "row_inv.cuh.tpl" %}
       const int r = warp * kWarpRows + mt * 16 + h * 8 + g;
-      if (p.o_f32 && m0 + r < {{ SQ }}) { // fp32 O for the backward's precise delta
-        float *of = p.o_f32 + (({{ QROW0 }} + m0 + r) * p.heads_q + head) * kHeadDim;
-#pragma unroll
-        for (int dt = 0; dt < kDTiles; ++dt)
-          *(float2 *)(of + dt * 8 + 2 * qd) = make_float2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv);
-      }
 {% set ROW = "m0 + r" %}
 {% include "row_out.cuh.tpl" %}
 #pragma unroll

@@ -428,12 +428,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         const float l = quad_sum(row_l[mt][h]);
 {% include "row_inv.cuh.tpl" %}
         const int r = (warp % 4) * 16 + h * 8 + g, row = m0 + wg * 64 + r;
-        if (p.o_f32 && row < {{ SQ }}) { // fp32 O for the backward's precise delta
-          float *of = p.o_f32 + (({{ QROW0 }} + row) * p.heads_q + head) * kHeadDim;
-#pragma unroll
-          for (int dt = 0; dt < kDTiles; ++dt)
-            *(float2 *)(of + dt * 8 + 2 * qd) = make_float2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv);
-        }
 {% set ROW = "row" %}
 {% include "row_out.cuh.tpl" %}
 {% if varlen %}

@@ -1,6 +1,13 @@
-{# The forward's epilogue, per row (mt, h): o2[dt], the row's O in {{ dtype }} pairs  #}
-{# (columns 8 dt + 2 qd, + 1) from acc * inv, rounded to nearest, or balanced         #}
-{# (round_balanced.cuh.tpl) with the draw of row ROW of matrix (batch, head).         #}
+{# The forward's epilogue, per row ROW (mt, h) of matrix (batch, head): the row's fp32 O  #}
+{# when the call asks for it (first: the rounding's arrays need the registers), then      #}
+{# o2[dt], its O in {{ dtype }} pairs (columns 8 dt + 2 qd, + 1) from acc * inv, rounded to   #}
+{# nearest, or balanced (round_balanced.cuh.tpl) with the row's draw.                     #}
+      if (p.o_f32 && {{ ROW }} < {{ SQ }}) { // fp32 O for the backward's precise delta
+        float *of = p.o_f32 + (({{ QROW0 }} + {{ ROW }}) * p.heads_q + head) * kHeadDim;
+#pragma unroll
+        for (int dt = 0; dt < kDTiles; ++dt)
+          *(float2 *)(of + dt * 8 + 2 * qd) = make_float2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv);
+      }
       unsigned o2[kDTiles];
 {% if out_round == "balanced" %}
       {
