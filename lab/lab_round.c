@@ -171,16 +171,18 @@ void lab_round_row_bisect(const float *x, int d, lab_dtype t, uint32_t draw, flo
     const float rf = bal_elem_f32(r[j], t), err = rf - x[i];
     ob[j] = (uint16_t)(r[j] + (fabsf(rf) < fabsf(x[i]) ? 1u : 0xffffu));
     gap[j] = fabsf(bal_elem_f32(ob[j], t) - rf);
-    key[j] = fabsf(err) * bal_inv_pow2(gap[j]) < BAL_MIN_T ? 0.f : err; /* a NaN error stays: nearest */
-    part[j / per] += key[j];
+    const float tt = fabsf(err) * bal_inv_pow2(gap[j]);
+    const int dead = tt < BAL_MIN_T;            /* (a NaN error is not: the row stays nearest) */
+    key[j] = dead ? 0.f : copysignf(tt, err); /* t with the error's sign, till the sum is known */
+    part[j / per] += dead ? 0.f : err;
     gmax = fmaxf(gmax, gap[j]);
   }
   const float total = bal_quad_sum(part), big = gmax;
   const float left = fabsf(total) < INFINITY ? fabsf(total) : 0.f;
   float all[4] = {0};
   for (int j = 0; j < d; j++) {
-    const float err = key[j], tt = fabsf(err) * bal_inv_pow2(gap[j]);
-    const int cand = err != 0.f && (err < 0.f) == (total < 0.f) && (gap[j] < big || tt >= BAL_CAP_T);
+    const float kk = key[j], tt = fabsf(kk);
+    const int cand = kk != 0.f && (kk < 0.f) == (total < 0.f) && (gap[j] < big || tt >= BAL_CAP_T);
     key[j] = cand ? tt : -1.f;
     all[j / per] += cand ? gap[j] : 0.f;
   }

@@ -52,8 +52,10 @@ __device__ __forceinline__ void round_row_balanced(const float (&x)[2 * kDTiles]
       const unsigned ob = (r + (fabsf(rf) < fabsf(x[k]) ? 1u : 0xffffu)) & 0xffffu; // magnitude up or down
       other[dt] |= ob << (16 * e);
       gap[k] = fabsf(elem_bits_f32(ob) - rf); // (NaN where x is exact at 0: never a candidate)
-      key[k] = fabsf(err) * inv_pow2(gap[k]) < kBalanceMinT ? 0.f : err; // the error (NaN stays), till the sum
-      sum += key[k];
+      const float t = fabsf(err) * inv_pow2(gap[k]);
+      const bool dead = t < kBalanceMinT;     // (a NaN error is not: the row stays nearest)
+      key[k] = dead ? 0.f : copysignf(t, err); // t with the error's sign, till the sum is known
+      sum += dead ? 0.f : err;
       gmax = fmaxf(gmax, gap[k]);
     }
   }
@@ -62,8 +64,8 @@ __device__ __forceinline__ void round_row_balanced(const float (&x)[2 * kDTiles]
   float all = 0.f;
 #pragma unroll
   for (int k = 0; k < kVals; ++k) { // candidates: crossing shrinks |sum|, within the cap
-    const float err = key[k], t = fabsf(err) * inv_pow2(gap[k]);
-    const bool cand = err != 0.f && (err < 0.f) == (total < 0.f) && (gap[k] < big || t >= kBalanceCapT);
+    const float kk = key[k], t = fabsf(kk);
+    const bool cand = kk != 0.f && (kk < 0.f) == (total < 0.f) && (gap[k] < big || t >= kBalanceCapT);
     key[k] = cand ? t : -1.f;
     all += cand ? gap[k] : 0.f;
   }
