@@ -13,7 +13,8 @@
  *
  * cfg->num (issue 22's constructions, lab only): the normalizer from the rounded
  * P or with the tile maxima's residuals, O rounded stochastically. LAB_BALANCED:
- * none's softmax and the kernels' balanced rounding of O (lab_round_row_bisect).
+ * none's softmax and the kernels' balanced rounding of O (lab_round_row_bisect);
+ * with softcap its l sums the rounded P, as the kernels' balanced softcap tiles do.
  *
  * Modifiers as the kernels apply them: softcap then ALiBi on the raw scores
  * (lab_modified_raw), masked keys out of the tile; a window's row starts at the
@@ -92,6 +93,8 @@ static void forward_row(const lab_shape *sh, const lab_fa2_config *c, const floa
   const float cl2 = scale * 1.44269504f; /* scores -> log2 units */
   const float eps_raw = (float)c->eps / scale;
   float m = -INFINITY, l = 0.f, tau = 0.f;
+  /* l from the rounded P: asked for, or balanced with softcap, as its kernels do */
+  const int l_rounded = c->num.norm == LAB_NORM_ROUNDED || (c->mode == LAB_BALANCED && sh->softcap > 0);
   memset(acc, 0, sizeof(float) * d);
   /* Key tiles [j0, j0 + bn) from the one that holds key lo; keys before lo are
    * masked (-inf, P = 0: Hopper's k16 blocks still start at j0), keys from hi on
@@ -119,7 +122,7 @@ static void forward_row(const lab_shape *sh, const lab_fa2_config *c, const floa
     for (int j = 0; j < n; j++) {
       const float p = exp2f(fmaf(s[j], cl2, -mc));
       s[j] = lab_round(p, c->dtype);     /* P V uses the rounded p ... */
-      sum += c->num.norm == LAB_NORM_ROUNDED ? s[j] : p; /* ... the kernels' l the fp32 one */
+      sum += l_rounded ? s[j] : p;       /* ... the kernels' l the fp32 one */
     }
     if (c->num.norm == LAB_NORM_MAXRES && rm != -INFINITY) { /* the tile max's residual */
       const float pm = exp2f(fmaf(rm, cl2, -mc));

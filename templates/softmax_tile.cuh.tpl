@@ -115,6 +115,21 @@
         const float mc_exp = (m_exp == neg_inf() ? 0.f : m_exp) * c;
 {% end %}
         float sum[2] = {0.f, 0.f}; // two chains: half the dependent adds
+{% if softcap and out_round == "balanced" %}
+        // Balanced with softcap: l sums P as P V takes it, rounded to {{ dtype }} in the
+        // pairs softmax_pack packs (the consistent normalizer). Softcap's bias is in the
+        // fp32 l otherwise, where the rounding of O cannot reach it (lab/README.md).
+#pragma unroll
+        for (int nt = 0; nt < kNTiles; ++nt) {
+          const unsigned pr = pack2(exp2_approx(fmaf(s[mt][nt][2 * h], c, -mc)),
+                                    exp2_approx(fmaf(s[mt][nt][2 * h + 1], c, -mc)));
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            s[mt][nt][2 * h + e] = elem_bits_f32(pr >> (16 * e) & 0xffffu);
+            sum[e] += s[mt][nt][2 * h + e];
+          }
+        }
+{% else %}
 #pragma unroll
         for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
@@ -123,6 +138,7 @@
             s[mt][nt][2 * h + e] = pe;
             sum[e] += pe;
           }
+{% end %}
 {% if softmax == "paper" %}
         if (__any_sync(0xffffffffu, m_new != m_exp)) { // a tie moved a row's reference
           const float fix = exp2_approx(mc_exp - mc);    // 1 on the other rows

@@ -606,15 +606,17 @@ SOFTCAP_CASES = [  # B, Sq, Sk, H, Hkv, d, causal, cap, q scale (large: saturate
 @pytest.mark.parametrize("case", SOFTCAP_CASES, ids=lambda c: "q%d_k%d_d%d_cap%g%s" % (
     c[1], c[2], c[5], c[7], "_causal" if c[6] else ""))
 @pytest.mark.parametrize("stab", ["none", "robust", "balanced"])
-def test_softcap_against_float64(case, stab):
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_softcap_against_float64(case, stab, dtype):
     B, Sq, Sk, H, Hk, d, causal, cap, qs = case
     torch.manual_seed(Sq + d)
-    q, k, v, do = rand(B, Sq, H, d, scale=qs), rand(B, Sk, Hk, d), rand(B, Sk, Hk, d), rand(B, Sq, H, d)
+    q, k, v, do = (rand(B, Sq, H, d, scale=qs, dtype=dtype), rand(B, Sk, Hk, d, dtype=dtype),
+                   rand(B, Sk, Hk, d, dtype=dtype), rand(B, Sq, H, d, dtype=dtype))
     f = lambda q, k, v: flash_attn_func(q, k, v, causal=causal, softcap=cap, stab=stab)
     got = grads(f, q, k, v, do)
     ref = grads(lambda q, k, v: ref_attention(q, k, v, causal, softcap=cap), q.double(), k.double(),
                 v.double(), do.double())
-    low = grads(lambda q, k, v: ref_attention(q, k, v, causal, dtype=torch.bfloat16, softcap=cap),
+    low = grads(lambda q, k, v: ref_attention(q, k, v, causal, dtype=dtype, softcap=cap),
                 q, k, v, do)
     check_rule("out", got[0], ref[0], low[0], 2)
     for i, name in ((1, "dq"), (2, "dk"), (3, "dv")):
