@@ -5,10 +5,10 @@
 
 1. Equal lengths: fa2gen's varlen call (B sequences of N rows) against its
    fixed-length call on the same (B, N, H, d) data, forward and forward+backward,
-   B*N = 16k tokens, H*d = 2048, d 64 and 128, causal and not (the varlen kernel
+   B*N = 16k tokens, H*d = 2048, d 64 and 128 (--equal-dims), causal and not (the varlen kernel
    must cost within 3 % of the fixed one).
 2. A realistic mix: 16k tokens of documents whose lengths follow a long-tailed
-   (log-normal, median 256) distribution, causal within each document, d 128, 16
+   (log-normal, median 256) distribution, causal within each document, d 128 (--mix-dims), 2048 / d
    heads: fa2gen varlen; FlexAttention (compiled) with a document mask over the
    packed sequence; padding every document to the longest (fa2gen fixed length and
    SDPA flash on the padded batch); torch.nn.attention.varlen where this PyTorch
@@ -84,10 +84,10 @@ def fwd_bwd(f, inputs, do):
     return run
 
 
-def equal_lengths(rows):
-    for d in (64, 128):
+def equal_lengths(rows, dims):
+    for d in dims:
         H = 2048 // d
-        for N in (1024, 4096, 16384):
+        for N in (1024, 2048, 4096, 16384):
             B = 16384 // N
             for causal in (False, True):
                 sets = [[rand(B, N, H, d, grad=True) for _ in range(3)] for _ in range(2)]
@@ -120,8 +120,8 @@ def doc_lengths(total, seed=0):
     return lens
 
 
-def realistic_mix(rows):
-    d, H, total = 128, 16, 16384
+def realistic_mix(rows, d):
+    H, total = 2048 // d, 16384
     lens = doc_lengths(total)
     n, longest = len(lens), max(lens)
     cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int32, device=DEV)
@@ -180,7 +180,7 @@ def realistic_mix(rows):
         except Exception as e:  # a backend that cannot run here: say so, go on
             print(f"{name}: failed: {type(e).__name__}: {str(e)[:200]}")
             continue
-        rows.append(dict(table="mix", name=name, docs=n, longest=longest, fwd_ms=t_f,
+        rows.append(dict(table="mix", d=d, name=name, docs=n, longest=longest, fwd_ms=t_f,
                          fwd_bwd_ms=t_fb, tflops_fwd=flops / t_f / 1e9, max_diff=err))
 
 
@@ -189,12 +189,15 @@ def main():
     ap.add_argument("--json", help="write every row here")
     ap.add_argument("--skip-equal", action="store_true")
     ap.add_argument("--skip-mix", action="store_true")
+    ap.add_argument("--equal-dims", default="64,128", help="head dims of the equal lengths, comma-separated")
+    ap.add_argument("--mix-dims", default="128", help="head dims of the mix, comma-separated")
     args = ap.parse_args()
     rows = []
     if not args.skip_equal:
-        equal_lengths(rows)
+        equal_lengths(rows, [int(d) for d in args.equal_dims.split(",")])
     if not args.skip_mix:
-        realistic_mix(rows)
+        for d in map(int, args.mix_dims.split(",")):
+            realistic_mix(rows, d)
     if args.json:
         json.dump(rows, open(args.json, "w"), indent=1)
     print(f"\n{torch.cuda.get_device_name()}: varlen with equal lengths against fixed length")
@@ -203,10 +206,10 @@ def main():
         if r["table"] == "equal":
             print(f"{r['d']:>4}{r['N']:>7}{str(r['causal']):>8}{r['what']:>9}{r['fixed_ms']:>10.3f}"
                   f"{r['varlen_ms']:>11.3f}{r['ratio']:>8.3f}{r['tflops']:>9.0f}")
-    mix = [r for r in rows if r["table"] == "mix"]
-    if mix:
+    for d in sorted({r["d"] for r in rows if r["table"] == "mix"}):
+        mix = [r for r in rows if r["table"] == "mix" and r["d"] == d]
         print(f"\nrealistic mix: 16384 tokens, {mix[0]['docs']} documents, longest {mix[0]['longest']}, "
-              "causal, d 128, 16 heads")
+              f"causal, d {d}, {2048 // d} heads")
         print(f"{'':<24}{'fwd ms':>9}{'fwd+bwd ms':>12}{'fwd TFLOP/s':>13}{'max diff':>10}")
         for r in mix:
             print(f"{r['name']:<24}{r['fwd_ms']:>9.3f}{r['fwd_bwd_ms']:>12.3f}{r['tflops_fwd']:>13.0f}"

@@ -14,8 +14,11 @@ static int32_t len_class(long long seqlen_q, long long seqlen_k) {
 
 /* Built-in tiles by length: where the built-in tile of a key (gen/defaults.lua) loses
  * to another from some length on, the other from there (a tuning database's tiles
- * still come first). Plain fixed-length calls only (forwards in `none` or `robust`),
- * as measured on sm_90 at d = 64 (bench/NOTES.md "Session 15", "Session 17", "Session
+ * still come first). Plain calls only (forwards in `none`, `robust` or `balanced`),
+ * fixed length or varlen whose sequences fill at least 3/4 of batch x seqlen_q rows (a
+ * ragged batch's persistent tile walks mostly empty work items: on a mix of documents
+ * of median 256 and longest 2003 at d = 64, 1.45x the wgmma tile's forward; "Session
+ * 20"), as measured on sm_90 at d = 64 (bench/NOTES.md "Session 15", "Session 17", "Session
  * 18"). Forward: the persistent ws tile m128n128w12s2ws from N = 1k, 0.99-1.06x the
  * wgmma tile there on the H200 (at 512 0.99-1.04x: not taken); the ws tile
  * m192n128w16s2ws from N = 2k (8k causal), 1.07-1.31x the wgmma tile and 0.99-1.21x
@@ -40,7 +43,7 @@ static int32_t rule_class(const length_rule *lr, const rt_request *r) {
 
 /* The rule r takes at length class cls, or NULL. */
 static const length_rule *length_rule_at(const rt_request *r, int32_t cls) {
-  if (r->varlen || r->window || r->alibi || r->softcap || r->dropout || r->sinks ||
+  if (r->ragged || r->window || r->alibi || r->softcap || r->dropout || r->sinks ||
       r->stab == FA2_STAB_PAPER || r->stab == FA2_STAB_TUNED || cls <= 0)
     return NULL;
   const length_rule *hit = NULL;
@@ -85,6 +88,7 @@ static void normalize(rt_request *r, int stab, double beta, double eps) {
     (r)->dropout = (a)->dropout != 0;                                                      \
     (r)->sinks = (a)->sinks != NULL;                                                       \
     (r)->len_class = (with_length) ? len_class((a)->seqlen_q, (a)->seqlen_k) : 0;          \
+    (r)->ragged = (r)->varlen && 4LL * (a)->total_q < 3LL * (a)->batch * (a)->seqlen_q;     \
   } while (0)
 
 void rt_request_fwd(const fa2_fwd_args *a, int with_length, rt_request *r) {

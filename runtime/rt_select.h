@@ -16,6 +16,7 @@
 
 typedef struct rt_request {
   int32_t pass, dtype, head_dim, causal, varlen, window, alibi, softcap, dropout, sinks, stab;
+  int32_t ragged;    /* varlen whose rows fill under 3/4 of batch x seqlen_q: no length rule */
   int32_t len_class; /* round(8 log2 sqrt(seqlen_q seqlen_k)), 0: no length (a
                         descriptor without one, or a database without
                         per-length tiles): picks per-length tuned tiles */

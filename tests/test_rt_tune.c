@@ -487,7 +487,7 @@ Test(tuning, lengths_split_requests_only_with_per_length_tiles) {
 /* The built-in length rules (rt_select.c): sm_90's plain d = 64 forward in `none`
  * or `robust` takes the persistent ws tile m128n128w12s2ws from N = 1024 and the ws
  * tile m192n128w16s2ws from N = 2048 (8192 causal; their length classes), the wgmma
- * tile below; `paper`, a modifier or varlen keep the wgmma tile; a database's tiles
+ * tile below; `paper`, a modifier or a ragged varlen batch keep the wgmma tile; a database's tiles
  * come first; off sm_90 the built-in tile stays, without a warning. Each rule is one
  * request a shape: N = 3000 after N = 5000 is a memory hit. */
 Test(tuning, d64_forward_takes_the_ws_tiles_from_their_length_rules) {
@@ -521,6 +521,15 @@ Test(tuning, d64_forward_takes_the_ws_tiles_from_their_length_rules) {
   a = fwd_n(64, 0, FA2_STAB_NONE, 4096);
   a.softcap = 30.f;
   expect_launch_of(ctx, a, "fwd_bf16_d64_softcap_m64n128w4s2wg_none");
+  /* varlen: the rules when the sequences fill 3/4 of batch x seqlen_q rows, not when
+   * the batch is ragged (the persistent tile would walk its empty items) */
+  a = fwd_n(64, 0, FA2_STAB_NONE, 4096);
+  a.q.batch_stride = a.k.batch_stride = a.v.batch_stride = a.o.batch_stride = 0;
+  a.cu_seqlens_q = (const int *)0x400000, a.cu_seqlens_k = (const int *)0x400100;
+  a.batch = 4, a.total_q = a.total_k = 3 * 4096; /* 3/4 full */
+  expect_launch_of(ctx, a, "fwd_bf16_d64_varlen_m192n128w16s2ws_none");
+  a.total_q = 3 * 4096 - 1;
+  expect_launch_of(ctx, a, "fwd_bf16_d64_varlen_m64n128w4s2wg_none");
   cr_expect_eq(seen.count[FA2_LOG_WARN], 0, "%s", seen.last);
   fa2_destroy(ctx);
 
