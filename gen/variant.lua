@@ -454,6 +454,13 @@ function M.complete(v, arch, tiles_arch)
       .. "backward's dQ step, one per warpgroup at least", c.head_dim, c.head_dim // 64),
       "4" .. ((c.head_dim >= 128 or c.head_dim == 64) and ", 8" or ""))
   end
+  -- The quad backward (four warps share 32 keys) keeps dV and dK in column halves and
+  -- computes dQ in slices of 16-column pairs (bwd.cu.tpl's static_assert).
+  if M.bwd_layout(c) == "quad" and c.head_dim % 32 ~= 0 then
+    U.fail("tiles.block_n", c.block_n, string.format("block_n = 8 x warps is the backward's quad layout "
+      .. "(four warps share 32 keys, dV and dK in column halves), which needs a head dim that is a "
+      .. "multiple of 32, not %d", c.head_dim), "another block_n")
+  end
   -- The mma.sync backward's dQ step: warps sharing a row group of 16 queries
   -- take equal slices of the head dim, in pairs of n8 tiles.
   if c.pass == "bwd" and not c.wgmma then

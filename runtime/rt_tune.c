@@ -66,6 +66,16 @@ void rt_tune_shape(const gen_variant *v, int n, int *batch, int *heads) {
   *heads = 2048 / v->head_dim > 0 ? 2048 / v->head_dim : 1;
 }
 
+int rt_tune_max_heads(const rt_tune_plan *p) {
+  int most = 1;
+  for (int g = 0; g < p->n; g++) {
+    int b, h;
+    rt_tune_shape(&p->groups[g].base, 16384, &b, &h);
+    most = h > most ? h : most;
+  }
+  return most;
+}
+
 int rt_tune_mix(int n, int *lens) {
   if (n > RT_TUNE_MIX_TOKENS) n = RT_TUNE_MIX_TOKENS;
   unsigned long long x = 0x9E3779B97F4A7C15ull ^ (unsigned long long)n; /* xorshift64 */

@@ -124,5 +124,8 @@ double rt_tune_flops(const gen_variant *v, int n);
 enum { RT_TUNE_MIX_TOKENS = 16384 };
 int rt_tune_mix(int n, int *lens);
 void rt_tune_shape(const gen_variant *v, int n, int *batch, int *heads);
+/* The most heads rt_tune_shape gives a group of p (2048 / the smallest head dim):
+ * what the tuner's LSE and workspace are sized for. */
+int rt_tune_max_heads(const rt_tune_plan *p);
 
 #endif

@@ -140,6 +140,7 @@ static int alloc_buffers(tuner *t) {
     tokens = tk > tokens ? tk : tokens;
   }
   const size_t elems = (size_t)tokens * 2048, bytes = elems * 2;
+  const int heads = rt_tune_max_heads(&t->plan);
   unsigned short *h = malloc(bytes);
   if (!h) return rt_set_error(FA2_ERR_OUT_OF_MEMORY, "fa2_tune: out of host memory");
   fill_random(h, elems);
@@ -151,11 +152,11 @@ static int alloc_buffers(tuner *t) {
       if (rc == FA2_OK && k <= T_DO)
         rc = cu_ok(cu->cuMemcpyHtoD(t->t[s][k], h, bytes), "cuMemcpyHtoD(tuning inputs)");
     }
-    /* LSE: heads = 2048 / d, at most 64 (d = 32) per token */
+    /* LSE: heads = 2048 / d per token (128 at d = 16) */
     if (rc == FA2_OK)
-      rc = cu_ok(cu->cuMemAlloc(&t->lse[s], (size_t)tokens * 64 * 4), "cuMemAlloc(LSE)");
+      rc = cu_ok(cu->cuMemAlloc(&t->lse[s], (size_t)tokens * heads * 4), "cuMemAlloc(LSE)");
     if (rc == FA2_OK && t->any_bwd)
-      rc = cu_ok(cu->cuMemsetD32(t->lse[s], 0, (size_t)tokens * 64), "cuMemsetD32(LSE)");
+      rc = cu_ok(cu->cuMemsetD32(t->lse[s], 0, (size_t)tokens * heads), "cuMemsetD32(LSE)");
   }
   free(h);
   int *lens = t->any_varlen ? malloc(sizeof *lens * (RT_TUNE_MIX_TOKENS + 1)) : NULL;
@@ -174,7 +175,7 @@ static int alloc_buffers(tuner *t) {
   free(lens);
   if (rc == FA2_OK && t->any_bwd) {
     fa2_bwd_args a = {0};
-    a.batch = 1, a.seqlen_q = (int)tokens, a.heads_q = 64, a.head_dim = 32;
+    a.batch = 1, a.seqlen_q = (int)tokens, a.heads_q = heads, a.head_dim = 2048 / heads;
     rc = cu_ok(cu->cuMemAlloc(&t->ws, fa2_backward_workspace_size(&a)),
                "cuMemAlloc(backward workspace)");
   }

@@ -421,6 +421,8 @@ Test(variant, bad_and_non_canonical_names) {
       {"fwd_bf16_d128_m128n64w4s2_paper_b1_e1em3", "stab.beta = 1"},
       {"fwd_bf16_d128_causal_none", "m<block_m>n<block_n>"},
       {"bwd_bf16_d160_m32n64w8s2_none", "cannot split its 160 columns into whole pairs of 8"},
+      {"bwd_bf16_d48_m64n32w4s2_none", "needs a head dim that is a multiple of 32, not 48"},
+      {"bwd_bf16_d16_causal_m64n32w4s3_none", "needs a head dim that is a multiple of 32, not 16"},
       {"bwd_bf16_d256_m48n32w4s2_none", "block_m = 48: with 8 keys per warp, four warps share 32 keys"},
       {"bwd_bf16_d256_m32n16w2s2_none", "warps = 2: with 8 keys per warp"},
       {"bwd_bf16_d64_m64n64w8s2wg_none", "head_dim 64 has 1 64-column block(s) for the backward's dQ"},

@@ -1130,6 +1130,21 @@ static const char *spec_with(int head_dim, const char *causal, const char *varle
   return path;
 }
 
+/* The tuner's LSE and workspace hold the most heads a group takes: 2048 / d, 128 at
+ * d = 16 (sized for 64 they overflowed there: an illegal address in fa2 tune). */
+Test(tuning, buffers_hold_the_heads_of_the_smallest_head_dim) {
+  rt_source s;
+  rt_tune_plan p;
+  default_plan(&s, &p);
+  cr_expect_eq(rt_tune_max_heads(&p), 32, "d 64 and 128: 32 heads");
+  rt_tune_plan_free(&p);
+  rt_source_free(&s);
+  const int lens[1] = {2048};
+  spec_plan(spec_with(16, "false", "false"), lens, 1, &p);
+  cr_expect_eq(rt_tune_max_heads(&p), 128, "d = 16: 128 heads");
+  rt_tune_plan_free(&p);
+}
+
 Test(tuning, plan_covers_varlen_and_wide_head_dims) {
   const int lens[1] = {2048};
   rt_tune_plan p;
