@@ -7,8 +7,8 @@
 register() adds the attention function to transformers' AttentionInterface and,
 under the same name, FlashAttention-2's mask function to AttentionMaskInterface:
 without a mask function transformers would drop the padding mask silently; with
-it the mask is None unless the batch has padding, and a padded batch is a clear
-error until fa2gen has variable-length batches. Causal attention is aligned
+it the mask is None unless the batch has padding, and a padded batch runs as a
+variable-length batch of its real tokens (zeros where the padding was). Causal attention is aligned
 bottom-right, as FlashAttention-2 and transformers' flash integration expect.
 Sliding windows, softcap, dropout and attention sinks (gpt-oss's `s_aux`, a per-head logit in the
 model's dtype, differentiable) pass through to the kernels.
