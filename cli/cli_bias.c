@@ -72,7 +72,8 @@ static void usage(FILE *f) {
           "                errors sum to zero in expectation, lab/lab_round.c: +row)\n"
           "  --row-group G rows per group of --out-round row (default 1; up to 256)\n"
           "  --row-moves K at most K moves per group, the last drawn (default: no limit)\n"
-          "  -j N          CPU threads (default: CPUs)\n"
+          "  -j N          CPU threads (default: CPUs); with --gpu, cases in parallel: their\n"
+          "                float64 references and scores beside one another's launches\n"
           "  --drift       the paper's mechanism: norm of the accumulated dW_Q error over\n"
           "                training-like steps (d=64, N=256, r=2), per mode, and its growth\n"
           "                exponent (1 = linear drift, 0.5 = random walk)\n"
@@ -169,6 +170,8 @@ typedef struct work {
   int n_cases; /* N_PER_D per head dim */
   pthread_mutex_t lock;
   int next, done, failed;
+  cli_bias_gpu *gpu;  /* --gpu: the device the cases run on */
+  char err[512];      /* --gpu: the first failure */
 } work;
 
 static void *worker(void *arg) {
@@ -191,41 +194,58 @@ static void *worker(void *arg) {
   }
 }
 
-static int run_cpu(work *w) {
+/* The cases on -j threads running fn (worker, gpu_worker); 1 when one failed. */
+static int run_pool(work *w, void *(*fn)(void *)) {
   const int n = w->o->jobs < w->n_cases ? w->o->jobs : w->n_cases;
   pthread_t th[64];
   int started = 0;
   pthread_mutex_init(&w->lock, NULL);
   for (; started < n && started < 64; started++)
-    if (pthread_create(&th[started], NULL, worker, w) != 0) break;
-  if (started == 0) worker(w);
+    if (pthread_create(&th[started], NULL, fn, w) != 0) break;
+  if (started == 0) fn(w);
   for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
   pthread_mutex_destroy(&w->lock);
   if (isatty(2)) fprintf(stderr, "\r%40s\r", "");
-  if (w->failed) fprintf(stderr, "fa2 bias: out of memory, or a case that does not fit --seqlen\n");
   return w->failed ? 1 : 0;
 }
 
-static int run_gpu(work *w, cli_bias_gpu *g) {
-  char err[512];
-  if (!w->o->json) printf("device: %s\n", cli_bias_gpu_name(g));
-  for (int i = 0; i < w->n_cases; i++) {
+static int run_cpu(work *w) {
+  if (run_pool(w, worker) == 0) return 0;
+  fprintf(stderr, "fa2 bias: out of memory, or a case that does not fit --seqlen\n");
+  return 1;
+}
+
+/* --gpu: cases on -j threads; each holds the device only for its launches
+ * (cli_bias_gpu_run), its float64 reference and scores run beside the others'. */
+static void *gpu_worker(void *arg) {
+  work *w = arg;
+  for (;;) {
+    pthread_mutex_lock(&w->lock);
+    const int i = w->failed ? w->n_cases : w->next++;
+    pthread_mutex_unlock(&w->lock);
+    if (i >= w->n_cases) return NULL;
+    char err[512] = "out of memory, or a case that does not fit --seqlen";
     lab_inputs in;
-    if (lab_inputs_make(&w->cases[i], w->o->dtype, w->o->seed, &in) != 0) {
-      fprintf(stderr, "fa2 bias: out of memory, or a case that does not fit --seqlen\n");
-      return 1;
-    }
-    const int r = cli_bias_gpu_run(g, &w->cases[i], &in, MODES, modes_at(w->cases[i].head_dim), &w->o->beta, 1,
-                                   w->o->eps, w->results[i], err, sizeof err);
+    int rc = lab_inputs_make(&w->cases[i], w->o->dtype, w->o->seed, &in);
+    if (rc == 0)
+      rc = cli_bias_gpu_run(w->gpu, &w->cases[i], &in, MODES, modes_at(w->cases[i].head_dim), &w->o->beta, 1,
+                            w->o->eps, w->results[i], err, sizeof err);
     lab_inputs_free(&in);
-    if (r) {
-      fprintf(stderr, "fa2 bias --gpu: %s\n", err);
-      return 1;
-    }
-    if (isatty(2)) fprintf(stderr, "\rfa2 bias: %d/%d cases", i + 1, w->n_cases);
+    pthread_mutex_lock(&w->lock);
+    w->done++;
+    if (rc && !w->failed) snprintf(w->err, sizeof w->err, "%s", err);
+    if (rc) w->failed = 1;
+    if (isatty(2) && !rc) fprintf(stderr, "\rfa2 bias: %d/%d cases", w->done, w->n_cases);
+    pthread_mutex_unlock(&w->lock);
   }
-  if (isatty(2)) fprintf(stderr, "\r%40s\r", "");
-  return 0;
+}
+
+static int run_gpu(work *w, cli_bias_gpu *g) {
+  if (!w->o->json) printf("device: %s\n", cli_bias_gpu_name(g));
+  w->gpu = g;
+  if (run_pool(w, gpu_worker) == 0) return 0;
+  fprintf(stderr, "fa2 bias --gpu: %s\n", w->err);
+  return 1;
 }
 
 static void print_table(const work *w) {

@@ -1,6 +1,9 @@
 /* fa2 bias --gpu: the same inputs through the generated kernels. The device
  * work goes through libfa2rt (fa2_forward picks, JIT-compiles and caches the
- * variant) and the driver table it loads; the scoring is the lab's. */
+ * variant) and the driver table it loads; the scoring is the lab's. Cases may
+ * run on several threads: the device work holds the handle's lock, the float64
+ * reference and the scores (most of the time) run beside it. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,7 @@ struct cli_bias_gpu {
   char arch[16]; /* "sm_90" */
   int varlen;    /* sequences of a varlen batch the heads are split over; 0: fixed length */
   unsigned long long seed; /* balanced's draws (the lab's num.seed) */
+  pthread_mutex_t lock;    /* the device work of one case and mode at a time */
 };
 
 #define CU_TRY(g, call)                                                                  \
@@ -57,6 +61,7 @@ int cli_bias_gpu_open(cli_bias_gpu **out, const char *tuning_db, char *err, size
     goto fail;
   }
   snprintf(g->arch, sizeof g->arch, "%s", st.arch);
+  pthread_mutex_init(&g->lock, NULL);
   *out = g;
   return 0;
 fail:
@@ -67,6 +72,7 @@ fail:
 void cli_bias_gpu_close(cli_bias_gpu *g) {
   if (!g) return;
   fa2_destroy(g->ctx);
+  pthread_mutex_destroy(&g->lock);
   free(g);
 }
 
@@ -101,11 +107,21 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
   unsigned short *h = malloc(sizeof(unsigned short) * n), *hv = seqs ? malloc(sizeof(unsigned short) * n) : NULL;
   float *o = malloc(sizeof(float) * n), *o32 = malloc(sizeof(float) * n);
   double *o_ref = malloc(sizeof(double) * n), *lse_ref = malloc(sizeof(double) * rows);
-  int rc = -1;
+  int rc = -1, locked = 0;
   if (!h || !o || !o32 || !o_ref || !lse_ref || (seqs && !hv)) {
     snprintf(err, errlen, "out of memory");
     goto fail;
   }
+  if (seqs && (s->batch != 1 || s->seqlen_q != s->seqlen_k || s->heads_q % seqs || s->heads_kv != s->heads_q)) {
+    snprintf(err, errlen, "--varlen: the suite's %d heads do not split over %d sequences", s->heads_q, seqs);
+    goto fail;
+  }
+  /* the float64 reference and its scores, beside the other threads' device work */
+  lab_ref_forward(s, in->q, in->k, in->v, o_ref, lse_ref);
+  const double tied = lab_tied_rate(s, in->q, in->k);
+  lab_reference_score ref;
+  lab_score_reference(in, o_ref, &ref);
+  pthread_mutex_lock(&g->lock), locked = 1;
   CU_TRY(g, cu->cuCtxSetCurrent(g->cuctx));
   CU_TRY(g, cu->cuMemAlloc(&dq, bytes));
   CU_TRY(g, cu->cuMemAlloc(&dk, bytes));
@@ -113,10 +129,6 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
   CU_TRY(g, cu->cuMemAlloc(&dout, bytes));
   CU_TRY(g, cu->cuMemAlloc(&dlse, rows * 4));
   CU_TRY(g, cu->cuMemAlloc(&do32, n * 4)); /* the precise-delta option's fp32 O */
-  if (seqs && (s->batch != 1 || s->seqlen_q != s->seqlen_k || s->heads_q % seqs || s->heads_kv != s->heads_q)) {
-    snprintf(err, errlen, "--varlen: the suite's %d heads do not split over %d sequences", s->heads_q, seqs);
-    goto fail;
-  }
   if (seqs) { /* offsets 0, N, 2N, ... on the device */
     int cu_seqlens[CLI_BIAS_VARLEN_SEQS + 1];
     for (int i = 0; i <= seqs && i <= CLI_BIAS_VARLEN_SEQS; i++) cu_seqlens[i] = i * s->seqlen_q;
@@ -139,10 +151,7 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
     CU_TRY(g, cu->cuMemAlloc(&dsinks, s->heads_q * 4));
     CU_TRY(g, cu->cuMemcpyHtoD(dsinks, s->sinks, s->heads_q * 4));
   }
-  lab_ref_forward(s, in->q, in->k, in->v, o_ref, lse_ref);
-  const double tied = lab_tied_rate(s, in->q, in->k);
-  lab_reference_score ref;
-  lab_score_reference(in, o_ref, &ref);
+  pthread_mutex_unlock(&g->lock), locked = 0;
   const long long rs = (long long)s->heads_q / (seqs ? seqs : 1) * s->head_dim; /* row stride, elements */
   for (int b = 0; b < n_betas; b++) {
     for (int m = 0; m < n_modes; m++) {
@@ -180,6 +189,7 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
       a.alibi_slopes = (const float *)dalibi;
       if (seqs) a.alibi_batch_stride = a.heads_q; /* sequence b's heads are b * H / seqs.. */
       a.sinks = (const float *)dsinks;
+      pthread_mutex_lock(&g->lock), locked = 1;
       CU_TRY(g, cu->cuMemsetD16(dout, 0x7fc1, n)); /* poison: NaN where nothing is written */
       if (fa2_forward(g->ctx, &a, NULL) != FA2_OK) {
         snprintf(err, errlen, "fa2_forward: %s", fa2_last_error());
@@ -188,6 +198,7 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
       CU_TRY(g, cu->cuCtxSynchronize());
       CU_TRY(g, cu->cuMemcpyDtoH(seqs ? hv : h, dout, bytes));
       CU_TRY(g, cu->cuMemcpyDtoH(seqs ? o : o32, do32, n * 4)); /* (o: scratch until below) */
+      pthread_mutex_unlock(&g->lock), locked = 0;
       for (long long i = 0; seqs && i < n; i++) {
         h[i] = hv[varlen_index(i, s, seqs)];
         o32[i] = o[varlen_index(i, s, seqs)];
@@ -200,6 +211,7 @@ int cli_bias_gpu_run(cli_bias_gpu *g, const lab_case *c, const lab_inputs *in,
   }
   rc = 0;
 fail:
+  if (!locked) pthread_mutex_lock(&g->lock);
   if (dq) cu->cuMemFree(dq);
   if (dk) cu->cuMemFree(dk);
   if (dv) cu->cuMemFree(dv);
@@ -209,6 +221,7 @@ fail:
   if (dalibi) cu->cuMemFree(dalibi);
   if (dsinks) cu->cuMemFree(dsinks);
   if (dcu) cu->cuMemFree(dcu);
+  pthread_mutex_unlock(&g->lock);
   free(h);
   free(hv);
   free(o);
