@@ -174,6 +174,9 @@ typedef struct work {
   char err[512];      /* --gpu: the first failure */
 } work;
 
+/* Cases on -j threads, each taking the next: the lab's emulation, or with --gpu the
+ * kernels (cli_bias_gpu_run holds the device only for its launches; the float64
+ * reference and scores run beside the other threads'). */
 static void *worker(void *arg) {
   work *w = arg;
   for (;;) {
@@ -181,55 +184,16 @@ static void *worker(void *arg) {
     const int i = w->failed ? w->n_cases : w->next++;
     pthread_mutex_unlock(&w->lock);
     if (i >= w->n_cases) return NULL;
-    lab_inputs in;
-    int rc = lab_inputs_make(&w->cases[i], w->o->dtype, w->o->seed, &in);
-    if (rc == 0) rc = lab_run_cpu(&w->cases[i], &in, MODES, modes_at(w->cases[i].head_dim), w->o->beta, w->o->eps, &w->o->num,
-                                  w->results[i]);
-    lab_inputs_free(&in);
-    pthread_mutex_lock(&w->lock);
-    w->done++;
-    if (rc) w->failed = 1;
-    if (isatty(2) && !rc) fprintf(stderr, "\rfa2 bias: %d/%d cases", w->done, w->n_cases);
-    pthread_mutex_unlock(&w->lock);
-  }
-}
-
-/* The cases on -j threads running fn (worker, gpu_worker); 1 when one failed. */
-static int run_pool(work *w, void *(*fn)(void *)) {
-  const int n = w->o->jobs < w->n_cases ? w->o->jobs : w->n_cases;
-  pthread_t th[64];
-  int started = 0;
-  pthread_mutex_init(&w->lock, NULL);
-  for (; started < n && started < 64; started++)
-    if (pthread_create(&th[started], NULL, fn, w) != 0) break;
-  if (started == 0) fn(w);
-  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
-  pthread_mutex_destroy(&w->lock);
-  if (isatty(2)) fprintf(stderr, "\r%40s\r", "");
-  return w->failed ? 1 : 0;
-}
-
-static int run_cpu(work *w) {
-  if (run_pool(w, worker) == 0) return 0;
-  fprintf(stderr, "fa2 bias: out of memory, or a case that does not fit --seqlen\n");
-  return 1;
-}
-
-/* --gpu: cases on -j threads; each holds the device only for its launches
- * (cli_bias_gpu_run), its float64 reference and scores run beside the others'. */
-static void *gpu_worker(void *arg) {
-  work *w = arg;
-  for (;;) {
-    pthread_mutex_lock(&w->lock);
-    const int i = w->failed ? w->n_cases : w->next++;
-    pthread_mutex_unlock(&w->lock);
-    if (i >= w->n_cases) return NULL;
+    const lab_case *c = &w->cases[i];
+    const int n_modes = modes_at(c->head_dim);
     char err[512] = "out of memory, or a case that does not fit --seqlen";
     lab_inputs in;
-    int rc = lab_inputs_make(&w->cases[i], w->o->dtype, w->o->seed, &in);
-    if (rc == 0)
-      rc = cli_bias_gpu_run(w->gpu, &w->cases[i], &in, MODES, modes_at(w->cases[i].head_dim), &w->o->beta, 1,
-                            w->o->eps, w->results[i], err, sizeof err);
+    int rc = lab_inputs_make(c, w->o->dtype, w->o->seed, &in);
+    if (rc == 0 && w->gpu)
+      rc = cli_bias_gpu_run(w->gpu, c, &in, MODES, n_modes, &w->o->beta, 1, w->o->eps, w->results[i], err,
+                            sizeof err);
+    else if (rc == 0)
+      rc = lab_run_cpu(c, &in, MODES, n_modes, w->o->beta, w->o->eps, &w->o->num, w->results[i]);
     lab_inputs_free(&in);
     pthread_mutex_lock(&w->lock);
     w->done++;
@@ -240,12 +204,22 @@ static void *gpu_worker(void *arg) {
   }
 }
 
-static int run_gpu(work *w, cli_bias_gpu *g) {
-  if (!w->o->json) printf("device: %s\n", cli_bias_gpu_name(g));
+/* Every case of w (on g, or on the CPU when g is NULL); 1 when one failed. */
+static int run_cases(work *w, cli_bias_gpu *g) {
+  if (g && !w->o->json) printf("device: %s\n", cli_bias_gpu_name(g));
   w->gpu = g;
-  if (run_pool(w, gpu_worker) == 0) return 0;
-  fprintf(stderr, "fa2 bias --gpu: %s\n", w->err);
-  return 1;
+  const int n = w->o->jobs < w->n_cases ? w->o->jobs : w->n_cases;
+  pthread_t th[64];
+  int started = 0;
+  pthread_mutex_init(&w->lock, NULL);
+  for (; started < n && started < 64; started++)
+    if (pthread_create(&th[started], NULL, worker, w) != 0) break;
+  if (started == 0) worker(w);
+  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+  pthread_mutex_destroy(&w->lock);
+  if (isatty(2)) fprintf(stderr, "\r%40s\r", "");
+  if (w->failed) fprintf(stderr, "fa2 bias%s: %s\n", g ? " --gpu" : "", w->err);
+  return w->failed ? 1 : 0;
 }
 
 static void print_table(const work *w) {
@@ -553,7 +527,7 @@ int cli_bias(int argc, char **argv) {
     cli_bias_gpu_close(g);
     return rc;
   }
-  int rc = o.gpu ? run_gpu(w, g) : run_cpu(w);
+  int rc = run_cases(w, o.gpu ? g : NULL);
   cli_bias_gpu_close(g);
   if (rc == 0) o.json ? print_json(w) : print_table(w);
   free(w);
