@@ -262,7 +262,10 @@ typedef struct fa2_kernel_desc {
   int seqlen; /* the calls' sequence length (sqrt(seqlen_q * seqlen_k)): picks the
                  tuning database's tiles for that length; 0: the key's own tiles;
                  < 0: an error */
-  int varlen; /* 1: the variable-length kernel (calls with cu_seqlens) */
+  int varlen; /* 1: the variable-length kernel (calls with cu_seqlens), for packed
+                 batches of mixed lengths: at d = 64 a batch whose sequences fill 3/4 of
+                 batch x seqlen_q takes the fixed length's tiles from 1k instead, which
+                 this does not prepare */
   int window; /* 1: the sliding-window kernel (then causal = 0) */
   int alibi;  /* 1: the ALiBi kernel */
   int softcap; /* 1: the softcap kernel */

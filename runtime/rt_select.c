@@ -119,6 +119,7 @@ void rt_request_desc(const fa2_kernel_desc *d, int with_length, rt_request *r) {
   r->dropout = d->dropout != 0;
   r->sinks = d->sinks != 0;
   r->len_class = with_length && d->seqlen > 0 ? len_class(d->seqlen, d->seqlen) : 0;
+  r->ragged = r->varlen; /* a descriptor has no lengths: the mixed batches varlen is for */
   normalize(r, (int)d->stab, d->beta, d->eps);
   if (!with_length && d->seqlen > 0) rule_length(r, d->seqlen, d->seqlen);
 }

@@ -530,6 +530,12 @@ Test(tuning, d64_forward_takes_the_ws_tiles_from_their_length_rules) {
   expect_launch_of(ctx, a, "fwd_bf16_d64_varlen_m192n128w16s2ws_none");
   a.total_q = 3 * 4096 - 1;
   expect_launch_of(ctx, a, "fwd_bf16_d64_varlen_m64n128w4s2wg_none");
+  /* a varlen descriptor prepares the ragged batches' tile (it has no lengths; causal at
+   * 4096 a full batch would take the persistent ws tile, not loaded so far) */
+  fa2_kernel_desc kd = {NULL, FA2_BF16, 64, 1, FA2_STAB_NONE, 0, 0, 4096, 1};
+  cr_assert_eq(fa2_prepare(ctx, &kd, 1), FA2_OK, "%s", fa2_last_error());
+  cr_expect(strstr(fake->last_image_head, "fwd_bf16_d64_causal_varlen_m64n128w4s2wg_none"), "%s",
+            fake->last_image_head);
   cr_expect_eq(seen.count[FA2_LOG_WARN], 0, "%s", seen.last);
   fa2_destroy(ctx);
 
