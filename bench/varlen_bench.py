@@ -196,7 +196,7 @@ def main():
     if not args.skip_equal:
         equal_lengths(rows, [int(d) for d in args.equal_dims.split(",")])
     if not args.skip_mix:
-        for d in map(int, args.mix_dims.split(",")):
+        for d in [int(d) for d in args.mix_dims.split(",")]:
             realistic_mix(rows, d)
     if args.json:
         json.dump(rows, open(args.json, "w"), indent=1)

@@ -162,7 +162,7 @@ static int default_block_n(int head_dim, lab_dtype t, const char *arch, int varl
   return bn;
 }
 
-/* ---- the suite on CPU threads ---------------------------------------------- */
+/* ---- the suite on -j threads ------------------------------------------------ */
 typedef struct work {
   const options *o;
   lab_case cases[MAX_CASES];
@@ -171,7 +171,7 @@ typedef struct work {
   pthread_mutex_t lock;
   int next, done, failed;
   cli_bias_gpu *gpu;  /* --gpu: the device the cases run on */
-  char err[512];      /* --gpu: the first failure */
+  char err[512];      /* the first failure's message */
 } work;
 
 /* Cases on -j threads, each taking the next: the lab's emulation, or with --gpu the
@@ -527,7 +527,7 @@ int cli_bias(int argc, char **argv) {
     cli_bias_gpu_close(g);
     return rc;
   }
-  int rc = run_cases(w, o.gpu ? g : NULL);
+  int rc = run_cases(w, g); /* g: NULL without --gpu */
   cli_bias_gpu_close(g);
   if (rc == 0) o.json ? print_json(w) : print_table(w);
   free(w);
