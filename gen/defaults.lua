@@ -97,8 +97,20 @@ M.BWD_TILES = {
 M.BWD_TILES_SM90 = {
   [64]  = { block_m = 64, block_n = 64, warps = 4, stages = 3, wgmma = true },
   [128] = { block_m = 64, block_n = 128, warps = 8, stages = 2, wgmma = true },
+  -- d 160 and 224 (no wgmma: not whole 64-column blocks): the quad layout on eight
+  -- warps, 64 keys a block, 1.51-1.61x and 1.28-1.38x BWD_TILES' m64n32w4s2 and
+  -- m32n32w4s2 at N = 2k (fa2 tune on the H200, bench/NOTES.md "Session 20")
+  [160] = { block_m = 64, block_n = 64, warps = 8, stages = 2 },
+  [224] = { block_m = 64, block_n = 64, warps = 8, stages = 2 },  -- see BWD_TILES_SM90_POSITIONAL
   [192] = { block_m = 64, block_n = 64, warps = 8, stages = 2, wgmma = true },  -- a pair
   [256] = { block_m = 64, block_n = 64, warps = 8, stages = 2, wgmma = true },  -- a pair
+}
+
+-- Backward tiles on Hopper with ALiBi or a window, where BWD_TILES_SM90's spill:
+-- d = 224 on eight warps spills 4-32 bytes at 255 registers with either (their
+-- per-score distance and bounds), so it keeps BWD_TILES' tile there.
+M.BWD_TILES_SM90_POSITIONAL = {
+  [224] = { block_m = 32, block_n = 32, warps = 4, stages = 2 },
 }
 
 -- Stabilization parameters when a stab entry leaves them out (DESIGN.md:

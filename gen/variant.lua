@@ -362,9 +362,12 @@ end
 -- modified: the variant has a score modifier, dropout, sinks or varlen (a forward off
 -- sm_90 then takes TILES_MODIFIED where TILES would be its tile and it has one);
 -- balanced: a forward of mode balanced (TILES_BALANCED, likewise).
-function M.auto_tile(pass, head_dim, arch, modified, balanced)
+function M.auto_tile(pass, head_dim, arch, modified, balanced, positional)
   local name = pass == "bwd" and "BWD_TILES" or "TILES"
   if arch == M.WGMMA_ARCH and D[name .. "_SM90"][head_dim] then name = name .. "_SM90" end
+  if name == "BWD_TILES_SM90" and positional and D.BWD_TILES_SM90_POSITIONAL[head_dim] then
+    name = "BWD_TILES_SM90_POSITIONAL"
+  end
   if name == "TILES_SM90" and D.TILES_SM90_WS[head_dim] then name = "TILES_SM90_WS" end
   if name == "TILES" and modified and arch ~= M.WGMMA_ARCH and D.TILES_MODIFIED[head_dim] then
     name = "TILES_MODIFIED"
@@ -381,7 +384,7 @@ M.FEATURES = { "varlen", "window", "alibi", "softcap", "dropout", "sinks" }
 function M.auto_pick(c, arch)
   local modified = false
   for _, k in ipairs(M.FEATURES) do modified = modified or c[k] end
-  return M.auto_tile(c.pass, c.head_dim, arch, modified, c.out_round == "balanced")
+  return M.auto_tile(c.pass, c.head_dim, arch, modified, c.out_round == "balanced", c.alibi or c.window)
 end
 
 -- The supported arches whose "auto" tile for completed c is c's own tile.

@@ -221,7 +221,7 @@ Test(cli, list_prints_the_table_and_names) {
   cr_assert_eq(r.status, 0, "%s", r.err);
   int lines = 0;
   for (const char *p = r.out; (p = strchr(p, '\n')); p++) lines++;
-  cr_expect_eq(lines, 2604); /* 240 plain (176 + sm_90's wgmma picks: forward d 64, 128, 192,
+  cr_expect_eq(lines, 2660); /* 240 plain (176 + sm_90's wgmma picks: forward d 64, 128, 192,
                                256 x dtypes x causal x modes, backward d 64, 128, 192, 256 x
                                dtypes x causal), each modifier's and COMBOS', and 356 of mode
                                balanced (tests/test_gen_spec.c) */

@@ -132,12 +132,21 @@ Test(spec, the_shipped_specs_load) {
   const int each = plain + 2 * 2 * 3; /* with one modifier */
   const int b_plain = (7 + 2) * 2 * 2, b_each = b_plain + 2 * 2;
   const int b_all = b_plain + b_each * 5 + b_each / 2 * 4 + b_each;
-  cr_expect_eq(s.n_variants, plain + each * 5 + each / 2 + each / 2 * 2 + (each / 2 - 4) + (each - 4) + b_all);
+  /* the backward of d 160 (36 variants) and 224 (20: not with ALiBi or a window) again on
+   * sm_90's eight-warp tiles (BWD_TILES_SM90) */
+  const int bwd_sm90_wide = 36 + 20;
+  cr_expect_eq(s.n_variants,
+               plain + each * 5 + each / 2 + each / 2 * 2 + (each / 2 - 4) + (each - 4) + b_all + bwd_sm90_wide);
   int fp16 = 0, causal = 0, robust = 0, bwd = 0, wgmma = 0, bwd_wgmma = 0, balanced = 0;
   int n_window = 0, n_varlen = 0, n_alibi = 0, n_softcap = 0, n_dropout = 0, n_sinks = 0;
-  int window_varlen = 0, window_sinks = 0, window_softcap = 0, alibi_softcap = 0;
+  int window_varlen = 0, window_sinks = 0, window_softcap = 0, alibi_softcap = 0, wide = 0;
   for (int i = 0; i < s.n_variants; i++) {
     const gen_variant *v = &s.variants[i];
+    if (v->pass == GEN_PASS_BWD && (v->head_dim == 160 || v->head_dim == 224) && v->warps == 8) {
+      cr_expect(v->block_n == 64 && !v->wgmma && !(v->head_dim == 224 && (v->alibi || v->window)), "%s", v->name);
+      wide++;
+      continue;
+    }
     if (v->stab == GEN_STAB_BALANCED) {
       balanced++;
       cr_expect(v->pass == GEN_PASS_FWD && v->head_dim <= 128, "%s", v->name);
@@ -165,6 +174,7 @@ Test(spec, the_shipped_specs_load) {
     robust += s.variants[i].stab == GEN_STAB_ROBUST;
     wgmma += s.variants[i].wgmma;
   }
+  cr_expect_eq(wide, bwd_sm90_wide);
   cr_expect_eq(bwd, 60);
   cr_expect_eq(bwd_wgmma, 4 * 2 * 2);
   cr_expect_eq(fp16, 90);
