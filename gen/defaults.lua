@@ -98,8 +98,8 @@ M.BWD_TILES_SM90 = {
   [64]  = { block_m = 64, block_n = 64, warps = 4, stages = 3, wgmma = true },
   [128] = { block_m = 64, block_n = 128, warps = 8, stages = 2, wgmma = true },
   -- d 160 and 224 (no wgmma: not whole 64-column blocks): the quad layout on eight
-  -- warps, 64 keys a block, 1.51-1.61x and 1.28-1.38x BWD_TILES' m64n32w4s2 and
-  -- m32n32w4s2 at N = 2k (fa2 tune on the H200, bench/NOTES.md "Session 20")
+  -- warps, 64 keys a block: 1.53-1.65x and 1.16-1.37x as fast as BWD_TILES'
+  -- m64n32w4s2 and m32n32w4s2 at N = 512..16k (H200, bench/NOTES.md "Session 21")
   [160] = { block_m = 64, block_n = 64, warps = 8, stages = 2 },
   [224] = { block_m = 64, block_n = 64, warps = 8, stages = 2 },  -- see BWD_TILES_SM90_POSITIONAL
   [192] = { block_m = 64, block_n = 64, warps = 8, stages = 2, wgmma = true },  -- a pair
