@@ -81,7 +81,8 @@ static int time_bwd(gpu *g, const bwd_variant *var, const bench_buffers *b, CUde
   p.o_f32 = (const float *)b->o_f32;
   p.dq = (void *)grads, p.dk = (void *)(grads + tokens * width * 2), p.dv = (void *)(grads + tokens * width * 4);
   p.lse = (const float *)b->lse;
-  p.dq_accum = (float *)work, p.delta = (float *)(work + tokens * width * 4);
+  /* dQ's accumulator has the tiles' columns (H * tile_dim <= 2 * width: d = 8 on 16's) */
+  p.dq_accum = (float *)work, p.delta = (float *)(work + tokens * H * var->tile_dim * 4);
   p.q_batch_stride = p.k_batch_stride = p.v_batch_stride = p.o_batch_stride = N * row;
   p.do_batch_stride = p.dq_batch_stride = p.dk_batch_stride = p.dv_batch_stride = N * row;
   p.q_row_stride = p.k_row_stride = p.v_row_stride = p.o_row_stride = row;
@@ -92,7 +93,7 @@ static int time_bwd(gpu *g, const bwd_variant *var, const bench_buffers *b, CUde
   p.scale = 1.f / sqrtf((float)d), p.inv_scale = 1.f / p.scale;
   p.deterministic = deterministic;
   void *args[] = {&p};
-  const unsigned warps = (unsigned)var->threads / 32, row_block = FA2_ROW_BLOCK((unsigned)var->threads, (unsigned)d);
+  const unsigned warps = (unsigned)var->threads / 32, row_block = FA2_ROW_BLOCK((unsigned)var->threads, (unsigned)var->tile_dim);
   const unsigned rows_x = (unsigned)((N + row_block - 1) / row_block);
   const unsigned det_x = (unsigned)((N + 16 * warps - 1) / (16 * warps));
   const unsigned keys_x = (unsigned)((N + var->block_n - 1) / var->block_n);
@@ -170,7 +171,9 @@ int main(int argc, char **argv) {
                      gpu_alloc(&g, elems * 2), gpu_alloc(&g, elems * 4),
                      fp32_delta ? gpu_alloc(&g, elems * 4) : 0};
   CUdeviceptr dout = gpu_alloc(&g, elems * 2), grads = n_bwd ? gpu_alloc(&g, elems * 6) : 0;
-  CUdeviceptr work = n_bwd ? gpu_alloc(&g, elems * 4 + 16384 * 64 * 4) : 0;
+  /* dQ's accumulator (up to twice the elements: d = 8 on the tiles of 16) and delta (up to
+   * 2048 / 8 heads a token) */
+  CUdeviceptr work = n_bwd ? gpu_alloc(&g, 2 * elems * 4 + 16384 * 256 * 4) : 0;
   if (!b.q || !b.k || !b.v || !b.o || !b.lse || !dout || (n_bwd && (!grads || !work)) ||
       (fp32_delta && !b.o_f32))
     return 1;

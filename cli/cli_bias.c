@@ -352,7 +352,7 @@ static int parse_head_dims(const char *arg, options *o) {
     const int d = cli_parse_int(p);
     int dup = 0;
     for (int i = 0; i < o->n_hd; i++) dup |= o->head_dims[i] == d;
-    if (!rt_head_dim_supported(d) || dup || o->n_hd == MAX_HD) {
+    if (!rt_head_dim_is_tile(d) || dup || o->n_hd == MAX_HD) {
       fprintf(stderr, "fa2 bias: --head-dims %s: '%s' not allowed; allowed: up to %d different "
                       "kernel head dims (%s), comma-separated\n",
               arg, p, MAX_HD, rt_head_dims_text());

@@ -205,7 +205,12 @@ function M.render_variant(v)
       .. "); complete the variant first")
   end
   local tpl = V.template(c)
-  local src = M.default.render(tpl, c)
+  -- The templates build tiles of head_dim columns: the variant's tile_dim. tensor_dim is
+  -- the tensors' head dim; padded: it is less (loads zero the rest, stores leave it out).
+  local vars = {}
+  for k, x in pairs(c) do vars[k] = x end
+  vars.head_dim, vars.tensor_dim, vars.padded = c.tile_dim, c.head_dim, c.tile_dim ~= c.head_dim
+  local src = M.default.render(tpl, vars)
   -- Only the '#' characters are looked at (a plain find each), not every line: a
   -- warm start renders every variant it loads, and a match per line was a third
   -- of its time.

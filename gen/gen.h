@@ -52,6 +52,7 @@ typedef struct gen_variant {
   double beta, eps; /* meaningful for paper/robust only */
   /* Filled by gen_variant_complete: */
   char name[160];   /* canonical: fwd_bf16_d128_causal_m128n64w4s2_robust_b2_e1em3 */
+  int tile_dim;     /* head dim of the tiles: the next kernel head dim (head_dim's own for those) */
   int threads;      /* block size of every entry */
   int smem_bytes;   /* dynamic shared memory of the main entry */
   int persistent;   /* a ws forward that can take work items from fa2_fwd_params.tile_counter */

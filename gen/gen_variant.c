@@ -131,6 +131,7 @@ int gen_read_variant(lua_State *L, int idx, gen_variant *v, gen_err *err) {
   lua_pop(L, 1);
   c.beta = get_num(L, idx, "beta");
   c.eps = get_num(L, idx, "eps");
+  c.tile_dim = get_int(L, idx, "tile_dim");
   c.threads = get_int(L, idx, "threads");
   c.smem_bytes = get_int(L, idx, "smem_bytes");
   lua_getfield(L, idx, "persistent");

@@ -6,7 +6,12 @@ local mods = ...
 local U, D = mods.util, mods.defaults
 local M = {}
 
+-- The head dims the kernels' tiles are built for. A variant may have any head dim
+-- that is a multiple of 8 up to 256: it runs on the tiles of the next of these
+-- (its tile_dim), its loads zero the columns past its head dim in shared memory and
+-- its stores leave them out (the templates' tensor_dim).
 M.HEAD_DIMS = { 16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256 }
+M.MAX_HEAD_DIM = 256
 M.DTYPES = { "bf16", "fp16" }
 M.MODES = { "none", "paper", "robust", "balanced" }
 -- Modes with no beta or eps: none's softmax (balanced rounds O apart, templates/round_balanced.cuh.tpl).
@@ -84,11 +89,12 @@ M.PASSES = {
     smem = function(v)
       -- ws: the same tiles (a persistent one: and O's staging, block_m rows), then 256
       -- bytes of mbarriers.
+      local d = M.tile_dim(v.head_dim)
       if v.ws then
-        return 1024 + 2 * v.head_dim * ((v.persistent and 2 or 1) * v.block_m + 2 * v.stages * v.block_n) + 256
+        return 1024 + 2 * d * ((v.persistent and 2 or 1) * v.block_m + 2 * v.stages * v.block_n) + 256
       end
-      if v.wgmma then return 1024 + 2 * v.head_dim * (v.block_m + 2 * v.stages * v.block_n) end
-      return 2 * (v.head_dim + 8) * (v.block_m + 2 * v.stages * v.block_n)
+      if v.wgmma then return 1024 + 2 * d * (v.block_m + 2 * v.stages * v.block_n) end
+      return 2 * (d + 8) * (v.block_m + 2 * v.stages * v.block_n)
     end,
   },
   bwd = {
@@ -105,13 +111,14 @@ M.PASSES = {
     smem = function(v)
       local layout = M.bwd_layout(v)
       local s_bufs = layout == "quad" and 2 or 1
-      local main = 2 * (v.head_dim + 8) * (2 * v.block_n + 2 * v.stages * v.block_m)
+      local d = M.tile_dim(v.head_dim)
+      local main = 2 * (d + 8) * (2 * v.block_n + 2 * v.stages * v.block_m)
         + 8 * v.stages * v.block_m + s_bufs * 2 * v.block_n * (v.block_m + 8)
       if v.wgmma then
-        main = 1024 + 2 * v.head_dim * (2 * v.block_n + 2 * v.stages * v.block_m)
+        main = 1024 + 2 * d * (2 * v.block_n + 2 * v.stages * v.block_m)
           + 8 * v.stages * v.block_m + (layout == "pair" and 3 or 1) * 2 * v.block_n * v.block_m
       end
-      local det = 4 * (v.head_dim + 8) * (16 * v.warps + v.block_n)
+      local det = 4 * (d + 8) * (16 * v.warps + v.block_n)
       return math.max(main, det)
     end,
     -- Each warp owns 32 keys (its rows of dK and dV), or two warps share 32
@@ -195,10 +202,17 @@ function M.check_dtype(x, path)
 end
 
 function M.check_head_dim(x, path)
-  local allowed = joined(M.HEAD_DIMS)
+  local allowed = "multiples of 8 from 8 to " .. M.MAX_HEAD_DIM .. " (tiles for " .. joined(M.HEAD_DIMS) .. ")"
   local d = int(x, path, allowed)
-  if not member(M.HEAD_DIMS, d) then U.fail(path, x, "not a supported head dim", allowed) end
+  if d < 8 or d > M.MAX_HEAD_DIM or d % 8 ~= 0 then U.fail(path, x, "not a supported head dim", allowed) end
   return d
+end
+
+-- The head dim the tiles of a variant of head dim d are built for: the next of
+-- HEAD_DIMS (d itself for those).
+function M.tile_dim(d)
+  for _, t in ipairs(M.HEAD_DIMS) do if t >= d then return t end end
+  return nil
 end
 
 function M.check_causal(x, path)
@@ -380,11 +394,22 @@ end
 -- Every feature a plain variant has not.
 M.FEATURES = { "varlen", "window", "alibi", "softcap", "dropout", "sinks" }
 
+-- The head dims (multiples of 8) whose tile_dim is one of tiles: "56-64, 104-128".
+local function padded_to(tiles)
+  local out = {}
+  for _, t in ipairs(tiles) do
+    local lo = 8
+    for _, h in ipairs(M.HEAD_DIMS) do if h < t then lo = h + 8 end end
+    out[#out + 1] = lo == t and tostring(t) or lo .. "-" .. t
+  end
+  return joined(out) .. " (multiples of 8)"
+end
+
 -- auto_tile for variant c (its pass, head dim and features) on arch.
 function M.auto_pick(c, arch)
   local modified = false
   for _, k in ipairs(M.FEATURES) do modified = modified or c[k] end
-  return M.auto_tile(c.pass, c.head_dim, arch, modified, c.out_round == "balanced", c.alibi or c.window)
+  return M.auto_tile(c.pass, M.tile_dim(c.head_dim), arch, modified, c.out_round == "balanced", c.alibi or c.window)
 end
 
 -- The supported arches whose "auto" tile for completed c is c's own tile.
@@ -412,6 +437,7 @@ function M.complete(v, arch, tiles_arch)
   c.pass = M.check_pass(v.pass, "pass")
   c.dtype = M.check_dtype(v.dtype, "dtype")
   c.head_dim = M.check_head_dim(v.head_dim, "head_dim")
+  c.tile_dim = M.tile_dim(c.head_dim)
   c.causal = M.check_causal(v.causal, "causal")
   c.varlen = M.check_varlen(v.varlen or false, "varlen")
   c.window = M.check_window(v.window or false, "window")
@@ -439,40 +465,41 @@ function M.complete(v, arch, tiles_arch)
   c.wgmma, c.ws = tile.wgmma, tile.ws
   if c.wgmma then c.only_arch, c.only_target = M.WGMMA_ARCH, M.WGMMA_TARGET end
   if c.ws then
-    if not member(M.WS_HEAD_DIMS, c.head_dim) then
-      U.fail("head_dim", c.head_dim, "ws tiles need a head dim made of 64-column blocks", joined(M.WS_HEAD_DIMS))
+    if not member(M.WS_HEAD_DIMS, c.tile_dim) then
+      U.fail("head_dim", c.head_dim, "ws tiles need a head dim made of 64-column blocks (or one padded to them)",
+        padded_to(M.WS_HEAD_DIMS))
     end
-  elseif c.wgmma and not member(M.WGMMA_HEAD_DIMS, c.head_dim) then
-    U.fail("head_dim", c.head_dim, "wgmma tiles need a head dim made of 64-column blocks",
-      joined(M.WGMMA_HEAD_DIMS))
+  elseif c.wgmma and not member(M.WGMMA_HEAD_DIMS, c.tile_dim) then
+    U.fail("head_dim", c.head_dim, "wgmma tiles need a head dim made of 64-column blocks (or one padded to them)",
+      padded_to(M.WGMMA_HEAD_DIMS))
   end
   -- The backward's dQ step gives each warpgroup a slice of whole 64-column blocks
   -- (a pair: the first 128 columns, or half of them at d = 128, and the rest); d = 64
   -- on two warpgroups splits the block's keys instead (bwd_wgmma.cuh.tpl's dq_split).
   local pair = M.bwd_layout(c) == "pair"
-  local dq_split = not pair and c.head_dim == 64 and c.warps == 8
-  if c.wgmma and c.pass == "bwd" and (pair and c.head_dim < 128
-      or not pair and not dq_split and (c.head_dim // (c.warps // 4)) % 64 ~= 0) then
+  local dq_split = not pair and c.tile_dim == 64 and c.warps == 8
+  if c.wgmma and c.pass == "bwd" and (pair and c.tile_dim < 128
+      or not pair and not dq_split and (c.tile_dim // (c.warps // 4)) % 64 ~= 0) then
     U.fail("tiles.warps", c.warps, string.format("head_dim %d has %d 64-column block(s) for the "
-      .. "backward's dQ step, one per warpgroup at least", c.head_dim, c.head_dim // 64),
-      "4" .. ((c.head_dim >= 128 or c.head_dim == 64) and ", 8" or ""))
+      .. "backward's dQ step, one per warpgroup at least", c.tile_dim, c.tile_dim // 64),
+      "4" .. ((c.tile_dim >= 128 or c.tile_dim == 64) and ", 8" or ""))
   end
   -- The quad backward (four warps share 32 keys) keeps dV and dK in column halves and
   -- computes dQ in slices of 16-column pairs (bwd.cu.tpl's static_assert).
-  if M.bwd_layout(c) == "quad" and c.head_dim % 32 ~= 0 then
+  if M.bwd_layout(c) == "quad" and c.tile_dim % 32 ~= 0 then
     U.fail("tiles.block_n", c.block_n, string.format("block_n = 8 x warps is the backward's quad layout "
       .. "(four warps share 32 keys, dV and dK in column halves), which needs a head dim that is a "
-      .. "multiple of 32, not %d", c.head_dim), "another block_n")
+      .. "multiple of 32, not %d", c.tile_dim), "another block_n")
   end
   -- The mma.sync backward's dQ step: warps sharing a row group of 16 queries
   -- take equal slices of the head dim, in pairs of n8 tiles.
   if c.pass == "bwd" and not c.wgmma then
     local groups = c.block_m // 16
     local split = c.warps > groups and c.warps // groups or 1
-    if (c.head_dim // 8) % (2 * split) ~= 0 then
+    if (c.tile_dim // 8) % (2 * split) ~= 0 then
       U.fail("tiles.warps", c.warps, string.format("head_dim %d: %d warps share each 16-query row group "
         .. "of the backward's dQ step and cannot split its %d columns into whole pairs of 8",
-        c.head_dim, split, c.head_dim), "fewer warps, or a larger block_m")
+        c.tile_dim, split, c.tile_dim), "fewer warps, or a larger block_m")
     end
   end
   local s

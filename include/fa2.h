@@ -127,7 +127,9 @@ typedef struct fa2_fwd_args {
   float *lse;     /* (batch, heads_q, seqlen_q) fp32 contiguous, written (natural log) */
   int batch, seqlen_q, seqlen_k;
   int heads_q, heads_kv; /* heads_q a multiple of heads_kv (GQA/MQA) */
-  int head_dim;          /* 16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256 */
+  int head_dim;          /* a multiple of 8 from 8 to 256 (16, 32, 48, 64, 80, 96, 128, 160,
+                            192, 224 and 256 have their own tiles; others run on those of
+                            the next, the columns past head_dim masked) */
   float scale;           /* softmax scale; 0: 1/sqrt(head_dim) */
   int causal;            /* bottom-right aligned, as FlashAttention >= 2.1 */
   fa2_stab stab;

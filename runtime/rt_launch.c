@@ -149,7 +149,7 @@ static void fill_bwd_params(const fa2_bwd_args *a, void *ws, fa2_bwd_params *p) 
   p->o_f32 = a->delta == FA2_DELTA_FP32 ? a->o_fp32 : NULL;
   const size_t rows = rt_bwd_rows(a);
   p->dq_accum = (float *)ws;
-  p->delta = (float *)((char *)ws + (rows * (size_t)a->head_dim * 4 + 255) / 256 * 256);
+  p->delta = (float *)((char *)ws + (rows * (size_t)rt_tile_head_dim(a->head_dim) * 4 + 255) / 256 * 256);
   set_strides(&a->q, &p->q_batch_stride, &p->q_row_stride, &p->q_head_stride);
   set_strides(&a->k, &p->k_batch_stride, &p->k_row_stride, &p->k_head_stride);
   set_strides(&a->v, &p->v_batch_stride, &p->v_row_stride, &p->v_head_stride);
@@ -231,7 +231,8 @@ int rt_launch_bwd(fa2_context *ctx, const rt_kernel *k, const fa2_bwd_args *a, v
   fill_bwd_params(a, ws, &p);
   void *params[] = {&p};
   const unsigned warps = (unsigned)k->threads / 32;
-  const unsigned row_block = FA2_ROW_BLOCK((unsigned)k->threads, (unsigned)a->head_dim);
+  /* the row kernels cover the tiles' columns (dQ's accumulator has them all) */
+  const unsigned row_block = FA2_ROW_BLOCK((unsigned)k->threads, (unsigned)rt_tile_head_dim(a->head_dim));
   const unsigned rows_x = (unsigned)((a->seqlen_q + row_block - 1) / row_block);
   const unsigned keys_x = (unsigned)((a->seqlen_k + k->block_n - 1) / k->block_n);
   const unsigned det_x = (unsigned)((a->seqlen_q + 16 * warps - 1) / (16 * warps));

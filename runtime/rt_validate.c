@@ -10,21 +10,28 @@
 #include "rt_dropout.h"
 #include "rt_error.h"
 
-/* The kernel head dims: gen/variant.lua's HEAD_DIMS (a test keeps them equal),
- * written once for the table and for the messages' text. */
+/* The kernel (tile) head dims: gen/variant.lua's HEAD_DIMS (a test keeps them
+ * equal), written once for the table and for the messages' text. A call may have
+ * any multiple of 8 up to 256: it runs on the tiles of the next of these. */
 #define HEAD_DIM_LIST 16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256
 #define TEXT_OF(...) #__VA_ARGS__
 #define TEXT(...) TEXT_OF(__VA_ARGS__)
 static const int head_dims[] = {HEAD_DIM_LIST};
 #define HEAD_DIMS_TEXT TEXT(HEAD_DIM_LIST)
+#define CALL_HEAD_DIMS_TEXT "multiples of 8 from 8 to 256"
 
 const char *rt_head_dims_text(void) { return HEAD_DIMS_TEXT; }
 
-int rt_head_dim_supported(int head_dim) {
+int rt_tile_head_dim(int head_dim) {
+  if (head_dim < 8 || head_dim % 8) return 0;
   for (unsigned i = 0; i < sizeof head_dims / sizeof head_dims[0]; i++)
-    if (head_dims[i] == head_dim) return 1;
+    if (head_dims[i] >= head_dim) return head_dims[i];
   return 0;
 }
+
+int rt_head_dim_supported(int head_dim) { return rt_tile_head_dim(head_dim) != 0; }
+
+int rt_head_dim_is_tile(int head_dim) { return head_dim > 0 && rt_tile_head_dim(head_dim) == head_dim; }
 
 const char *rt_dtype_name(int dtype) {
   return dtype == FA2_BF16 ? "bf16" : dtype == FA2_FP16 ? "fp16" : "?";
@@ -164,7 +171,7 @@ int rt_validate_fwd(const fa2_fwd_args *a) {
     return rc;
   if (!rt_head_dim_supported(a->head_dim))
     return rt_set_error(FA2_ERR_UNSUPPORTED,
-                        "head_dim %d is not supported: allowed " HEAD_DIMS_TEXT,
+                        "head_dim %d is not supported: allowed " CALL_HEAD_DIMS_TEXT,
                         a->head_dim);
   if (a->heads_q % a->heads_kv)
     return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
@@ -309,6 +316,6 @@ size_t rt_bwd_rows(const fa2_bwd_args *a) {
 size_t fa2_backward_workspace_size(const fa2_bwd_args *a) {
   if (!a || a->batch <= 0 || a->seqlen_q <= 0 || a->heads_q <= 0 || a->head_dim <= 0) return 0;
   const size_t rows = rt_bwd_rows(a);
-  const size_t accum = (rows * (size_t)a->head_dim * 4 + 255) / 256 * 256;
+  const size_t accum = (rows * (size_t)rt_tile_head_dim(a->head_dim) * 4 + 255) / 256 * 256;
   return accum + (rows * 4 + 255) / 256 * 256;
 }

@@ -241,14 +241,17 @@ extern "C" __global__ void __launch_bounds__(kThreads) fa2_bwd_pre(const fa2_bwd
 {% end %}
   const bool mine = row < {{ SQ }} && col < kHeadDim; // (every lane stays for the shuffles)
   const long long flat = (({{ QROW0 }} + row) * p.heads_q + head) * kHeadDim + col;
+{% if padded %}
+  const long long flat_o = (({{ QROW0 }} + row) * p.heads_q + head) * kTensorDim + col; // o_f32's
+{% end %}
   float sum = 0.f;
-  if (mine) {
+  if (mine{{ padded and " && col < kTensorDim" or "" }}) {
     float d[8], o[8];
     unpack8((const elem_t *)p.dout + {{ BASE("do") }} + row * p.do_row_stride + head * p.do_head_stride + col, d);
     if (p.o_f32) { // 8-byte aligned
 #pragma unroll
       for (int i = 0; i < 8; i += 2) {
-        const float2 x = *(const float2 *)(p.o_f32 + flat + i);
+        const float2 x = *(const float2 *)(p.o_f32 + {{ padded and "flat_o" or "flat" }} + i);
         o[i] = x.x, o[i + 1] = x.y;
       }
     } else {
@@ -256,6 +259,10 @@ extern "C" __global__ void __launch_bounds__(kThreads) fa2_bwd_pre(const fa2_bwd
     }
 #pragma unroll
     for (int i = 0; i < 8; ++i) sum += d[i] * o[i];
+{% if padded %}
+  }
+  if (mine) { // dq_accum has the tiles' columns
+{% end %}
     if (!p.deterministic) {
       float4 *acc = (float4 *)(p.dq_accum + flat);
       acc[0] = acc[1] = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -274,7 +281,7 @@ extern "C" __global__ void __launch_bounds__(kThreads) fa2_bwd_dq(const fa2_bwd_
 {% if varlen %}
   const int seq_q0 = p.cu_seqlens_q[batch], seqlen_q = p.cu_seqlens_q[batch + 1] - seq_q0;
 {% end %}
-  if (row >= {{ SQ }} || col >= kHeadDim) return;
+  if (row >= {{ SQ }} || col >= {{ padded and "kTensorDim" or "kHeadDim" }}) return;
   const float4 *acc = (const float4 *)(p.dq_accum + (({{ QROW0 }} + row) * p.heads_q + head) * kHeadDim + col);
   const float4 a = acc[0], b = acc[1];
   const float f = p.scale{{ dropout and " * p.dropout_scale" or "" }};
@@ -732,7 +739,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
         if (key >= {{ SK }}) continue;
 #pragma unroll
         for (int dt = 0; dt < kDTiles / 2; ++dt)
-          *(unsigned *)(dst + key * row_stride + c_half + dt * 8 + 2 * qd) =
+          {{ padded and "if (c_half + dt * 8 < kTensorDim) " or "" }}*(unsigned *)(dst + key * row_stride + c_half + dt * 8 + 2 * qd) =
               pack2(acc[kt][dt][2 * hh] * f, acc[kt][dt][2 * hh + 1] * f);
       }
   }
@@ -746,6 +753,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 #pragma unroll
       for (int dt = 0; dt < kDTiles; ++dt) {
         const int col = dt * 8 + 2 * qd;
+{% if padded %}
+        if (dt * 8 >= kTensorDim) continue; // past the tensors' head dim
+{% end %}
         if constexpr (kPaired) { // half 0 holds dV, half 1 dK
 {% if dropout %}
           const float f = half == 0 ? dv_scale : dk_scale;
@@ -941,6 +951,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
     if (row >= {{ SQ }}) continue;
 #pragma unroll
     for (int dt = 0; dt < kDTiles; ++dt)
+{% if padded %}
+      if (dt * 8 < kTensorDim)
+{% end %}
 {% if dropout %}
       *(unsigned *)(dqp + row * p.dq_row_stride + dt * 8 + 2 * qd) =
           pack2(dq[dt][2 * hh] * dq_scale, dq[dt][2 * hh + 1] * dq_scale);

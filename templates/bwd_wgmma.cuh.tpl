@@ -533,7 +533,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
     if (key >= {{ SK }}) continue;
 #pragma unroll
     for (int dt = 0; dt < kDTiles; ++dt)
-      *(unsigned *)(dst + key * row_stride + dt * 8 + 2 * qd) = pack2(acc[dt][2 * hh] * f, acc[dt][2 * hh + 1] * f);
+      {{ padded and "if (dt * 8 < kTensorDim) " or "" }}*(unsigned *)(dst + key * row_stride + dt * 8 + 2 * qd) = pack2(acc[dt][2 * hh] * f, acc[dt][2 * hh + 1] * f);
   }
 {% else %}
 #pragma unroll
@@ -543,6 +543,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 #pragma unroll
     for (int dt = 0; dt < kDTiles; ++dt) {
       const int col = dt * 8 + 2 * qd;
+{% if padded %}
+      if (dt * 8 >= kTensorDim) continue; // past the tensors' head dim
+{% end %}
 {% if dropout %}
       const float dk_scale = p.scale * p.dropout_scale, dv_scale = p.dropout_scale; // 1 / (1 - p)
       *(unsigned *)(dkp + key * p.dk_row_stride + col) =

@@ -4,6 +4,11 @@
 {% local mma_type = (dtype == "bf16") and "bf16" or "f16" %}
 // ---- device helpers (templates/common.cuh.tpl) ----------------------------
 typedef unsigned short elem_t; // one {{ dtype }} value, handled as raw bits
+{% if padded %}
+// The tensors' head dim: tiles have {{ head_dim }} columns, loads zero those past
+// {{ tensor_dim }} (so they add nothing to a product) and stores leave them out.
+constexpr int kTensorDim = {{ tensor_dim }};
+{% end %}
 
 // Shared-memory address as the 32-bit value PTX's .shared instructions take.
 __device__ __forceinline__ unsigned smem_addr(const void *p) {
@@ -41,15 +46,18 @@ __device__ __forceinline__ void load_rows(unsigned dst, const elem_t *src, long 
     const int r = tid / kChunks, ch = tid % kChunks;
     const elem_t *g = src + (row0 + r) * row_stride + ch * 8;
     const long long step = kRowsPerPass * row_stride;
+{% if padded %}
+    const bool in_cols = ch * 8 < kTensorDim;
+{% end %}
     if (kSkipChecks && row0 + kRows <= rows) {
 #pragma unroll
       for (int i = 0; i < kRows / kRowsPerPass; ++i, g += step)
-        cp_async16(dst + ((r + i * kRowsPerPass) * kStride + ch * 8) * 2, g);
+        cp_async16(dst + ((r + i * kRowsPerPass) * kStride + ch * 8) * 2, {{ padded and "in_cols ? g : src, in_cols" or "g" }});
       return;
     }
 #pragma unroll
     for (int i = 0; i < kRows / kRowsPerPass; ++i, g += step) {
-      const bool valid = row0 + r + i * kRowsPerPass < rows;
+      const bool valid = {{ padded and "in_cols && " or "" }}row0 + r + i * kRowsPerPass < rows;
       cp_async16(dst + ((r + i * kRowsPerPass) * kStride + ch * 8) * 2, valid ? g : src, valid);
     }
   } else {
@@ -59,7 +67,7 @@ __device__ __forceinline__ void load_rows(unsigned dst, const elem_t *src, long 
       const int c = tid + i * kThreads;
       if (kTotal % kThreads == 0 || c < kTotal) {
         const int r = c / kChunks, ch = c % kChunks;
-        const bool valid = row0 + r < rows;
+        const bool valid = {{ padded and "ch * 8 < kTensorDim && " or "" }}row0 + r < rows;
         const elem_t *g = src + (valid ? row0 + r : 0) * row_stride + ch * 8;
         cp_async16(dst + (r * kStride + ch * 8) * 2, g, valid);
       }

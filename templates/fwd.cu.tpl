@@ -407,7 +407,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_fwd(const fa2_fwd_
   for (int i = 0; i < (kWarpChunks + 31) / 32; ++i) {
     const int c16 = lane + i * 32;
     const int r = warp * kWarpRows + c16 / kChunks, ch = c16 % kChunks;
-    if ((kWarpChunks % 32 == 0 || c16 < kWarpChunks) && m0 + r < {{ SQ }})
+    if ((kWarpChunks % 32 == 0 || c16 < kWarpChunks) && m0 + r < {{ SQ }}{{ padded and " && ch * 8 < kTensorDim" or "" }})
       *(uint4 *)(o + (m0 + r) * p.o_row_stride + ch * 8) =
           *(const uint4 *)(smem + (r * kStride + ch * 8) * 2);
   }

@@ -434,7 +434,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         if (row < {{ SQ }}) { // plain stores: the sequence's rows only
           unsigned *o = (unsigned *)((elem_t *)p.o + {{ BASE("o") }} + (long long)row * p.o_row_stride + head * p.o_head_stride);
 #pragma unroll
-          for (int dt = 0; dt < kDTiles; ++dt) o[dt * 4 + qd] = o2[dt];
+          for (int dt = 0; dt < kDTiles; ++dt) {{ padded and "if (dt * 8 < kTensorDim) " or "" }}o[dt * 4 + qd] = o2[dt];
         }
 {% else %}
 #pragma unroll

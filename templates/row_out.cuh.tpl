@@ -3,10 +3,10 @@
 {# o2[dt], its O in {{ dtype }} pairs (columns 8 dt + 2 qd, + 1) from acc * inv, rounded to   #}
 {# nearest, or balanced (round_balanced.cuh.tpl) with the row's draw.                     #}
       if (p.o_f32 && {{ ROW }} < {{ SQ }}) { // fp32 O for the backward's precise delta
-        float *of = p.o_f32 + (({{ QROW0 }} + {{ ROW }}) * p.heads_q + head) * kHeadDim;
+        float *of = p.o_f32 + (({{ QROW0 }} + {{ ROW }}) * p.heads_q + head) * {{ padded and "kTensorDim" or "kHeadDim" }};
 #pragma unroll
         for (int dt = 0; dt < kDTiles; ++dt)
-          *(float2 *)(of + dt * 8 + 2 * qd) = make_float2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv);
+          {{ padded and "if (dt * 8 < kTensorDim) " or "" }}*(float2 *)(of + dt * 8 + 2 * qd) = make_float2(acc[mt][dt][2 * h] * inv, acc[mt][dt][2 * h + 1] * inv);
       }
       unsigned o2[kDTiles];
 {% if out_round == "balanced" %}

@@ -33,16 +33,19 @@ __device__ __forceinline__ void load_rows_sw128(unsigned dst, const elem_t *src,
   const elem_t *g = src + (row0 + r) * row_stride + ch * 8;
   const long long step = kRowsPerPass * row_stride;
   dst += sw128_offset<kRows>(r, ch);
+{% if padded %}
+  const bool in_cols = ch * 8 < kTensorDim;
+{% end %}
   if (kSkipChecks && row0 + kRows <= rows) {
 #pragma unroll
     for (int i = 0; i < (kRows + kRowsPerPass - 1) / kRowsPerPass; ++i, g += step)
-      if (kRows % kRowsPerPass == 0 || r + i * kRowsPerPass < kRows) cp_async16(dst + i * kRowsPerPass * 128, g);
+      if (kRows % kRowsPerPass == 0 || r + i * kRowsPerPass < kRows) cp_async16(dst + i * kRowsPerPass * 128, {{ padded and "in_cols ? g : src, in_cols" or "g" }});
     return;
   }
 #pragma unroll
   for (int i = 0; i < (kRows + kRowsPerPass - 1) / kRowsPerPass; ++i, g += step) {
     if (kRows % kRowsPerPass == 0 || r + i * kRowsPerPass < kRows) {
-      const bool valid = row0 + r + i * kRowsPerPass < rows;
+      const bool valid = {{ padded and "in_cols && " or "" }}row0 + r + i * kRowsPerPass < rows;
       cp_async16(dst + i * kRowsPerPass * 128, valid ? g : src, valid);
     }
   }
@@ -69,7 +72,12 @@ __device__ __forceinline__ void load_rows_sw128(unsigned dst, const elem_t *src,
       const bool valid = inside || row0 + r + i * kRowsPerPass < rows;
 #pragma unroll
       for (int b = 0; b < kChunks / 8; ++b)
+{% if padded %}
+        cp_async16(dst + b * kRows * 128 + i * kRowsPerPass * 128, valid && b * 64 + ch * 8 < kTensorDim ? g + b * 64 : src,
+                   valid && b * 64 + ch * 8 < kTensorDim);
+{% else %}
         cp_async16(dst + b * kRows * 128 + i * kRowsPerPass * 128, valid ? g + b * 64 : src, valid);
+{% end %}
     }
   }
 }

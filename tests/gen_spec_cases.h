@@ -21,8 +21,9 @@ static const spec_case spec_cases[] = {
     {"return 5", {"the spec must return a table, got 5"}},
     /* values */
     {"return { dtype = {'bf16'}, head_dim = {64, 100} }",
-     {"head_dim[2] = 100", "not a supported head dim", "allowed: 16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256"}},
-    {"return { dtype = {'bf16'}, head_dim = {40} }", {"head_dim[1] = 40", "allowed: 16, 32, 48, 64"}},
+     {"head_dim[2] = 100", "not a supported head dim", "allowed: multiples of 8 from 8 to 256 (tiles for 16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256)"}},
+    {"return { dtype = {'bf16'}, head_dim = {44} }", {"head_dim[1] = 44", "allowed: multiples of 8 from 8"}},
+    {"return { dtype = {'bf16'}, head_dim = {264} }", {"head_dim[1] = 264", "multiples of 8 from 8 to 256"}},
     {"return { dtype = {'bf16'}, head_dim = {64.5} }", {"head_dim[1] = 64.5", "expected an integer"}},
     {"return { dtype = {'bf32'}, head_dim = {64} }", {"dtype[1] = \"bf32\"", "allowed: bf16, fp16"}},
     {"return { " OK_AXES ", arch = {'sm_80', 'sm_99'} }",

@@ -718,3 +718,68 @@ Test(variant, wide_head_dims) {
     cr_expect_eq(v.wgmma, 0, "%s", v.name);
   }
 }
+
+/* Head dims that are multiples of 8 but not kernel head dims run on the tiles of the
+ * next kernel head dim (tile_dim): same tiles, threads and shared memory as that one,
+ * their own name, and sources whose loads zero the columns past d (cp.async with
+ * src-size 0) and whose stores leave them out; a kernel head dim's source has none of it. */
+Test(variant, padded_head_dims) {
+  struct {
+    int pass, d, tile;
+    const char *arch;
+  } cases[] = {{GEN_PASS_FWD, 8, 16, NULL},     {GEN_PASS_FWD, 40, 48, NULL},  {GEN_PASS_FWD, 120, 128, "sm_90"},
+               {GEN_PASS_BWD, 120, 128, "sm_90"}, {GEN_PASS_BWD, 136, 160, NULL}, {GEN_PASS_FWD, 248, 256, "sm_90"},
+               {GEN_PASS_BWD, 200, 224, NULL}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    gen_variant v = base(cases[i].d, 1, GEN_STAB_NONE, 0, 0), t = base(cases[i].tile, 1, GEN_STAB_NONE, 0, 0);
+    v.pass = t.pass = cases[i].pass;
+    gen_err err;
+    cr_assert_eq(gen_variant_complete(g, &v, cases[i].arch, &err), GEN_OK, "d %d: %s", cases[i].d, err.msg);
+    cr_assert_eq(gen_variant_complete(g, &t, cases[i].arch, &err), GEN_OK, "%s", err.msg);
+    cr_expect_eq(v.tile_dim, cases[i].tile, "d %d: tile_dim %d", cases[i].d, v.tile_dim);
+    cr_expect_eq(t.tile_dim, cases[i].tile);
+    cr_expect(v.block_m == t.block_m && v.block_n == t.block_n && v.warps == t.warps && v.stages == t.stages &&
+                  v.wgmma == t.wgmma && v.ws == t.ws && v.threads == t.threads && v.smem_bytes == t.smem_bytes,
+              "d %d: the tiles of %d (%s against %s)", cases[i].d, cases[i].tile, v.name, t.name);
+    char want[16];
+    snprintf(want, sizeof want, "_d%d_", cases[i].d);
+    cr_expect(strstr(v.name, want), "%s", v.name);
+    gen_variant back;
+    cr_assert_eq(gen_variant_from_name(g, v.name, &back, &err), GEN_OK, "%s", err.msg);
+    cr_expect_eq(back.head_dim, cases[i].d);
+    char *src, *tsrc, decl[64];
+    size_t len, tlen;
+    cr_assert_eq(gen_render(g, &v, &src, &len, &err), GEN_OK, "%s", err.msg);
+    cr_assert_eq(gen_render(g, &t, &tsrc, &tlen, &err), GEN_OK, "%s", err.msg);
+    snprintf(decl, sizeof decl, "constexpr int kTensorDim = %d;", cases[i].d);
+    cr_expect(strstr(src, decl), "%s: %s", v.name, decl);
+    snprintf(decl, sizeof decl, "constexpr int kHeadDim = %d;", cases[i].tile);
+    cr_expect(strstr(src, decl), "%s: %s", v.name, decl);
+    cr_expect(!strstr(tsrc, "kTensorDim"), "%s has no masks", t.name);
+    if (!v.ws) /* the ws forward loads with TMA: the map's bounds zero the columns */
+      cr_expect(strstr(src, "ch * 8 < kTensorDim"), "%s: loads masked", v.name);
+    if (cases[i].pass == GEN_PASS_BWD) {
+      cr_expect(strstr(src, "if (row >= p.seqlen_q || col >= kTensorDim) return;"), "%s: dQ's stores", v.name);
+      cr_expect(strstr(src, "* kTensorDim + col; // o_f32's"), "%s: fp32 O's rows of d", v.name);
+    } else {
+      cr_expect(strstr(src, "head) * kTensorDim;"), "%s: fp32 O's rows of d", v.name);
+    }
+    free(src), free(tsrc);
+  }
+  /* Not multiples of 8, or past 256: refused, naming what is allowed. */
+  for (int d = 4; d <= 264; d += 4) {
+    if (d % 8 == 0 && d <= 256) continue;
+    gen_variant v = base(d, 0, GEN_STAB_NONE, 0, 0);
+    gen_err err;
+    cr_expect_eq(gen_variant_complete(g, &v, NULL, &err), GEN_ESPEC, "d %d", d);
+    cr_expect(strstr(err.msg, "multiples of 8 from 8 to 256"), "%s", err.msg);
+  }
+  /* A wgmma tile needs whole 64-column blocks after padding: 40 (tiles of 48) cannot. */
+  gen_variant w = base(40, 0, GEN_STAB_NONE, 0, 0);
+  tiles(&w, 64, 128, 4, 2);
+  w.wgmma = 1;
+  gen_err err;
+  cr_expect_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_ESPEC);
+  cr_expect(strstr(err.msg, "head_dim = 40") && strstr(err.msg, "56-64, 104-128, 168-192, 232-256"), "%s",
+            err.msg);
+}

@@ -1,6 +1,7 @@
 /* fa2 build and the library's build code: cubins, build.json, the spill
- * gate, and the full check that compiles every variant of specs/default.lua
- * and specs/full.lua for sm_80 and sm_90 (skipped with FA2_TEST_QUICK=1). */
+ * gate, and the full check that compiles every variant of specs/default.lua,
+ * specs/full.lua and specs/padded.lua for sm_80 and sm_90 (skipped with
+ * FA2_TEST_QUICK=1). */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -232,6 +233,8 @@ static void full_check(const char *spec_path) {
 
 Test(build, default_spec_compiles_without_spills) { full_check("specs/default.lua"); }
 Test(build, full_spec_compiles_without_spills) { full_check("specs/full.lua"); }
+/* Head dims on the tiles of the next kernel head dim: their masks cost registers. */
+Test(build, padded_spec_compiles_without_spills) { full_check("specs/padded.lua"); }
 /* ws tiles at their register budgets (240 per consumer with two consumer
  * warpgroups, 160 with three): no spills (bench/gpu_run.sh ws builds all of
  * tests/gpu/ws_spec.lua, 60 variants, with the same check). */

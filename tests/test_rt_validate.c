@@ -132,14 +132,15 @@ Test(rt_validate, strides_that_break_alignment) {
 Test(rt_validate, unsupported_head_dim_and_dtype) {
   fa2_fwd_args a = good();
   a.head_dim = 100;
-  EXPECT_ERROR(a, FA2_ERR_UNSUPPORTED,
-               "head_dim 100 is not supported: allowed 16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256");
+  EXPECT_ERROR(a, FA2_ERR_UNSUPPORTED, "head_dim 100 is not supported: allowed multiples of 8 from 8 to 256");
   a.head_dim = 512;
-  EXPECT_ERROR(a, FA2_ERR_UNSUPPORTED,
-               "head_dim 512 is not supported: allowed 16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256");
-  a.head_dim = 112; /* a multiple of 16 whose backward spills: padded to 128 by the Python layer */
-  EXPECT_ERROR(a, FA2_ERR_UNSUPPORTED,
-               "head_dim 112 is not supported: allowed 16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256");
+  EXPECT_ERROR(a, FA2_ERR_UNSUPPORTED, "head_dim 512 is not supported: allowed multiples of 8 from 8 to 256");
+  a.head_dim = 0;
+  EXPECT_ERROR(a, FA2_ERR_UNSUPPORTED, "head_dim 0 is not supported: allowed multiples of 8 from 8 to 256");
+  a.head_dim = 40; /* a multiple of 8: the tiles of 48, the columns past 40 masked */
+  cr_expect_eq(fa2_check_forward(&a), FA2_OK, "%s", fa2_last_error());
+  a.head_dim = 112; /* not a kernel head dim (its own backward tiles spilled): those of 128 */
+  cr_expect_eq(fa2_check_forward(&a), FA2_OK, "%s", fa2_last_error());
   a = good();
   a.q.dtype = a.k.dtype = a.v.dtype = a.o.dtype = (fa2_dtype)2;
   EXPECT_ERROR(a, FA2_ERR_UNSUPPORTED, "q.dtype is 2: allowed FA2_BF16 (0) or FA2_FP16 (1)");
@@ -255,9 +256,8 @@ Test(rt_validate, empty_problems_are_noops) {
   a.batch = 0;
   a.q.data = (void *)0x3; /* nothing is read: pointers are not looked at */
   cr_expect_eq(fa2_check_forward(&a), FA2_OK, "%s", fa2_last_error());
-  a.head_dim = 40; /* but the problem itself must still make sense */
-  EXPECT_ERROR(a, FA2_ERR_UNSUPPORTED,
-               "head_dim 40 is not supported: allowed 16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256");
+  a.head_dim = 44; /* but the problem itself must still make sense */
+  EXPECT_ERROR(a, FA2_ERR_UNSUPPORTED, "head_dim 44 is not supported: allowed multiples of 8 from 8 to 256");
   /* No keys: every row gets O = 0 and LSE = +inf; K and V are never read. */
   a = good();
   a.seqlen_k = 0;
@@ -265,20 +265,32 @@ Test(rt_validate, empty_problems_are_noops) {
   cr_expect_eq(fa2_check_forward(&a), FA2_OK, "%s", fa2_last_error());
 }
 
-/* The runtime's head dims are the generator's (gen/variant.lua HEAD_DIMS): every
- * multiple of 8 up to 264 is accepted by both or refused by both. */
+/* The runtime's head dims are the generator's: every multiple of 8 up to 264 is
+ * accepted by both or refused by both, and both run it on the same tiles (the
+ * generator's tile_dim, the runtime's rt_tile_head_dim: dQ's accumulator and the
+ * row kernels' grid are sized by it). */
 Test(rt_validate, head_dims_match_the_generator) {
   gen_state *g;
   gen_err err;
   cr_assert_eq(gen_open(&g, NULL, &err), GEN_OK, "%s", err.msg);
-  int n = 0;
+  int n = 0, tiles = 0;
   for (int d = 8; d <= 264; d += 8) {
     gen_variant v = {.pass = GEN_PASS_FWD, .dtype = GEN_DTYPE_BF16, .head_dim = d};
     const int gen_ok = gen_variant_complete(g, &v, NULL, &err) == GEN_OK;
     cr_expect_eq(rt_head_dim_supported(d), gen_ok, "head_dim %d: runtime %d, generator %d (%s)", d,
                  rt_head_dim_supported(d), gen_ok, gen_ok ? "" : err.msg);
+    if (gen_ok)
+      cr_expect_eq(rt_tile_head_dim(d), v.tile_dim, "head_dim %d: runtime's tiles %d, generator's %d", d,
+                   rt_tile_head_dim(d), v.tile_dim);
     n += gen_ok;
+    tiles += gen_ok && rt_head_dim_is_tile(d);
   }
-  cr_expect_eq(n, 11, "kernel head dims: %d", n);
+  cr_expect_eq(n, 32, "call head dims: %d", n);
+  cr_expect_eq(tiles, 11, "kernel head dims: %d", tiles);
+  cr_expect_eq(rt_tile_head_dim(8), 16);
+  cr_expect_eq(rt_tile_head_dim(40), 48);
+  cr_expect_eq(rt_tile_head_dim(104), 128);
+  cr_expect_eq(rt_tile_head_dim(200), 224);
+  cr_expect_eq(rt_tile_head_dim(44), 0);
   gen_close(g);
 }

@@ -129,41 +129,47 @@ def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=N
                    sinks=sinks)
 
 
-# Head dims the kernels are generated for (gen/variant.lua HEAD_DIMS: multiples of 16 to
-# 96, of 32 beyond, where the backward's register tiles need them); any other d up to 256
-# is zero-padded to the next of these (exact: the extra columns add 0 to every score and
-# give 0 outputs, sliced off again, and their gradients are dropped by the pad's backward).
+# Head dims the kernels' tiles are built for (gen/variant.lua HEAD_DIMS). Every multiple of
+# 8 up to 256 runs as it is (the C layer puts it on the tiles of the next of these, the
+# columns past d zero in shared memory and never stored); any other d is zero-padded to the
+# next multiple of 8, as FlashAttention-2 does (exact: the extra columns add 0 to every
+# score and give 0 outputs, sliced off again, and their gradients are dropped by the pad's
+# backward).
 KERNEL_HEAD_DIMS = (16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256)
 
 
 def padded_head_dim(fn, d):
-    for kd in KERNEL_HEAD_DIMS:
-        if 1 <= d <= kd:
-            return kd
-    raise ValueError(f"{fn}: head_dim {d} is not supported: allowed 1 to 256 (the kernels "
-                     f"run {', '.join(map(str, KERNEL_HEAD_DIMS))}; others are padded)")
+    if 1 <= d <= 256:
+        return (d + 7) // 8 * 8
+    raise ValueError(f"{fn}: head_dim {d} is not supported: allowed 1 to 256 (multiples of 8 "
+                     f"run as they are, others are padded to the next one)")
 
 
-# On Hopper, head dim 48 runs padded to 64, whose forward has warpgroup-MMA tiles: the
-# native 48 (mma.sync) was 0.77-0.98x of it from N = 2k on (H200, bench/NOTES.md
+def tile_head_dim(d):
+    """The kernel head dim whose tiles run head dim d (a multiple of 8)."""
+    return next(kd for kd in KERNEL_HEAD_DIMS if kd >= d)
+
+
+# On Hopper, head dims 33-48 run padded to 64, whose forward has warpgroup-MMA tiles: the
+# tiles of 48 (mma.sync) ran 0.77-0.98x as fast from N = 2k on (H200, bench/NOTES.md
 # "Head dims 16, 48, 80"), though 1.2-1.7x at N = 512 where the padding copies dominate.
 HOPPER_PADDED = {48: 64}
 
 
 def kernel_head_dim(d, capability=None):
-    """The head dim of the kernel that runs d on a GPU of this (major, minor) capability
-    (None: not known, no Hopper exception; a function: asked only when the answer
-    depends on it)."""
+    """The head dim this layer passes to the kernels for d on a GPU of this (major, minor)
+    capability (None: not known, no Hopper exception; a function: asked only when the
+    answer depends on it)."""
     kd = padded_head_dim("fa2gen", d)
-    if kd not in HOPPER_PADDED:
+    if tile_head_dim(kd) not in HOPPER_PADDED:
         return kd
     if callable(capability):
         capability = capability()
-    return HOPPER_PADDED[kd] if capability and capability[0] == 9 else kd
+    return HOPPER_PADDED[tile_head_dim(kd)] if capability and capability[0] == 9 else kd
 
 
 def _pad_head_dim(q, k, v, scale):
-    """q, k, v padded to a kernel head dim, the scale of the real one, and d."""
+    """q, k, v padded to the head dim the kernels take, the scale of the real one, and d."""
     d = q.shape[-1]
     # the capability only of a real GPU (fake CUDA tensors while tracing on a CPU machine)
     real_gpu = q.is_cuda and torch.cuda.is_available()

@@ -90,7 +90,8 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
         CUdeviceptr plain = gpu_alloc(g, (size_t)(nQ + 2 * nK) * 2);
         CUdeviceptr o = gpu_alloc(g, nQ * 2), of32 = gpu_alloc(g, nQ * 4), lse = gpu_alloc(g, nL * 4);
         CUdeviceptr grads = gpu_alloc(g, (size_t)(nQ + 2 * nK) * 2);
-        CUdeviceptr work = gpu_alloc(g, (size_t)(nQ + nL) * 4);
+        const long long nA = B * nq * Hq * v->tile_dim; /* dQ's accumulator: the tiles' columns */
+        CUdeviceptr work = gpu_alloc(g, (size_t)(nA + nL) * 4);
         double *h64 = malloc((size_t)(nQ + 2 * nK) * 8);
         unsigned short *hp = malloc((size_t)(nQ + 2 * nK) * 2), *hg = malloc((size_t)(nQ + 2 * nK) * 2);
         if (!buf || !o64 || !lse64 || !oplain || !delta64 || !dq64 || !dk64 || !dv64 || !rstat ||
@@ -134,7 +135,7 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
         p.dq = (void *)grads, p.dk = (void *)(grads + nQ * 2), p.dv = (void *)(grads + (nQ + nK) * 2);
         p.lse = (const float *)lse;
         p.o_f32 = fp32_delta ? (const float *)of32 : NULL;
-        p.dq_accum = (float *)work, p.delta = (float *)(work + nQ * 4);
+        p.dq_accum = (float *)work, p.delta = (float *)(work + nA * 4);
         p.q_batch_stride = p.o_batch_stride = p.do_batch_stride = p.dq_batch_stride = nq * Hq * d;
         p.q_row_stride = p.o_row_stride = p.do_row_stride = p.dq_row_stride = Hq * d;
         p.q_head_stride = p.o_head_stride = p.do_head_stride = p.dq_head_stride = d;
@@ -146,7 +147,7 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
         p.deterministic = det;
         void *args[] = {&p};
         const int warps = v->threads / 32;
-        const int row_block = FA2_ROW_BLOCK(v->threads, (int)d);
+        const int row_block = FA2_ROW_BLOCK(v->threads, v->tile_dim);
         const unsigned rows_grid = (unsigned)((nq + row_block - 1) / row_block);
         const unsigned det_grid = (unsigned)((nq + 16 * warps - 1) / (16 * warps));
         const unsigned key_grid = (unsigned)((nk + v->block_n - 1) / v->block_n);

@@ -6,6 +6,7 @@
 typedef struct bwd_variant {
   char name[160];
   int bf16, head_dim, causal, block_n, threads, smem_bytes;
+  int tile_dim; /* the tiles' head dim (dQ's fp32 accumulator has that many columns) */
   CUfunction pre, main, dq, dq_det; /* loaded; dynamic smem limits of main, dq_det raised */
 } bwd_variant;
 

@@ -33,10 +33,15 @@ typedef struct ref_params {
   float scale;
 } ref_params;
 
-/* The reference module for one (head_dim, dtype), compiled on first use. */
+/* The reference module for one (head_dim, dtype), compiled on first use (one slot
+ * per multiple of 8: head dims 32 and 48 once shared the slot of head_dim / 32). */
 CUmodule gpu_ref_module(gpu *g, int head_dim, int bf16) {
-  static CUmodule cache[2][9];
-  CUmodule *slot = &cache[bf16][head_dim / 32];
+  static CUmodule cache[2][256 / 8 + 1];
+  if (head_dim < 8 || head_dim > 256 || head_dim % 8) {
+    fprintf(stderr, "gpu_ref_module: head_dim %d: allowed multiples of 8 from 8 to 256\n", head_dim);
+    return NULL;
+  }
+  CUmodule *slot = &cache[bf16][head_dim / 8];
   if (*slot) return *slot;
   char *src = gpu_read_file("tests/gpu/ref_attention.cu");
   if (!src) {

@@ -2,9 +2,10 @@
 
     FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 -m pytest -q tests/gpu/test_head_dims.py
 
-The kernels are generated for 16, 32, 48, 64, 80, 96, 128, 160, ..., 256; any other
-head dim is zero-padded to the next of them by the Python layer
-(python/fa2gen/_torch.py), forward and backward. FlashAttention-2's accuracy rule
+The kernels' tiles are built for 16, 32, 48, 64, 80, 96, 128, 160, ..., 256; every other
+multiple of 8 runs on the tiles of the next of them with the columns past d masked (on
+Hopper, 40 is padded to 64 by the Python layer, python/fa2gen/_torch.py), and any other
+head dim is zero-padded to a multiple of 8 there, forward and backward. FlashAttention-2's accuracy rule
 against float64: outputs <= 2x and gradients <= 3x the error of the same computation
 in the input precision by PyTorch; no NaN; deterministic mode gives the same bits twice.
 """
@@ -17,10 +18,10 @@ if not torch.cuda.is_available():
 import fa2gen  # noqa: E402
 from test_torch_dropin import check_rule, grads, rand, ref_attention  # noqa: E402
 
-# every multiple of 8, and two that are not (padded to 64 and 128)
+# every multiple of 8, and two that are not (padded to 64 and 112)
 EVERY = list(range(8, 257, 8)) + [59, 111]
-# the full grid (dtype x causal x GQA x mode): the native 16 and 80, and one head dim
-# padded to each of 48, 128, 160 and 224
+# the full grid (dtype x causal x GQA x mode): the kernel head dims 16 and 80, and one head
+# dim on the tiles of each of 48, 128, 160 and 224
 GRID = [16, 40, 80, 112, 144, 200]
 
 

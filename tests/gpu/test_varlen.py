@@ -44,9 +44,10 @@ def grads(fn, tensors, do):
     return [o.detach()] + [t.grad for t in ts]
 
 
-# Every kernel head dim and mode; balanced stops at d = 128 (the generator refuses it
-# past that: its rounding spills)
-MODES_BY_DIM = [(d, stab) for d in (16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256)
+# Every kernel head dim and mode, and head dims that run on the tiles of the next one
+# (8, 40, 120, 200: the columns past d masked); balanced stops at d = 128 (the generator
+# refuses it past that: its rounding spills)
+MODES_BY_DIM = [(d, stab) for d in (8, 16, 32, 40, 48, 64, 80, 96, 120, 128, 160, 192, 200, 224, 256)
                 for stab in ("none", "paper", "robust", "balanced") if stab != "balanced" or d <= 128]
 
 

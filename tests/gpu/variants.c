@@ -3,6 +3,7 @@
 #include "gen.h"
 #include "bwd_check.h"
 #include "rt_nvrtc.h"
+#include "rt_validate.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -264,6 +265,7 @@ static int load_bwd(gpu *g, const gen_variant *gv, const rt_blob *cubin, void *o
   snprintf(v->name, sizeof v->name, "%s", gv->name);
   v->bf16 = gv->dtype == GEN_DTYPE_BF16;
   v->head_dim = gv->head_dim;
+  v->tile_dim = rt_tile_head_dim(gv->head_dim);
   v->causal = gv->causal;
   v->block_n = gv->block_n;
   v->threads = gv->threads;
