@@ -13,7 +13,7 @@
 #include "cli_bias.h"
 #include "cli_util.h"
 #include "lab.h"
-#include "rt_validate.h"
+#include "rt_head_dim.h"
 
 static void usage(FILE *f) {
   fprintf(f,

@@ -11,6 +11,7 @@
 #include "rt_dropout.h"
 #include "rt_error.h"
 #include "rt_kernel.h"
+#include "rt_head_dim.h"
 #include "rt_validate.h"
 
 /* The fields the forward's and the backward's argument blocks share by name: the

@@ -5,6 +5,7 @@
 
 #include "fa2.h"
 #include "gen.h"
+#include "rt_head_dim.h"
 #include "rt_validate.h"
 
 static fa2_fwd_args good(void) {
