@@ -58,11 +58,14 @@ constexpr int kColBlocks = kHeadDim / 64;  // 64-column blocks: one TMA box each
 constexpr int kTileQ = 64 * kHeadDim * 2;  // bytes: one warpgroup's Q rows (or its O)
 constexpr int kTileKV = kBlockN * kHeadDim * 2;
 // Q, K and V stages{{ persistent and ", O's staging" or " (O is staged in Q's rows)" }}; then the Q mbarriers (full,
-// empty), full/empty pairs per stage for K and V, and the two slots of work items' numbers.
+// empty), full/empty pairs per stage for K and V, and the two slots of work items' numbers{{ varlen and " (and" or "." }}
+{% if varlen %}
+// their sequences: 32 bytes each).
+{% end %}
 constexpr int kBars = {{ persistent and "2" or "1" }} * kConsumers * kTileQ + 2 * kStages * kTileKV;
 constexpr int kSmemBytes = 1024 + kBars + 256; // + 1024: room to align the tiles
 static_assert(kSmemBytes == {{ smem_bytes }}, "smem layout differs from gen/variant.lua");
-static_assert(8 * (2 + 4 * kStages) + 8 <= 256, "mbarriers and the work items' two slots fit their 256 bytes");
+static_assert(8 * (2 + 4 * kStages) + {{ varlen and "64" or "8" }} <= 256, "mbarriers and the work items' two slots fit their 256 bytes");
 static_assert(kBlockM == 64 * kConsumers && kBlockN <= 256, "a TMA box spans at most 256 rows");
 // Register budgets (setmaxnreg): the block is launched with kLaunchRegs per
 // thread; the producer warpgroup keeps kProducerRegs, the consumers the rest.
@@ -95,15 +98,28 @@ struct ws_item {
 {% end %}
 };
 
-__device__ __forceinline__ ws_item ws_item_at(const fa2_fwd_params &p, int work, int n_m) {
+{% if varlen %}
+// The sequence of a variable-length batch an item belongs to (the items cover the
+// longest): its first row and length in q, and in k and v.
+struct ws_seq {
+  int q0, q_len, k0, k_len;
+};
+
+__device__ __forceinline__ ws_seq ws_seq_of(const fa2_fwd_params &p, int batch) {
+  ws_seq s;
+  s.q0 = p.cu_seqlens_q[batch], s.q_len = p.cu_seqlens_q[batch + 1] - s.q0;
+  s.k0 = p.cu_seqlens_k[batch], s.k_len = p.cu_seqlens_k[batch + 1] - s.k0;
+  return s;
+}
+
+{% end %}
+__device__ __forceinline__ ws_item ws_item_at(const fa2_fwd_params &p, int work, int n_m{{ varlen and ", const ws_seq &seq" or "" }}) {
   const int m_block = kCausal ? n_m - 1 - work % n_m : work % n_m; // causal: longest rows first
   const int head = work / n_m % p.heads_q, batch = work / n_m / p.heads_q;
   const int kv_head = head / (p.heads_q / p.heads_kv);
   const int m0 = m_block * kBlockM;
 {% if varlen %}
-  // The item's sequence of the variable-length batch (the items cover the longest).
-  const int seq_q0 = p.cu_seqlens_q[batch], seqlen_q = p.cu_seqlens_q[batch + 1] - seq_q0;
-  const int seq_k0 = p.cu_seqlens_k[batch], seqlen_k = p.cu_seqlens_k[batch + 1] - seq_k0;
+  const int seq_q0 = seq.q0, seqlen_q = seq.q_len, seq_k0 = seq.k0, seqlen_k = seq.k_len;
 {% end %}
 
 {% if window %}
@@ -219,13 +235,27 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
       int work = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
       for (int k = 0;; ++k) {
 {% if persistent %}
+{% if varlen %}
+        const int w0 = work < n_items ? work : 0;
+        const ws_seq seq = ws_seq_of(p, w0 / n_m / p.heads_q);
+        const ws_item it = ws_item_at(p, w0, n_m, seq);
+        // Item k's number and sequence into its slot (two: the consumers may still read
+        // item k - 1's): the consumers' hand-over then reads no global memory.
+        if (lane == 0) {
+          const unsigned slot = item_slot + 32 * (k & 1);
+          asm volatile("st.shared.v4.b32 [%0], { %1, %2, %3, %4 };\n" ::"r"(slot), "r"(work), "r"(seq.q0), "r"(seq.q_len),
+                       "r"(seq.k0) : "memory");
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(slot + 16), "r"(seq.k_len) : "memory");
+        }
+{% else %}
         // Item k's number into its slot (two: the consumers may still read item k - 1's).
         if (lane == 0) asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(item_slot + 4 * (k & 1)), "r"(work) : "memory");
         const ws_item it = ws_item_at(p, work < n_items ? work : 0, n_m);
+{% end %}
         const bool loads = lane == 0 && work < n_items && !it.skip && it.n_tiles > 0;
 {% else %}
         if (work >= n_items) break;
-        const ws_item it = ws_item_at(p, work, n_m);
+        const ws_item it = ws_item_at(p, work, n_m{{ varlen and ", ws_seq_of(p, work / n_m / p.heads_q)" or "" }});
         const bool loads = lane == 0 && !it.skip && it.n_tiles > 0;
 {% end %}
         // In the order the consumers take them: K(j) is needed before V(j - 1).
@@ -297,7 +327,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   for (int k = 0;; ++k) {
     bar_sync_lanes(kItemBar + wg, kItemThreads); // item k's number is in its slot
     int work;
+{% if varlen %}
+    ws_seq seq; // ... and its sequence
+    asm volatile("ld.shared.v4.b32 { %0, %1, %2, %3 }, [%4];\n"
+                 : "=r"(work), "=r"(seq.q0), "=r"(seq.q_len), "=r"(seq.k0) : "r"(item_slot + 32 * (k & 1)) : "memory");
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(seq.k_len) : "r"(item_slot + 32 * (k & 1) + 16) : "memory");
+{% else %}
     asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(work) : "r"(item_slot + 4 * (k & 1)) : "memory");
+{% end %}
 {% else %}
   // One item, the grid's (a loop over items needs registers three consumers lack).
   const int n = 0;
@@ -306,7 +343,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     const int work = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
 {% end %}
     if (work >= n_items) break;
-    const ws_item it = ws_item_at(p, work, n_m);
+{% if varlen and persistent %}
+    const ws_item it = ws_item_at(p, work, n_m, seq);
+{% else %}
+    const ws_item it = ws_item_at(p, work, n_m{{ varlen and ", ws_seq_of(p, work / n_m / p.heads_q)" or "" }});
+{% end %}
     if (it.skip) continue;
     const int head = it.head, batch = it.batch, m0 = it.m0, diag = it.diag;
     const int n_tiles = it.n_tiles, n_unmasked = it.n_unmasked;

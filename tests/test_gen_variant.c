@@ -477,14 +477,20 @@ Test(variant, varlen_names_and_sources) {
   cr_expect(fixed.ws && v.ws, "auto: the ws tile for both");
   char *src, *fsrc;
   size_t len, flen;
-  /* ws: TMA rows from the sequence's offset in one batch; O by plain stores */
+  /* ws: TMA rows from the sequence's offset in one batch */
   cr_assert_eq(gen_render(g, &v, &src, &len, &err), GEN_OK, "%s", err.msg);
   cr_assert_eq(gen_render(g, &fixed, &fsrc, &flen, &err), GEN_OK, "%s", err.msg);
-  cr_expect(strstr(src, "const int seq_q0 = p.cu_seqlens_q[batch], seqlen_q = p.cu_seqlens_q[batch + 1] - seq_q0;"));
+  cr_expect(strstr(src, "s.q0 = p.cu_seqlens_q[batch], s.q_len = p.cu_seqlens_q[batch + 1] - s.q0;"));
+  cr_expect(strstr(src, "const int seq_q0 = seq.q0, seqlen_q = seq.q_len, seq_k0 = seq.k0, seqlen_k = seq.k_len;"));
   cr_expect(strstr(src, "maps.q, cb * 64, it.seq_q0 + it.m0 + 64 * w, it.head,"));
   cr_expect(strstr(src, "produce(maps.k, sK, k_full, k_empty, n + j, it.seq_k0 + j * kBlockN, it.kv_head, 0);"));
   cr_expect(strstr(src, "float *lse = p.lse + ((long long)head * p.total_q + seq_q0);"));
+  /* varlen O by plain stores (a TMA store of whole 64-row blocks measured no faster at equal lengths,
+   * slower on the ragged mix, and spilled 64 bytes with paper and softcap: bench/NOTES.md "Session 21") */
   cr_expect(!strstr(src, "tma_store(maps.o") && strstr(fsrc, "tma_store(maps.o"), "varlen O: plain stores");
+  /* the persistent varlen tile hands each item's sequence over with its number */
+  cr_expect(strstr(src, "const ws_item it = ws_item_at(p, work, n_m, seq);"));
+  cr_expect(strstr(src, "ld.shared.v4.b32 { %0, %1, %2, %3 }, [%4];"));
   cr_expect(!strstr(fsrc, "seq_q0") && !strstr(fsrc, "p.cu_seqlens_q["));
   free(src);
   free(fsrc);
