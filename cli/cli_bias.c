@@ -40,8 +40,9 @@ static void usage(FILE *f) {
           "                over 4 sequences of one batch (cu_seqlens; the sink_logit case,\n"
           "                whose sinks are per head of a call, stays fixed-length); same\n"
           "                scores expected\n"
-          "  --head-dims D,...  head dims of the suite (default 64,128; kernel head dims\n"
-          "                16, 32, 48, 64, 80, 96, 128, ..., 256, up to 8)\n"
+          "  --head-dims D,...  head dims of the suite (default 64,128; up to 8, multiples\n"
+          "                of 8 from 8 to 256: those between the kernel head dims 16, 32,\n"
+          "                48, 64, 80, 96, 128, ..., 256 run on the next one's tiles)\n"
           "  --json        an array of objects: case, repeats, head_dim, mode (with its\n"
           "                +lrnd/+lmax/+sr/+srh label), beta, eps,\n"
           "                bias_ratio, mean_abs_err, floor_mean_abs_err, rel_err, max_abs_err,\n"
@@ -352,9 +353,9 @@ static int parse_head_dims(const char *arg, options *o) {
     const int d = cli_parse_int(p);
     int dup = 0;
     for (int i = 0; i < o->n_hd; i++) dup |= o->head_dims[i] == d;
-    if (!rt_head_dim_is_tile(d) || dup || o->n_hd == MAX_HD) {
+    if (!rt_head_dim_supported(d) || dup || o->n_hd == MAX_HD) {
       fprintf(stderr, "fa2 bias: --head-dims %s: '%s' not allowed; allowed: up to %d different "
-                      "kernel head dims (%s), comma-separated\n",
+                      "head dims, multiples of 8 from 8 to 256 (kernel head dims %s), comma-separated\n",
               arg, p, MAX_HD, rt_head_dims_text());
       return 1;
     }

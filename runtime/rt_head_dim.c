@@ -22,5 +22,3 @@ int rt_tile_head_dim(int head_dim) {
 }
 
 int rt_head_dim_supported(int head_dim) { return rt_tile_head_dim(head_dim) != 0; }
-
-int rt_head_dim_is_tile(int head_dim) { return head_dim > 0 && rt_tile_head_dim(head_dim) == head_dim; }

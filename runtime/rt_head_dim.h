@@ -7,8 +7,6 @@ int rt_head_dim_supported(int head_dim);
 /* The head dim of the tiles a call of head_dim runs on (the next kernel head dim:
  * dQ's fp32 accumulator has that many columns); 0 when not supported. */
 int rt_tile_head_dim(int head_dim);
-/* 1 when head_dim is a kernel head dim itself (no padded columns). */
-int rt_head_dim_is_tile(int head_dim);
 /* The kernel head dims as a message lists them: "16, 32, 48, ..., 256". */
 const char *rt_head_dims_text(void);
 

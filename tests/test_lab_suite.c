@@ -422,7 +422,7 @@ Test(bias_cli, bad_values_exit_2_naming_them) {
                                  "--arch sm_99: arch = \"sm_99\": not a supported arch",
                                  "--tc h200: not allowed; allowed: fp32, h100", "drop it with --gpu",
                                  "drop it with --drift",
-                                 "--head-dims 64,100: '100' not allowed; allowed: up to 8 different kernel head dims",
+                                 "--head-dims 64,100: '100' not allowed; allowed: up to 8 different head dims, multiples of 8",
                                  "--head-dims 64,64: '64' not allowed", "--head-dims '': empty list",
                                  "--varlen runs the GPU's variable-length kernels: add --gpu",
                                  "--normalizer fp16: not allowed; allowed: fp32, rounded, maxres",
@@ -484,6 +484,24 @@ Test(bias_cli, head_dims_past_128) {
   tu_run_free(&r);
   r = tu_fa2(NULL, ARGS("bias", "--head-dims", "192,256", "--arch", "sm_90", "--heads", "1", "-j", "2"));
   cr_expect(strstr(r.out, "key tiles: 80 (d=192), 64 (d=256)"), "%s", r.out);
+  tu_run_free(&r);
+}
+
+/* A head dim between kernel head dims: the suite at d, ties against the tiles it runs on
+ * (40 on 48's m128n64, 120 on 128's m128n48: sm_80's), balanced up to 128. */
+Test(bias_cli, head_dims_on_the_next_kernel_head_dims_tiles) {
+  tu_run r = tu_fa2(NULL, ARGS("bias", "--json", "--head-dims", "40,120", "--seqlen", "128", "--heads", "1",
+                               "-j", "2"));
+  cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+  json_t *a = json_loads(r.out, 0, NULL);
+  cr_assert(json_is_array(a));
+  cr_expect_eq(json_array_size(a), 2 * 13 * 4, "2 head dims x (9 suite + 4 modifier cases) x 4 modes");
+  cr_expect_eq(json_integer_value(json_object_get(json_array_get(a, 0), "head_dim")), 40);
+  cr_expect_eq(json_integer_value(json_object_get(json_array_get(a, 52), "head_dim")), 120);
+  json_decref(a);
+  tu_run_free(&r);
+  r = tu_fa2(NULL, ARGS("bias", "--head-dims", "40,120", "--heads", "1", "-j", "2"));
+  cr_expect(strstr(r.out, "key tiles: 64 (d=40), 48 (d=120)"), "%s", r.out);
   tu_run_free(&r);
 }
 
