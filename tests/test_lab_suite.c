@@ -461,48 +461,45 @@ Test(bias_cli, arch_picks_the_key_tiles, .timeout = 120) {
   tu_run_free(&r);
 }
 
-/* --head-dims: the suite at any kernel head dim, ties against that head dim's tiles. */
-Test(bias_cli, head_dims_past_128) {
-  tu_run r = tu_fa2(NULL, ARGS("bias", "--json", "--head-dims", "160,192", "--seqlen", "128", "--heads", "1",
-                               "-j", "2"));
+/* fa2 bias --json --head-dims d0,d1 (--seqlen 128, one head): 13 cases (9 suite + 4
+ * modifier) x modes rows per head dim, in order, none with NaN; balanced only where
+ * the generator builds it (d <= 128: it used to stop fa2 bias --gpu with fa2_forward's
+ * refusal). Then the key tiles line of --head-dims dims on arch (NULL: sm_80). */
+static void expect_head_dim_rows(const char *dims, int d0, int d1, int n_modes, const char *arch,
+                                 const char *tiles_dims, const char *tiles) {
+  tu_run r = tu_fa2(NULL, ARGS("bias", "--json", "--head-dims", dims, "--seqlen", "128", "--heads", "1", "-j", "2"));
   cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
   json_t *a = json_loads(r.out, 0, NULL);
   cr_assert(json_is_array(a));
-  /* balanced is not among them: the generator builds it up to d = 128 (it used to stop
-   * fa2 bias --gpu with fa2_forward's refusal) */
-  cr_expect_eq(json_array_size(a), 2 * 13 * 3, "2 head dims x (9 suite + 4 modifier cases) x 3 modes");
-  cr_expect_eq(json_integer_value(json_object_get(json_array_get(a, 0), "head_dim")), 160);
-  cr_expect_eq(json_integer_value(json_object_get(json_array_get(a, 38), "head_dim")), 160);
-  cr_expect_eq(json_integer_value(json_object_get(json_array_get(a, 39), "head_dim")), 192);
+  const int rows = 13 * n_modes;
+  cr_expect_eq(json_array_size(a), 2 * (size_t)rows, "%s: 2 head dims x 13 cases x %d modes", dims, n_modes);
+  cr_expect_eq(json_integer_value(json_object_get(json_array_get(a, 0), "head_dim")), d0);
+  cr_expect_eq(json_integer_value(json_object_get(json_array_get(a, rows - 1), "head_dim")), d0);
+  cr_expect_eq(json_integer_value(json_object_get(json_array_get(a, rows), "head_dim")), d1);
   size_t i;
   json_t *o;
   json_array_foreach(a, i, o) {
     cr_expect_eq(json_integer_value(json_object_get(o, "nan_count")), 0);
-    cr_expect_str_neq(json_string_value(json_object_get(o, "mode")), "balanced", "row %zu", i);
+    const int d = (int)json_integer_value(json_object_get(o, "head_dim"));
+    if (d > 128) cr_expect_str_neq(json_string_value(json_object_get(o, "mode")), "balanced", "row %zu", i);
   }
   json_decref(a);
   tu_run_free(&r);
-  r = tu_fa2(NULL, ARGS("bias", "--head-dims", "192,256", "--arch", "sm_90", "--heads", "1", "-j", "2"));
-  cr_expect(strstr(r.out, "key tiles: 80 (d=192), 64 (d=256)"), "%s", r.out);
+  r = arch ? tu_fa2(NULL, ARGS("bias", "--head-dims", tiles_dims, "--arch", arch, "--heads", "1", "-j", "2"))
+           : tu_fa2(NULL, ARGS("bias", "--head-dims", tiles_dims, "--heads", "1", "-j", "2"));
+  cr_expect(strstr(r.out, tiles), "%s", r.out);
   tu_run_free(&r);
+}
+
+/* --head-dims: the suite at any kernel head dim, ties against that head dim's tiles. */
+Test(bias_cli, head_dims_past_128) {
+  expect_head_dim_rows("160,192", 160, 192, 3, "sm_90", "192,256", "key tiles: 80 (d=192), 64 (d=256)");
 }
 
 /* A head dim between kernel head dims: the suite at d, ties against the tiles it runs on
  * (40 on 48's m128n64, 120 on 128's m128n48: sm_80's), balanced up to 128. */
 Test(bias_cli, head_dims_on_the_next_kernel_head_dims_tiles) {
-  tu_run r = tu_fa2(NULL, ARGS("bias", "--json", "--head-dims", "40,120", "--seqlen", "128", "--heads", "1",
-                               "-j", "2"));
-  cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
-  json_t *a = json_loads(r.out, 0, NULL);
-  cr_assert(json_is_array(a));
-  cr_expect_eq(json_array_size(a), 2 * 13 * 4, "2 head dims x (9 suite + 4 modifier cases) x 4 modes");
-  cr_expect_eq(json_integer_value(json_object_get(json_array_get(a, 0), "head_dim")), 40);
-  cr_expect_eq(json_integer_value(json_object_get(json_array_get(a, 52), "head_dim")), 120);
-  json_decref(a);
-  tu_run_free(&r);
-  r = tu_fa2(NULL, ARGS("bias", "--head-dims", "40,120", "--heads", "1", "-j", "2"));
-  cr_expect(strstr(r.out, "key tiles: 64 (d=40), 48 (d=120)"), "%s", r.out);
-  tu_run_free(&r);
+  expect_head_dim_rows("40,120", 40, 120, 4, NULL, "40,120", "key tiles: 64 (d=40), 48 (d=120)");
 }
 
 Test(bias_cli, gpu_without_a_device_says_so) {
