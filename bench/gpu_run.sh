@@ -43,6 +43,12 @@
 #             SDPA flash/cuDNN in the same call; tables per tile and per mode
 #   bias_head_dims  fa2 bias --gpu at d 160..256, and through the varlen kernels
 #             (each case's heads as 4 sequences of one batch) at d 192 and 256
+#   padded_dims  head dims on the next kernel head dim's tiles, columns masked: float64 in C
+#             (tests/gpu/padded_dims_spec.lua normal and odd shapes, padded_ws_spec.lua),
+#             the masks' cost (bench/specs/padded_cost.lua) and against the Python
+#             padding (bench/padded_dims_bench.py)
+#   bias_padded_dims  fa2 bias --gpu at d 40, 120, 200 (lab: robust <= 0.021), fixed and
+#             varlen, and d 160, 224 at the suite's 256 heads
 #   tune_head_dims  fa2 tune over bench/specs/tune_head_dims.lua (d 192/256, fixed and
 #             varlen keys; a dry run: report only, no database written)
 #   ws        the warp-specialized forward (ws tiles, TMA; templates/fwd_ws.cu.tpl):
@@ -276,6 +282,18 @@ for s in $steps; do
   bias_head_dims)
     step bias_head_dims 600 bin/fa2 bias --gpu --head-dims 160,192,224,256
     step bias_head_dims_varlen 600 bin/fa2 bias --gpu --varlen --head-dims 192,256
+    ;;
+  padded_dims)
+    step padded_check 300 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/padded_dims_spec.lua
+    step padded_odd 120 bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/padded_dims_spec.lua
+    step padded_ws 120 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/padded_ws_spec.lua
+    step padded_cost 120 bin/fa2_bench --spec bench/specs/padded_cost.lua --reps 5 --rounds 2 --seqlen 4096
+    step padded_bench 300 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python:bench python3 bench/padded_dims_bench.py
+    ;;
+  bias_padded_dims)
+    step bias_padded 300 bin/fa2 bias --gpu --head-dims 40,120,200 -j 16
+    step bias_padded_varlen 300 bin/fa2 bias --gpu --varlen --head-dims 40,120,200 -j 16
+    step bias_160_224 300 bin/fa2 bias --gpu --head-dims 160,224 -j 16
     ;;
   tune_head_dims) step tune_head_dims 600 bin/fa2 tune bench/specs/tune_head_dims.lua --no-beta \
       --dry-run -j 16 --report "$OUT/tune_head_dims" --db /tmp/fa2_tune_head_dims.json ;;
@@ -526,7 +544,7 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, startup, bias, sdpa_bias, perf, determ, head_dims, head_dims16, head_dims16_perf, head_dims_perf, bias_head_dims, tune_head_dims, suites, empty_rows, dropin, dropout, sinks, modifiers, modifier_checks, varlen, lib_ab, sdpa_ab, bwd_breakdown, wide_bwd, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_check, ws_perf, ws_sanitize, ws_persistent, ws_ncu, bwd_modes, modes, tpl_ab, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, startup, bias, sdpa_bias, perf, determ, head_dims, head_dims16, head_dims16_perf, head_dims_perf, bias_head_dims, padded_dims, bias_padded_dims, tune_head_dims, suites, empty_rows, dropin, dropout, sinks, modifiers, modifier_checks, varlen, lib_ab, sdpa_ab, bwd_breakdown, wide_bwd, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_check, ws_perf, ws_sanitize, ws_persistent, ws_ncu, bwd_modes, modes, tpl_ab, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 
