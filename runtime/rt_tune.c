@@ -76,6 +76,21 @@ int rt_tune_max_heads(const rt_tune_plan *p) {
   return most;
 }
 
+size_t rt_tune_bwd_workspace(const rt_tune_plan *p, long long tokens) {
+  size_t most = 0;
+  for (int g = 0; g < p->n; g++) {
+    const gen_variant *v = &p->groups[g].base;
+    if (v->pass != GEN_PASS_BWD) continue;
+    int b, h;
+    rt_tune_shape(v, 16384, &b, &h);
+    fa2_bwd_args a = {0};
+    a.batch = 1, a.seqlen_q = (int)tokens, a.heads_q = h, a.head_dim = v->head_dim;
+    const size_t bytes = fa2_backward_workspace_size(&a);
+    most = bytes > most ? bytes : most;
+  }
+  return most;
+}
+
 int rt_tune_mix(int n, int *lens) {
   if (n > RT_TUNE_MIX_TOKENS) n = RT_TUNE_MIX_TOKENS;
   unsigned long long x = 0x9E3779B97F4A7C15ull ^ (unsigned long long)n; /* xorshift64 */

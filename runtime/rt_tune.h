@@ -127,5 +127,9 @@ void rt_tune_shape(const gen_variant *v, int n, int *batch, int *heads);
 /* The most heads rt_tune_shape gives a group of p (2048 / the smallest head dim):
  * what the tuner's LSE and workspace are sized for. */
 int rt_tune_max_heads(const rt_tune_plan *p);
+/* The backward workspace the tuner's calls need at `tokens` rows: the largest of its
+ * backward groups' (each with rt_tune_shape's heads; dQ's accumulator has the tiles'
+ * columns, so d = 104's 19 heads of 128 outgrow d = 64's 32 heads of 64). */
+size_t rt_tune_bwd_workspace(const rt_tune_plan *p, long long tokens);
 
 #endif

@@ -173,12 +173,8 @@ static int alloc_buffers(tuner *t) {
                  "cuMemcpyHtoD(cu_seqlens)");
   }
   free(lens);
-  if (rc == FA2_OK && t->any_bwd) {
-    fa2_bwd_args a = {0};
-    a.batch = 1, a.seqlen_q = (int)tokens, a.heads_q = heads, a.head_dim = 2048 / heads;
-    rc = cu_ok(cu->cuMemAlloc(&t->ws, fa2_backward_workspace_size(&a)),
-               "cuMemAlloc(backward workspace)");
-  }
+  if (rc == FA2_OK && t->any_bwd)
+    rc = cu_ok(cu->cuMemAlloc(&t->ws, rt_tune_bwd_workspace(&t->plan, tokens)), "cuMemAlloc(backward workspace)");
   return rc;
 }
 

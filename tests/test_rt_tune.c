@@ -1156,6 +1156,30 @@ Test(tuning, buffers_hold_the_heads_of_the_smallest_head_dim) {
   rt_tune_plan_free(&p);
 }
 
+/* The tuner's backward workspace holds its largest backward group's: dQ's accumulator
+ * has the tiles' columns, so d = 104 (19 heads on 128-column tiles: 2432 floats a
+ * token) outgrows d = 64 (32 heads of 64: 2048), which the most heads' head dim gave. */
+Test(tuning, backward_workspace_holds_the_widest_accumulator) {
+  static char path[300];
+  snprintf(path, sizeof path, "%s/spec_d64_104.lua", root);
+  FILE *f = fopen(path, "w");
+  cr_assert(f);
+  fprintf(f, "return { dtype = {'bf16'}, head_dim = {64, 104}, causal = {false},\n"
+             "  stab = {{ mode = 'none' }}, pass = {'fwd', 'bwd'}, arch = {'sm_90'} }\n");
+  fclose(f);
+  const int lens[1] = {2048};
+  rt_tune_plan p;
+  spec_plan(path, lens, 1, &p);
+  cr_expect_eq(rt_tune_max_heads(&p), 32);
+  const long long tokens = 16384;
+  const size_t want = (size_t)tokens * 19 * 128 * 4 + (size_t)tokens * 19 * 4; /* accumulator + delta */
+  cr_expect_eq(rt_tune_bwd_workspace(&p, tokens), want, "%zu bytes", rt_tune_bwd_workspace(&p, tokens));
+  fa2_bwd_args a = {0};
+  a.batch = 1, a.seqlen_q = (int)tokens, a.heads_q = 32, a.head_dim = 64;
+  cr_expect_gt(rt_tune_bwd_workspace(&p, tokens), fa2_backward_workspace_size(&a));
+  rt_tune_plan_free(&p);
+}
+
 Test(tuning, plan_covers_varlen_and_wide_head_dims) {
   const int lens[1] = {2048};
   rt_tune_plan p;
