@@ -355,7 +355,7 @@ static int parse_head_dims(const char *arg, options *o) {
     for (int i = 0; i < o->n_hd; i++) dup |= o->head_dims[i] == d;
     if (!rt_head_dim_supported(d) || dup || o->n_hd == MAX_HD) {
       fprintf(stderr, "fa2 bias: --head-dims %s: '%s' not allowed; allowed: up to %d different "
-                      "head dims, multiples of 8 from 8 to 256 (kernel head dims %s), comma-separated\n",
+                      "head dims, " RT_HEAD_DIMS_ALLOWED " (kernel head dims %s), comma-separated\n",
               arg, p, MAX_HD, rt_head_dims_text());
       return 1;
     }

@@ -2,7 +2,8 @@
 #ifndef RT_HEAD_DIM_H
 #define RT_HEAD_DIM_H
 
-/* A call's head dim: any multiple of 8 from 8 to 256. */
+/* A call's head dim: any multiple of 8 from 8 to 256 (as messages say it). */
+#define RT_HEAD_DIMS_ALLOWED "multiples of 8 from 8 to 256"
 int rt_head_dim_supported(int head_dim);
 /* The head dim of the tiles a call of head_dim runs on (the next kernel head dim:
  * dQ's fp32 accumulator has that many columns); 0 when not supported. */

@@ -148,9 +148,8 @@ static void fill_bwd_params(const fa2_bwd_args *a, void *ws, fa2_bwd_params *p) 
   p->dout = a->dout.data, p->dq = a->dq.data, p->dk = a->dk.data, p->dv = a->dv.data;
   p->lse = a->lse;
   p->o_f32 = a->delta == FA2_DELTA_FP32 ? a->o_fp32 : NULL;
-  const size_t rows = rt_bwd_rows(a);
   p->dq_accum = (float *)ws;
-  p->delta = (float *)((char *)ws + (rows * (size_t)rt_tile_head_dim(a->head_dim) * 4 + 255) / 256 * 256);
+  p->delta = (float *)((char *)ws + rt_bwd_accum_bytes(a));
   set_strides(&a->q, &p->q_batch_stride, &p->q_row_stride, &p->q_head_stride);
   set_strides(&a->k, &p->k_batch_stride, &p->k_row_stride, &p->k_head_stride);
   set_strides(&a->v, &p->v_batch_stride, &p->v_row_stride, &p->v_head_stride);

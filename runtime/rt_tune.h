@@ -125,7 +125,7 @@ enum { RT_TUNE_MIX_TOKENS = 16384 };
 int rt_tune_mix(int n, int *lens);
 void rt_tune_shape(const gen_variant *v, int n, int *batch, int *heads);
 /* The most heads rt_tune_shape gives a group of p (2048 / the smallest head dim):
- * what the tuner's LSE and workspace are sized for. */
+ * what the tuner's LSE is sized for. */
 int rt_tune_max_heads(const rt_tune_plan *p);
 /* The backward workspace the tuner's calls need at `tokens` rows: the largest of its
  * backward groups' (each with rt_tune_shape's heads; dQ's accumulator has the tiles'

@@ -11,9 +11,6 @@
 #include "rt_error.h"
 #include "rt_head_dim.h"
 
-/* The message's list of a call's head dims (rt_head_dim.c's table). */
-#define CALL_HEAD_DIMS_TEXT "multiples of 8 from 8 to 256"
-
 const char *rt_dtype_name(int dtype) {
   return dtype == FA2_BF16 ? "bf16" : dtype == FA2_FP16 ? "fp16" : "?";
 }
@@ -152,7 +149,7 @@ int rt_validate_fwd(const fa2_fwd_args *a) {
     return rc;
   if (!rt_head_dim_supported(a->head_dim))
     return rt_set_error(FA2_ERR_UNSUPPORTED,
-                        "head_dim %d is not supported: allowed " CALL_HEAD_DIMS_TEXT,
+                        "head_dim %d is not supported: allowed " RT_HEAD_DIMS_ALLOWED,
                         a->head_dim);
   if (a->heads_q % a->heads_kv)
     return rt_set_error(FA2_ERR_INVALID_ARGUMENT,
@@ -294,9 +291,11 @@ size_t rt_bwd_rows(const fa2_bwd_args *a) {
   return q_rows * (size_t)a->heads_q;
 }
 
+size_t rt_bwd_accum_bytes(const fa2_bwd_args *a) {
+  return (rt_bwd_rows(a) * (size_t)rt_tile_head_dim(a->head_dim) * 4 + 255) / 256 * 256;
+}
+
 size_t fa2_backward_workspace_size(const fa2_bwd_args *a) {
   if (!a || a->batch <= 0 || a->seqlen_q <= 0 || a->heads_q <= 0 || a->head_dim <= 0) return 0;
-  const size_t rows = rt_bwd_rows(a);
-  const size_t accum = (rows * (size_t)rt_tile_head_dim(a->head_dim) * 4 + 255) / 256 * 256;
-  return accum + (rows * 4 + 255) / 256 * 256;
+  return rt_bwd_accum_bytes(a) + (rt_bwd_rows(a) * 4 + 255) / 256 * 256;
 }

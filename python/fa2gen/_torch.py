@@ -161,11 +161,12 @@ def kernel_head_dim(d, capability=None):
     capability (None: not known, no Hopper exception; a function: asked only when the
     answer depends on it)."""
     kd = padded_head_dim("fa2gen", d)
-    if tile_head_dim(kd) not in HOPPER_PADDED:
+    tile = tile_head_dim(kd)
+    if tile not in HOPPER_PADDED:
         return kd
     if callable(capability):
         capability = capability()
-    return HOPPER_PADDED[tile_head_dim(kd)] if capability and capability[0] == 9 else kd
+    return HOPPER_PADDED[tile] if capability and capability[0] == 9 else kd
 
 
 def _pad_head_dim(q, k, v, scale):
