@@ -174,6 +174,14 @@ __device__ __forceinline__ ws_item ws_item_at(const fa2_fwd_params &p, int work,
 {% end %}
   return it;
 }
+{% if varlen %}
+
+// The item with its sequence read from cu_seqlens (the persistent tile's consumers are
+// handed it instead).
+__device__ __forceinline__ ws_item ws_item_at(const fa2_fwd_params &p, int work, int n_m) {
+  return ws_item_at(p, work, n_m, ws_seq_of(p, work / n_m / p.heads_q));
+}
+{% end %}
 
 // Key tile j of an item (keys from key0 + j * kBlockN) of `map` into the stage slot
 // of the block's n-th tile: once every consumer warp freed the slot (tile n - kStages),
@@ -236,16 +244,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
       for (int k = 0;; ++k) {
 {% if persistent %}
 {% if varlen %}
-        const int w0 = work < n_items ? work : 0;
-        const ws_seq seq = ws_seq_of(p, w0 / n_m / p.heads_q);
-        const ws_item it = ws_item_at(p, w0, n_m, seq);
+        const ws_item it = ws_item_at(p, work < n_items ? work : 0, n_m);
         // Item k's number and sequence into its slot (two: the consumers may still read
         // item k - 1's): the consumers' hand-over then reads no global memory.
         if (lane == 0) {
           const unsigned slot = item_slot + 32 * (k & 1);
-          asm volatile("st.shared.v4.b32 [%0], { %1, %2, %3, %4 };\n" ::"r"(slot), "r"(work), "r"(seq.q0), "r"(seq.q_len),
-                       "r"(seq.k0) : "memory");
-          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(slot + 16), "r"(seq.k_len) : "memory");
+          asm volatile("st.shared.v4.b32 [%0], { %1, %2, %3, %4 };\n" ::"r"(slot), "r"(work), "r"(it.seq_q0),
+                       "r"(it.seqlen_q), "r"(it.seq_k0) : "memory");
+          asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(slot + 16), "r"(it.seqlen_k) : "memory");
         }
 {% else %}
         // Item k's number into its slot (two: the consumers may still read item k - 1's).
@@ -255,7 +261,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         const bool loads = lane == 0 && work < n_items && !it.skip && it.n_tiles > 0;
 {% else %}
         if (work >= n_items) break;
-        const ws_item it = ws_item_at(p, work, n_m{{ varlen and ", ws_seq_of(p, work / n_m / p.heads_q)" or "" }});
+        const ws_item it = ws_item_at(p, work, n_m);
         const bool loads = lane == 0 && !it.skip && it.n_tiles > 0;
 {% end %}
         // In the order the consumers take them: K(j) is needed before V(j - 1).
@@ -343,11 +349,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     const int work = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
 {% end %}
     if (work >= n_items) break;
-{% if varlen and persistent %}
-    const ws_item it = ws_item_at(p, work, n_m, seq);
-{% else %}
-    const ws_item it = ws_item_at(p, work, n_m{{ varlen and ", ws_seq_of(p, work / n_m / p.heads_q)" or "" }});
-{% end %}
+    const ws_item it = ws_item_at(p, work, n_m{{ varlen and persistent and ", seq" or "" }});
     if (it.skip) continue;
     const int head = it.head, batch = it.batch, m0 = it.m0, diag = it.diag;
     const int n_tiles = it.n_tiles, n_unmasked = it.n_unmasked;
