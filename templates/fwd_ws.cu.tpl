@@ -461,6 +461,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     // the TMA store reads it, once {{ persistent and "the last item's store has read it" or "all four warps' last S has read Q there" }}; LSE in fp32.
     bar_sync(kEpilogueBar + wg, 128);
     float *lse = p.lse + {{ LSE("head") }};
+    int thread_row = (warp % 4) * 16 + g; // its row in the warpgroup's 64 (and + 8)
+{% if varlen %}
+    asm volatile("" : "+r"(thread_row)); // (the staging addresses here, not live through the main loop)
+{% end %}
 {% if sinks %}
     const float sink2 = p.sinks[head] * 1.44269504f; // the attention sink, log2 units (fwd.cu.tpl)
 {% end %}
@@ -470,21 +474,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
       for (int h = 0; h < 2; ++h) {
         const float l = quad_sum(row_l[mt][h]);
 {% include "row_inv.cuh.tpl" %}
-        const int r = (warp % 4) * 16 + h * 8 + g, row = m0 + wg * 64 + r;
+        const int r = thread_row + h * 8, row = m0 + wg * 64 + r;
 {% set ROW = "row" %}
 {% include "row_out.cuh.tpl" %}
-{% if varlen %}
-        if (row < {{ SQ }}) { // plain stores: the sequence's rows only
-          unsigned *o = (unsigned *)((elem_t *)p.o + {{ BASE("o") }} + (long long)row * p.o_row_stride + head * p.o_head_stride);
-#pragma unroll
-          for (int dt = 0; dt < kDTiles; ++dt) {{ padded and "if (dt * 8 < kTensorDim) " or "" }}o[dt * 4 + qd] = o2[dt];
-        }
-{% else %}
 #pragma unroll
         for (int dt = 0; dt < kDTiles; ++dt)
           asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(sOw + sw128_offset<64>(r, dt) + 4 * qd), "r"(o2[dt])
                        : "memory");
-{% end %}
 {% if sinks %}
         if (qd == 0 && row < {{ SQ }}) lse[row] = lt != 0.f ? (top + log2f(lt)) * 0.69314718f : pos_inf();
 {% else %}
@@ -492,7 +488,24 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         if (qd == 0 && row < {{ SQ }}) lse[row] = l > 0.f ? (m * c + log2f(l)) * 0.69314718f : pos_inf();
 {% end %}
       }
-{% if not varlen %}
+{% if varlen %}
+    // A TMA store cannot stop at the sequence's end inside the tensor: the warpgroup
+    // writes the sequence's rows in 16-byte chunks, a warp's 32 chunks on whole rows
+    // (the accumulator's own layout writes half sectors: ncu, bench/NOTES.md "Session 22").
+    bar_sync(kEpilogueBar + wg, 128); // every warp's rows are staged
+    int row0 = m0 + wg * 64;
+    elem_t *o_rows = (elem_t *)p.o + {{ BASE("o") }} + head * p.o_head_stride + (long long)row0 * p.o_row_stride;
+#pragma unroll 1
+    for (int i = tid % 128; i < 64 * kDTiles; i += 128) {
+      const int r = i / kDTiles, dt = i % kDTiles;
+      if (row0 + r < {{ SQ }}{{ padded and " && dt * 8 < kTensorDim" or "" }}) {
+        uint4 x;
+        asm volatile("ld.shared.v4.b32 { %0, %1, %2, %3 }, [%4];\n"
+                     : "=r"(x.x), "=r"(x.y), "=r"(x.z), "=r"(x.w) : "r"(sOw + sw128_offset<64>(r, dt)) : "memory");
+        *(uint4 *)(o_rows + (long long)r * p.o_row_stride + dt * 8) = x;
+      }
+    }
+{% else %}
     fence_proxy_async(); // the stores above, visible to the TMA unit ...
     bar_sync(kEpilogueBar + wg, 128); // ... for the whole warpgroup
     if (warp % 4 == 0 && lane == 0 && m0 + wg * 64 < {{ SQ }}) {
