@@ -1,7 +1,7 @@
 """Host time per attention call: fa2gen.attention against PyTorch SDPA (flash, cuDNN).
 
     python3 bench/host_overhead.py [--calls 200] [--shape B,N,H,d] [--causal] [--grad | --train]
-                                   [--profile cprofile | kernels]
+                                   [--varlen] [--profile cprofile | kernels]
 
 For each implementation: the host time to enqueue one call (back-to-back calls,
 no synchronization; the GPU queue absorbs them), and the time per call once the
@@ -11,7 +11,8 @@ timing adds the host time of one call to its GPU time, so at small shapes it
 reports the larger of the two, not the kernel (bench/NOTES.md). --grad: inputs
 that require grad (the forward a training step runs); --train times a training
 step's attention instead: forward and backward (torch.autograd.grad of the output
-against a fixed gradient) per call.
+against a fixed gradient) per call. --varlen adds fa2gen's variable-length call on the
+same data (B sequences of N rows), the pair issue 19 wants within 3 %.
 
 --profile says where the time goes instead of timing: cprofile, fa2gen-none's host
 time per call and cProfile's 25 costliest functions over --calls calls; kernels,
@@ -48,6 +49,8 @@ def main():
     ap.add_argument("--causal", action="store_true")
     ap.add_argument("--grad", action="store_true", help="inputs that require grad")
     ap.add_argument("--train", action="store_true", help="forward and backward per call")
+    ap.add_argument("--varlen", action="store_true",
+                    help="also fa2gen.flash_attn_varlen_func on B equal sequences")
     ap.add_argument("--profile", choices=("cprofile", "kernels"), help="profile instead of timing")
     args = ap.parse_args()
     import fa2gen
@@ -57,11 +60,11 @@ def main():
     qt, kt, vt = (t.transpose(1, 2) for t in (q, k, v))
     dout = torch.randn(B, N, H, d, device="cuda", dtype=torch.bfloat16)
 
-    def step(attend, transpose=False):
+    def step(attend, transpose=False, inputs=(q, k, v), g=None):
         if not args.train:
             return attend
-        g = dout.transpose(1, 2) if transpose else dout
-        return lambda: torch.autograd.grad(attend(), (q, k, v), g)
+        g = g if g is not None else dout.transpose(1, 2) if transpose else dout
+        return lambda: torch.autograd.grad(attend(), inputs, g)
 
     def sdpa(backend):
         def run():
@@ -69,11 +72,24 @@ def main():
                 return F.scaled_dot_product_attention(qt, kt, vt, is_causal=args.causal)
         return step(run, transpose=True)
 
+    cu = torch.arange(0, (B + 1) * N, N, dtype=torch.int32, device="cuda")
+    packed = [t.detach().reshape(B * N, H, d).requires_grad_(t.requires_grad) for t in (q, k, v)]
+
+    def varlen(stab):
+        return step(lambda: fa2gen.flash_attn_varlen_func(*packed, cu, cu, N, N, causal=args.causal,
+                                                           stab=stab),
+                    inputs=packed, g=dout.reshape(B * N, H, d))
+
     impls = {"fa2gen-none": step(lambda: fa2gen.attention(q, k, v, causal=args.causal,
                                                           stab="none")),
              "fa2gen-robust": step(lambda: fa2gen.attention(q, k, v, causal=args.causal)),
              "sdpa-flash": sdpa(SDPBackend.FLASH_ATTENTION),
              "sdpa-cudnn": sdpa(SDPBackend.CUDNN_ATTENTION)}
+    if args.varlen:
+        impls["fa2gen-fa-none"] = step(lambda: fa2gen.flash_attn_func(q, k, v, causal=args.causal,
+                                                                      stab="none"))
+        impls["fa2gen-vl-none"] = varlen("none")
+        impls["fa2gen-vl-robust"] = varlen("robust")
     print(f"shape B={B} N={N} H={H} d={d} causal={args.causal}, {args.calls} calls each"
           + (", forward and backward" if args.train else ", forward"))
     if args.profile == "cprofile":

@@ -84,7 +84,7 @@ def fwd_bwd(f, inputs, do):
     return run
 
 
-def equal_lengths(rows, dims):
+def equal_lengths(rows, dims, whats=("fwd", "fwd+bwd")):
     for d in dims:
         H = 2048 // d
         for N in (1024, 2048, 4096, 16384):
@@ -102,6 +102,8 @@ def equal_lengths(rows, dims):
                 for what, mk, mult in (("fwd", lambda f, s: (lambda: f(*s)), 1),
                                        ("fwd+bwd", lambda f, s: fwd_bwd(f, s, do if f is fixed else
                                                                         do.reshape(B * N, H, d)), 3.5)):
+                    if what not in whats:
+                        continue
                     tf = [mk(fixed, s) for s in sets]
                     tv = [mk(var, s) for s in vsets]
                     t_fixed, t_var = timed_pair(lambda: [f() for f in tf], lambda: [f() for f in tv])
@@ -190,11 +192,13 @@ def main():
     ap.add_argument("--skip-equal", action="store_true")
     ap.add_argument("--skip-mix", action="store_true")
     ap.add_argument("--equal-dims", default="64,128", help="head dims of the equal lengths, comma-separated")
+    ap.add_argument("--equal-what", default="fwd,fwd+bwd",
+                    help="what the equal lengths time: fwd, fwd+bwd or both, comma-separated")
     ap.add_argument("--mix-dims", default="128", help="head dims of the mix, comma-separated")
     args = ap.parse_args()
     rows = []
     if not args.skip_equal:
-        equal_lengths(rows, [int(d) for d in args.equal_dims.split(",")])
+        equal_lengths(rows, [int(d) for d in args.equal_dims.split(",")], args.equal_what.split(","))
     if not args.skip_mix:
         for d in [int(d) for d in args.mix_dims.split(",")]:
             realistic_mix(rows, d)
