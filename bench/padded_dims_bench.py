@@ -10,8 +10,9 @@ fa2gen.attention (bf16, mode none):
 - masked: the kernels take d as it is (the tiles of the next kernel head dim, the columns
   past d zero in shared memory and never stored);
 - padded: the Python layer pads q, k, v to that kernel head dim and slices O (and the
-  gradients) back, as it did before (fa2gen._torch.kernel_head_dim replaced for the call);
-- on Hopper at d = 40 also padded to 64 (what the Python layer does there: wgmma tiles);
+  gradients) back, as it did before (fa2gen._torch.padded_head_dim replaced for the call);
+- on Hopper at d = 40 also padded to 64 (what the Python layer did there until session 22,
+  when the kernels of d 33-48 moved to 64's wgmma tiles themselves);
 - PyTorch's SDPA flash backend (FlashAttention-2) on the same tensors.
 Times: medians of interleaved CUDA-event-timed groups (varlen_bench.timed_group), the
 host's per-call work outside. The table prints last.
@@ -32,18 +33,26 @@ DEV = "cuda"
 def with_kernel_dim(kd, f):
     """f with the Python layer padding every head dim to kd (kd None: as the kernels take it)."""
     def run():
-        saved = ft.kernel_head_dim
-        ft.kernel_head_dim = (lambda d, capability=None: d) if kd is None else (lambda d, capability=None: kd)
+        saved = ft.padded_head_dim
+        ft.padded_head_dim = (lambda fn, d: d) if kd is None else (lambda fn, d: kd)
         try:
             return f()
         finally:
-            ft.kernel_head_dim = saved
+            ft.padded_head_dim = saved
     return run
+
+
+KERNEL_HEAD_DIMS = (16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256)  # gen/variant.lua HEAD_DIMS
+
+
+def tile_head_dim(d):
+    """The kernel head dim whose tiles run head dim d (a multiple of 8; mma.sync's)."""
+    return next(kd for kd in KERNEL_HEAD_DIMS if kd >= d)
 
 
 def rows_for(d, hopper):
     out = []
-    tile = ft.tile_head_dim(d)
+    tile = tile_head_dim(d)
     for N in (1024, 4096, 16384):
         B, H = 16384 // N, max(1, 2048 // d)
         for causal in (False, True):

@@ -36,6 +36,11 @@ M.MAX_STAGES = 4
 -- which gen_compile_arch and gen_variant_runs_on read in C.
 M.WGMMA_ARCH, M.WGMMA_TARGET = "sm_90", "sm_90a"
 M.WGMMA_HEAD_DIMS = { 64, 128, 192, 256 }
+-- Head dims 33-48 have mma.sync tiles of 48 columns, and wgmma tiles only as 64's with
+-- the columns past d masked: sm_90's "auto" tiles take those (the tiles of 48 ran
+-- 1.2-1.6x the time of 64's wgmma ones from N = 4k on the H200, bench/NOTES.md
+-- "Session 21"; the Python layer used to pad such head dims to 64 there).
+M.WGMMA_WIDER = { [48] = 64 }
 -- Warp-specialized tiles (`ws = true`, forward, templates/fwd_ws.cu.tpl): a
 -- producer warpgroup loads Q, K and V with TMA for 2 or 3 consumer
 -- warpgroups of 64 query rows each (warps counts all of them, so 12 or 16).
@@ -89,7 +94,7 @@ M.PASSES = {
     smem = function(v)
       -- ws: the same tiles (a persistent one: and O's staging, block_m rows), then 256
       -- bytes of mbarriers.
-      local d = M.tile_dim(v.head_dim)
+      local d = v.tile_dim or M.tile_dim(v.head_dim, v.wgmma or v.ws)
       if v.ws then
         return 1024 + 2 * d * ((v.persistent and 2 or 1) * v.block_m + 2 * v.stages * v.block_n) + 256
       end
@@ -111,7 +116,7 @@ M.PASSES = {
     smem = function(v)
       local layout = M.bwd_layout(v)
       local s_bufs = layout == "quad" and 2 or 1
-      local d = M.tile_dim(v.head_dim)
+      local d = v.tile_dim or M.tile_dim(v.head_dim, v.wgmma)
       local main = 2 * (d + 8) * (2 * v.block_n + 2 * v.stages * v.block_m)
         + 8 * v.stages * v.block_m + s_bufs * 2 * v.block_n * (v.block_m + 8)
       if v.wgmma then
@@ -209,9 +214,12 @@ function M.check_head_dim(x, path)
 end
 
 -- The head dim the tiles of a variant of head dim d are built for: the next of
--- HEAD_DIMS (d itself for those).
-function M.tile_dim(d)
-  for _, t in ipairs(M.HEAD_DIMS) do if t >= d then return t end end
+-- HEAD_DIMS (d itself for those); wgmma (and ws) tiles where that one has none of
+-- them: WGMMA_WIDER's.
+function M.tile_dim(d, wgmma)
+  for _, t in ipairs(M.HEAD_DIMS) do
+    if t >= d then return wgmma and M.WGMMA_WIDER[t] or t end
+  end
   return nil
 end
 
@@ -394,12 +402,12 @@ end
 -- Every feature a plain variant has not.
 M.FEATURES = { "varlen", "window", "alibi", "softcap", "dropout", "sinks" }
 
--- The head dims (multiples of 8) whose tile_dim is one of tiles: "56-64, 104-128".
+-- The head dims (multiples of 8) whose wgmma tile_dim is one of tiles: "40-64, 104-128".
 local function padded_to(tiles)
   local out = {}
   for _, t in ipairs(tiles) do
-    local lo = 8
-    for _, h in ipairs(M.HEAD_DIMS) do if h < t then lo = h + 8 end end
+    local lo = t
+    while lo > 8 and M.tile_dim(lo - 8, true) == t do lo = lo - 8 end
     out[#out + 1] = lo == t and tostring(t) or lo .. "-" .. t
   end
   return joined(out) .. " (multiples of 8)"
@@ -409,7 +417,8 @@ end
 function M.auto_pick(c, arch)
   local modified = false
   for _, k in ipairs(M.FEATURES) do modified = modified or c[k] end
-  return M.auto_tile(c.pass, M.tile_dim(c.head_dim), arch, modified, c.out_round == "balanced", c.alibi or c.window)
+  local td = M.tile_dim(c.head_dim, arch == M.WGMMA_ARCH)
+  return M.auto_tile(c.pass, td, arch, modified, c.out_round == "balanced", c.alibi or c.window)
 end
 
 -- The supported arches whose "auto" tile for completed c is c's own tile.
@@ -437,7 +446,6 @@ function M.complete(v, arch, tiles_arch)
   c.pass = M.check_pass(v.pass, "pass")
   c.dtype = M.check_dtype(v.dtype, "dtype")
   c.head_dim = M.check_head_dim(v.head_dim, "head_dim")
-  c.tile_dim = M.tile_dim(c.head_dim)
   c.causal = M.check_causal(v.causal, "causal")
   c.varlen = M.check_varlen(v.varlen or false, "varlen")
   c.window = M.check_window(v.window or false, "window")
@@ -463,6 +471,7 @@ function M.complete(v, arch, tiles_arch)
   end
   c.block_m, c.block_n, c.warps, c.stages = tile.block_m, tile.block_n, tile.warps, tile.stages
   c.wgmma, c.ws = tile.wgmma, tile.ws
+  c.tile_dim = M.tile_dim(c.head_dim, c.wgmma or c.ws)
   if c.wgmma then c.only_arch, c.only_target = M.WGMMA_ARCH, M.WGMMA_TARGET end
   if c.ws then
     if not member(M.WS_HEAD_DIMS, c.tile_dim) then

@@ -21,4 +21,9 @@ int rt_tile_head_dim(int head_dim) {
   return 0;
 }
 
+int rt_widest_tile_head_dim(int head_dim) {
+  const int tile = rt_tile_head_dim(head_dim);
+  return tile == 48 ? 64 : tile; /* WGMMA_WIDER (a test keeps them equal) */
+}
+
 int rt_head_dim_supported(int head_dim) { return rt_tile_head_dim(head_dim) != 0; }

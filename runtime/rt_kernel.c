@@ -99,6 +99,7 @@ int rt_kernel_for_variant(fa2_context *ctx, const gen_variant *v, rt_kernel **ou
   snprintf(k->name, sizeof k->name, "%s", v->name);
   k->block_m = v->block_m;
   k->block_n = v->block_n;
+  k->tile_dim = v->tile_dim;
   k->threads = v->threads;
   k->smem_bytes = v->smem_bytes;
   k->n_fn = v->n_entries;

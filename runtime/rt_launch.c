@@ -232,7 +232,7 @@ int rt_launch_bwd(fa2_context *ctx, const rt_kernel *k, const fa2_bwd_args *a, v
   void *params[] = {&p};
   const unsigned warps = (unsigned)k->threads / 32;
   /* the row kernels cover the tiles' columns (dQ's accumulator has them all) */
-  const unsigned row_block = FA2_ROW_BLOCK((unsigned)k->threads, (unsigned)rt_tile_head_dim(a->head_dim));
+  const unsigned row_block = FA2_ROW_BLOCK((unsigned)k->threads, (unsigned)k->tile_dim);
   const unsigned rows_x = (unsigned)((a->seqlen_q + row_block - 1) / row_block);
   const unsigned keys_x = (unsigned)((a->seqlen_k + k->block_n - 1) / k->block_n);
   const unsigned det_x = (unsigned)((a->seqlen_q + 16 * warps - 1) / (16 * warps));

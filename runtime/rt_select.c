@@ -28,8 +28,8 @@ static int32_t len_class(long long seqlen_q, long long seqlen_k) {
  * of 64 keys, m64n128w8s3wg (dQ's adds halved), from N = 4k, 1.02-1.06x the built-in
  * one there and 0.92-0.96x at 512-1k causal (two calls). Off sm_90 the generator refuses the
  * tiles and the built-in one stays. A head dim's rules by rising length: the last one
- * reached holds; a head dim on another's tiles (d = 56 on 64's, columns masked) takes
- * that one's rules. */
+ * reached holds; a head dim on another's tiles (d = 56 on 64's, columns masked; on sm_90
+ * d 33-48 too, whose wgmma tiles are 64's) takes that one's rules. */
 typedef struct length_rule {
   int pass, head_dim, min_len, min_len_causal;
   int block_m, block_n, warps, stages, wgmma, ws;
@@ -51,7 +51,7 @@ static const length_rule *length_rule_at(const rt_request *r, int32_t cls) {
     return NULL;
   const length_rule *hit = NULL;
   for (size_t i = 0; i < sizeof LENGTH_RULES / sizeof *LENGTH_RULES; i++)
-    if (LENGTH_RULES[i].pass == r->pass && LENGTH_RULES[i].head_dim == rt_tile_head_dim(r->head_dim) &&
+    if (LENGTH_RULES[i].pass == r->pass && LENGTH_RULES[i].head_dim == rt_widest_tile_head_dim(r->head_dim) &&
         cls >= rule_class(&LENGTH_RULES[i], r))
       hit = &LENGTH_RULES[i];
   return hit;

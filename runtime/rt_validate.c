@@ -292,7 +292,7 @@ size_t rt_bwd_rows(const fa2_bwd_args *a) {
 }
 
 size_t rt_bwd_accum_bytes(const fa2_bwd_args *a) {
-  return (rt_bwd_rows(a) * (size_t)rt_tile_head_dim(a->head_dim) * 4 + 255) / 256 * 256;
+  return (rt_bwd_rows(a) * (size_t)rt_widest_tile_head_dim(a->head_dim) * 4 + 255) / 256 * 256;
 }
 
 size_t fa2_backward_workspace_size(const fa2_bwd_args *a) {

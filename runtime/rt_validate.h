@@ -29,7 +29,7 @@ int rt_bwd_is_noop(const fa2_bwd_args *a);
  * total_q) times heads_q. */
 size_t rt_bwd_rows(const fa2_bwd_args *a);
 /* Bytes of the workspace's first part, dQ's fp32 accumulator (rt_bwd_rows rows of the
- * tiles' head dim, rounded up to 256); delta follows it. */
+ * widest tiles' head dim, rounded up to 256); delta follows it. */
 size_t rt_bwd_accum_bytes(const fa2_bwd_args *a);
 
 const char *rt_dtype_name(int dtype); /* "bf16", "fp16", "?" */

@@ -41,6 +41,7 @@ static int fg_complete(gen_variant *v, const char *arch, char *err, size_t n) {
     v->stages = 2;
   }
   v->threads = 32 * v->warps;
+  v->tile_dim = v->head_dim; /* the kernel head dims these tests use */
   if (v->pass == GEN_PASS_BWD) { /* mode-independent; four entries (gen/variant.lua) */
     v->stab = GEN_STAB_NONE, v->beta = v->eps = 0;
     const int d8 = v->head_dim + 8, bm = v->block_m, bn = v->block_n, s = v->stages;

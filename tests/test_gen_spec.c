@@ -118,19 +118,20 @@ Test(spec, the_shipped_specs_load) {
   cr_expect_str_eq(s.path, "specs/default.lua");
   gen_spec_free(&s);
   /* full, plain: 11 head dims x 2 dtypes x 2 causal x 3 modes forward (head dims
-   * 64, 128, 192 and 256 also on sm_90's wgmma tiles); the backward (mode-independent)
-   * for the 11 head dims x 2 dtypes x 2 causal (d 64, 128, 192, 256 also on sm_90's).
+   * 48, 64, 128, 192 and 256 also on sm_90's wgmma tiles: 48 on 64's); the backward
+   * (mode-independent) for the 11 head dims x 2 dtypes x 2 causal (d 48, 64, 128, 192,
+   * 256 also on sm_90's).
    * Each plain variant again with softcap, ALiBi, dropout, sinks and varlen; with a
    * window when not causal; each modifier's d = 96 forward twice (2 dtypes x 2 causal x
    * 3 modes; a window: not causal): TILES_MODIFIED's tile off sm_90 and TILES' on it.
    * The pairs of COMBOS: a window with varlen, sinks or softcap (not causal; with softcap
    * not the mma.sync backward at d = 64 and 128: 2 x 2), ALiBi with softcap but
    * the d = 128 wgmma backward's 2 x 2. Mode balanced apart: the forward at the 7 head
-   * dims up to 128 (64 and 128 also on sm_90's tiles), with the same modifiers and pairs. */
+   * dims up to 128 (48, 64 and 128 also on sm_90's tiles), with the same modifiers and pairs. */
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
-  const int plain = (11 + 4) * 2 * 2 * 3 + (11 + 4) * 2 * 2;
+  const int plain = (11 + 5) * 2 * 2 * 3 + (11 + 5) * 2 * 2;
   const int each = plain + 2 * 2 * 3; /* with one modifier */
-  const int b_plain = (7 + 2) * 2 * 2, b_each = b_plain + 2 * 2;
+  const int b_plain = (7 + 3) * 2 * 2, b_each = b_plain + 2 * 2;
   const int b_all = b_plain + b_each * 5 + b_each / 2 * 4 + b_each;
   /* the backward of d 160 (36 variants) and 224 (20: not with ALiBi or a window) again on
    * sm_90's eight-warp tiles (BWD_TILES_SM90) */
@@ -175,12 +176,12 @@ Test(spec, the_shipped_specs_load) {
     wgmma += s.variants[i].wgmma;
   }
   cr_expect_eq(wide, bwd_sm90_wide);
-  cr_expect_eq(bwd, 60);
-  cr_expect_eq(bwd_wgmma, 4 * 2 * 2);
-  cr_expect_eq(fp16, 90);
-  cr_expect_eq(causal, 90);
-  cr_expect_eq(robust, 60);
-  cr_expect_eq(wgmma, 4 * 2 * 2 * 3); /* forward ones */
+  cr_expect_eq(bwd, 64);
+  cr_expect_eq(bwd_wgmma, 5 * 2 * 2);
+  cr_expect_eq(fp16, 96);
+  cr_expect_eq(causal, 96);
+  cr_expect_eq(robust, 64);
+  cr_expect_eq(wgmma, 5 * 2 * 2 * 3); /* forward ones */
   cr_expect_eq(n_softcap, each);
   cr_expect_eq(n_sinks, each);
   cr_expect_eq(n_window, each / 2);

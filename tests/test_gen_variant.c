@@ -397,9 +397,9 @@ Test(variant, every_full_spec_name_round_trips) {
   gen_spec s;
   gen_err err;
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
-  /* 240 plain (132 forward, 48 more on sm_90's wgmma tiles, 44 + 16 backward), and
-   * each modifier's, and mode balanced's 356 (tests/test_gen_spec.c) */
-  cr_assert_eq(s.n_variants, 2660);
+  /* 256 plain (132 forward, 60 more on sm_90's wgmma tiles, 44 + 20 backward), and
+   * each modifier's, and mode balanced's 392 (tests/test_gen_spec.c) */
+  cr_assert_eq(s.n_variants, 2840);
   for (int i = 0; i < s.n_variants; i++) {
     gen_variant v;
     cr_assert_eq(gen_variant_from_name(g, s.variants[i].name, &v, &err), GEN_OK, "%s", err.msg);
@@ -735,7 +735,9 @@ Test(variant, padded_head_dims) {
     const char *arch;
   } cases[] = {{GEN_PASS_FWD, 8, 16, NULL},     {GEN_PASS_FWD, 40, 48, NULL},  {GEN_PASS_FWD, 120, 128, "sm_90"},
                {GEN_PASS_BWD, 120, 128, "sm_90"}, {GEN_PASS_BWD, 136, 160, NULL}, {GEN_PASS_FWD, 248, 256, "sm_90"},
-               {GEN_PASS_BWD, 200, 224, NULL}};
+               {GEN_PASS_BWD, 200, 224, NULL},
+               /* sm_90's wgmma tiles take 33-48 on 64's (WGMMA_WIDER), the others 48's */
+               {GEN_PASS_FWD, 40, 64, "sm_90"},  {GEN_PASS_BWD, 48, 64, "sm_90"},  {GEN_PASS_BWD, 40, 48, "sm_80"}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     gen_variant v = base(cases[i].d, 1, GEN_STAB_NONE, 0, 0), t = base(cases[i].tile, 1, GEN_STAB_NONE, 0, 0);
     v.pass = t.pass = cases[i].pass;
@@ -780,12 +782,13 @@ Test(variant, padded_head_dims) {
     cr_expect_eq(gen_variant_complete(g, &v, NULL, &err), GEN_ESPEC, "d %d", d);
     cr_expect(strstr(err.msg, "multiples of 8 from 8 to 256"), "%s", err.msg);
   }
-  /* A wgmma tile needs whole 64-column blocks after padding: 40 (tiles of 48) cannot. */
-  gen_variant w = base(40, 0, GEN_STAB_NONE, 0, 0);
+  /* A wgmma tile needs whole 64-column blocks after padding: 72 (tiles of 80) cannot;
+   * 33-48 take 64's (WGMMA_WIDER). */
+  gen_variant w = base(72, 0, GEN_STAB_NONE, 0, 0);
   tiles(&w, 64, 128, 4, 2);
   w.wgmma = 1;
   gen_err err;
   cr_expect_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_ESPEC);
-  cr_expect(strstr(err.msg, "head_dim = 40") && strstr(err.msg, "56-64, 104-128, 168-192, 232-256"), "%s",
+  cr_expect(strstr(err.msg, "head_dim = 72") && strstr(err.msg, "40-64, 104-128, 168-192, 232-256"), "%s",
             err.msg);
 }

@@ -518,6 +518,10 @@ Test(tuning, d64_forward_takes_the_ws_tiles_from_their_length_rules) {
   expect_launch_of(ctx, fwd_n(56, 0, FA2_STAB_NONE, 4096), "fwd_bf16_d56_m192n128w16s2ws_none");
   expect_launch_of(ctx, fwd_n(56, 1, FA2_STAB_NONE, 2048), "fwd_bf16_d56_causal_m128n128w12s2ws_none");
   expect_launch_of(ctx, fwd_n(56, 0, FA2_STAB_NONE, 900), "fwd_bf16_d56_m64n128w4s2wg_none");
+  /* ... and on sm_90 d 33-48 too (WGMMA_WIDER) */
+  expect_launch_of(ctx, fwd_n(40, 0, FA2_STAB_NONE, 4096), "fwd_bf16_d40_m192n128w16s2ws_none");
+  expect_launch_of(ctx, fwd_n(48, 1, FA2_STAB_NONE, 2048), "fwd_bf16_d48_causal_m128n128w12s2ws_none");
+  expect_launch_of(ctx, fwd_n(40, 0, FA2_STAB_NONE, 900), "fwd_bf16_d40_m64n128w4s2wg_none");
   expect_launch_of(ctx, fwd_n(64, 0, FA2_STAB_PAPER, 4096), "fwd_bf16_d64_m64n128w4s2wg_paper_b2_e1em3");
   /* balanced: none's main loop, so none's length rules and tiles */
   expect_launch_of(ctx, fwd_n(64, 0, FA2_STAB_BALANCED, 4096), "fwd_bf16_d64_m192n128w16s2ws_balanced");
@@ -595,6 +599,8 @@ Test(tuning, d64_backward_takes_two_warpgroups_from_its_length_rule) {
   expect_bwd_launch_of(ctx, a, "bwd_bf16_d64_softcap_m64n64w4s3wg_none");
   expect_bwd_launch_of(ctx, bwd_n(128, 0, 8192), "bwd_bf16_d128_m64n128w8s2wg_none");
   expect_bwd_launch_of(ctx, bwd_n(56, 0, 8192), "bwd_bf16_d56_m64n128w8s3wg_none"); /* on 64's tiles */
+  expect_bwd_launch_of(ctx, bwd_n(40, 0, 8192), "bwd_bf16_d40_m64n128w8s3wg_none"); /* sm_90: 64's too */
+  expect_bwd_launch_of(ctx, bwd_n(40, 0, 2048), "bwd_bf16_d40_m64n64w4s3wg_none");
   cr_expect_eq(seen.count[FA2_LOG_WARN], 0, "%s", seen.last);
   fa2_destroy(ctx);
   fake->cc_major = 8;

@@ -268,8 +268,9 @@ Test(rt_validate, empty_problems_are_noops) {
 
 /* The runtime's head dims are the generator's: every multiple of 8 up to 264 is
  * accepted by both or refused by both, and both run it on the same tiles (the
- * generator's tile_dim, the runtime's rt_tile_head_dim: dQ's accumulator and the
- * row kernels' grid are sized by it). */
+ * generator's tile_dim, the runtime's rt_tile_head_dim); dQ's accumulator holds the
+ * widest tiles any arch's "auto" tiles take (rt_widest_tile_head_dim: sm_90's wgmma
+ * tiles take 33-48 on 64's). */
 Test(rt_validate, head_dims_match_the_generator) {
   gen_state *g;
   gen_err err;
@@ -283,6 +284,13 @@ Test(rt_validate, head_dims_match_the_generator) {
     if (gen_ok)
       cr_expect_eq(rt_tile_head_dim(d), v.tile_dim, "head_dim %d: runtime's tiles %d, generator's %d", d,
                    rt_tile_head_dim(d), v.tile_dim);
+    for (int pass = GEN_PASS_FWD; gen_ok && pass <= GEN_PASS_BWD; pass++) {
+      gen_variant h = {.pass = pass, .dtype = GEN_DTYPE_BF16, .head_dim = d};
+      cr_assert_eq(gen_variant_complete(g, &h, "sm_90", &err), GEN_OK, "%s", err.msg);
+      const int widest = h.tile_dim > v.tile_dim ? h.tile_dim : v.tile_dim;
+      cr_expect_eq(rt_widest_tile_head_dim(d), widest, "head_dim %d pass %d: runtime's widest tiles %d, sm_90's %d",
+                   d, pass, rt_widest_tile_head_dim(d), h.tile_dim);
+    }
     n += gen_ok;
     tiles += gen_ok && rt_tile_head_dim(d) == d;
   }
@@ -290,6 +298,7 @@ Test(rt_validate, head_dims_match_the_generator) {
   cr_expect_eq(tiles, 11, "kernel head dims: %d", tiles);
   cr_expect_eq(rt_tile_head_dim(8), 16);
   cr_expect_eq(rt_tile_head_dim(40), 48);
+  cr_expect_eq(rt_widest_tile_head_dim(40), 64);
   cr_expect_eq(rt_tile_head_dim(104), 128);
   cr_expect_eq(rt_tile_head_dim(200), 224);
   cr_expect_eq(rt_tile_head_dim(44), 0);

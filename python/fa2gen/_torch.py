@@ -129,15 +129,11 @@ def attention(q, k, v, causal=False, stab="robust", beta=None, eps=None, scale=N
                    sinks=sinks)
 
 
-# Head dims the kernels' tiles are built for (gen/variant.lua HEAD_DIMS). Every multiple of
-# 8 up to 256 runs as it is (the C layer puts it on the tiles of the next of these, the
-# columns past d zero in shared memory and never stored); any other d is zero-padded to the
-# next multiple of 8, as FlashAttention-2 does (exact: the extra columns add 0 to every
-# score and give 0 outputs, sliced off again, and their gradients are dropped by the pad's
-# backward).
-KERNEL_HEAD_DIMS = (16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256)
-
-
+# Every multiple of 8 up to 256 runs as it is (the C layer puts it on the tiles of the
+# next kernel head dim, the columns past d zero in shared memory and never stored: on
+# Hopper 33-48 on 64's wgmma tiles); any other d is zero-padded to the next multiple of 8,
+# as FlashAttention-2 does (exact: the extra columns add 0 to every score and give 0
+# outputs, sliced off again, and their gradients are dropped by the pad's backward).
 def padded_head_dim(fn, d):
     if 1 <= d <= 256:
         return (d + 7) // 8 * 8
@@ -145,37 +141,10 @@ def padded_head_dim(fn, d):
                      f"run as they are, others are padded to the next one)")
 
 
-def tile_head_dim(d):
-    """The kernel head dim whose tiles run head dim d (a multiple of 8)."""
-    return next(kd for kd in KERNEL_HEAD_DIMS if kd >= d)
-
-
-# On Hopper, head dims 33-48 run padded to 64, whose forward has warpgroup-MMA tiles: the
-# tiles of 48 (mma.sync) ran 0.77-0.98x as fast from N = 2k on (H200, bench/NOTES.md
-# "Head dims 16, 48, 80"), though 1.2-1.7x at N = 512 where the padding copies dominate.
-HOPPER_PADDED = {48: 64}
-
-
-def kernel_head_dim(d, capability=None):
-    """The head dim this layer passes to the kernels for d on a GPU of this (major, minor)
-    capability (None: not known, no Hopper exception; a function: asked only when the
-    answer depends on it)."""
-    kd = padded_head_dim("fa2gen", d)
-    tile = tile_head_dim(kd)
-    if tile not in HOPPER_PADDED:
-        return kd
-    if callable(capability):
-        capability = capability()
-    return HOPPER_PADDED[tile] if capability and capability[0] == 9 else kd
-
-
 def _pad_head_dim(q, k, v, scale):
     """q, k, v padded to the head dim the kernels take, the scale of the real one, and d."""
     d = q.shape[-1]
-    # the capability only of a real GPU (fake CUDA tensors while tracing on a CPU machine)
-    real_gpu = q.is_cuda and torch.cuda.is_available()
-    capability = (lambda: torch.cuda.get_device_capability(q.device)) if real_gpu else None
-    kd = kernel_head_dim(d, capability)
+    kd = padded_head_dim("fa2gen", d)
     if kd == d:
         return q, k, v, scale, d
     pad = lambda t: torch.nn.functional.pad(t, (0, kd - d))

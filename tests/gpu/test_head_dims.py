@@ -4,7 +4,7 @@
 
 The kernels' tiles are built for 16, 32, 48, 64, 80, 96, 128, 160, ..., 256; every other
 multiple of 8 runs on the tiles of the next of them with the columns past d masked (on
-Hopper, 40 is padded to 64 by the Python layer, python/fa2gen/_torch.py), and any other
+Hopper, 33-48 on 64's wgmma tiles), and any other
 head dim is zero-padded to a multiple of 8 there, forward and backward. FlashAttention-2's accuracy rule
 against float64: outputs <= 2x and gradients <= 3x the error of the same computation
 in the input precision by PyTorch; no NaN; deterministic mode gives the same bits twice.

@@ -265,7 +265,7 @@ static int load_bwd(gpu *g, const gen_variant *gv, const rt_blob *cubin, void *o
   snprintf(v->name, sizeof v->name, "%s", gv->name);
   v->bf16 = gv->dtype == GEN_DTYPE_BF16;
   v->head_dim = gv->head_dim;
-  v->tile_dim = rt_tile_head_dim(gv->head_dim);
+  v->tile_dim = gv->tile_dim;
   v->causal = gv->causal;
   v->block_n = gv->block_n;
   v->threads = gv->threads;
