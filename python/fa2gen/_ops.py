@@ -210,6 +210,12 @@ class _CudaOp:
                 return backward(ctx, *grads)
 
         def autograd_kernel(*args):
+            # No gradient to record (inference, torch.no_grad, inputs without grad): the
+            # operator below autograd, without autograd.Function's per-call wrapping.
+            if not torch.is_grad_enabled() or not any(
+                    isinstance(a, torch.Tensor) and a.requires_grad for a in args):
+                with torch._C._AutoDispatchBelowAutograd():
+                    return op(*args)
             return Function.apply(*args, *defaults[len(args):])
 
         _LIB.impl(self.short, autograd_kernel, "Autograd")

@@ -100,6 +100,22 @@ class FakeImplementations(unittest.TestCase):
             self.assertTrue(g.is_contiguous())
         self.assertEqual((dsinks.shape, dsinks.dtype), ((0,), torch.float32))  # no sinks
 
+    def test_gradient_recorded_when_any_input_requires_it(self):
+        # The autograd kernel calls the operator directly when no gradient is recorded (15 us
+        # of a 66 us call, bench/host_path.py): it must still record one for any tensor input
+        # that requires grad (sinks included), and none under no_grad.
+        q, sinks = meta(1, 10, 2, 64), meta(2, dtype=torch.float32)
+        self.assertIsNone(fa2gen.attention(q, q, q).grad_fn)
+        self.assertIsNone(fa2gen.attention(q, q, q, sinks=sinks).grad_fn)
+        self.assertIsNotNone(fa2gen.attention(q, q, q, sinks=sinks.requires_grad_()).grad_fn)
+        qg = meta(1, 10, 2, 64).requires_grad_()
+        self.assertIsNotNone(fa2gen.attention(q, q, qg).grad_fn)
+        with torch.no_grad():
+            self.assertIsNone(fa2gen.attention(qg, qg, qg).grad_fn)
+        cu = meta(2, dtype=torch.int32)
+        self.assertIsNotNone(fa2gen.flash_attn_varlen_func(qg[0], qg[0], qg[0], cu, cu, 10, 10).grad_fn)
+        self.assertIsNone(fa2gen.flash_attn_varlen_func(q[0], q[0], q[0], cu, cu, 10, 10).grad_fn)
+
     def test_sinks_gradient_output(self):
         q, k = meta(2, 100, 8, 64), meta(2, 50, 2, 64)
         sinks = meta(8, dtype=torch.float32)

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""The Python path of one fa2gen.attention call, timed on a machine without a GPU.
+
+    FA2_LIB=lib/libfa2rt.so FA2_CUDA_LIBRARY=$PWD/build/libfakecuda.so \\
+        $(tools/torch_python.sh) bench/host_path.py [B,N,H,d] [--grad] [--profile]
+
+CPU tensors are dispatched to the operators' CUDA implementation, the device guard and
+the stream are stubbed, and the stand-in driver (tests/fake) takes the launch: every
+step of a call but the GPU's runs (checks, allocations, the argument block, kernel
+selection in libfa2rt), so a change to the Python layer can be measured here before a
+GPU run (bench/NOTES.md "Session 22"). The CPU's tensors come from another allocator
+than CUDA's caching one, and the fake launch costs less than cuLaunchKernel: compare
+changes, not absolute times, with bench/host_overhead.py on a GPU.
+"""
+import contextlib
+import cProfile
+import inspect
+import os
+import pstats
+import sys
+import time
+
+import torch
+
+_impl = torch.library.Library.impl
+
+
+def _impl_cpu_too(self, name, fn, key=None, *args, **kwargs):
+    """Library.impl that registers each CUDA implementation for CPU tensors as well."""
+    _impl(self, name, fn, key, *args, **kwargs)
+    if key == "CUDA":
+        _impl(self, name, fn, "CPU", *args, **kwargs)
+
+
+torch.library.Library.impl = _impl_cpu_too
+torch.cuda.device = lambda device: contextlib.nullcontext()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python"))
+import fa2gen  # noqa: E402
+from fa2gen import _ops, _torch  # noqa: E402
+
+_ops._stream = lambda device: 0
+_ops._index = lambda device: 0
+# the same checks, with CPU tensors allowed
+exec(inspect.getsource(_torch.check_inputs).replace('("cuda", "meta")', '("cuda", "meta", "cpu")'),
+     _torch.__dict__)
+
+
+def main():
+    shape = next((a for a in sys.argv[1:] if not a.startswith("--")), "2,128,8,64")
+    B, N, H, d = (int(x) for x in shape.split(","))
+    grad = "--grad" in sys.argv
+    q, k, v = (torch.randn(B, N, H, d, dtype=torch.bfloat16, requires_grad=grad) for _ in range(3))
+    call = lambda: fa2gen.attention(q, k, v, causal=True, stab="none")
+    for _ in range(50):  # the first compiles (NVRTC) and loads (fake)
+        call()
+    n = 2000
+    t0 = time.perf_counter()
+    for _ in range(n):
+        call()
+    print(f"B={B} N={N} H={H} d={d} grad={grad}: {(time.perf_counter() - t0) / n * 1e6:.1f} us a call")
+    if "--profile" in sys.argv:
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(500):
+            call()
+        prof.disable()
+        pstats.Stats(prof).sort_stats("tottime").print_stats(18)
+
+
+if __name__ == "__main__":
+    main()
