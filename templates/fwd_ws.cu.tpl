@@ -463,7 +463,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     float *lse = p.lse + {{ LSE("head") }};
     int thread_row = (warp % 4) * 16 + g; // its row in the warpgroup's 64 (and + 8)
 {% if varlen %}
-    asm volatile("" : "+r"(thread_row)); // (the staging addresses here, not live through the main loop)
+    // Opaque: else the swizzled staging addresses, the same for every item, are hoisted out of
+    // the item loop and live through the main loop (the softcap paper variants spilled 32 bytes).
+    asm volatile("" : "+r"(thread_row));
 {% end %}
 {% if sinks %}
     const float sink2 = p.sinks[head] * 1.44269504f; // the attention sink, log2 units (fwd.cu.tpl)
@@ -493,7 +495,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     // writes the sequence's rows in 16-byte chunks, a warp's 32 chunks on whole rows
     // (the accumulator's own layout writes half sectors: ncu, bench/NOTES.md "Session 22").
     bar_sync(kEpilogueBar + wg, 128); // every warp's rows are staged
-    int row0 = m0 + wg * 64;
+    const int row0 = m0 + wg * 64;
     elem_t *o_rows = (elem_t *)p.o + {{ BASE("o") }} + head * p.o_head_stride + (long long)row0 * p.o_row_stride;
 #pragma unroll 1
     for (int i = tid % 128; i < 64 * kDTiles; i += 128) {
