@@ -49,6 +49,11 @@
 #             padding (bench/padded_dims_bench.py)
 #   bias_padded_dims  fa2 bias --gpu at d 40, 120, 200 (lab: robust <= 0.021), fixed and
 #             varlen, and d 160, 224 at the suite's 256 heads
+#   wgmma_wider  head dims 33-48 on d = 64's wgmma, ws and backward tiles on sm_90: float64
+#             over tests/gpu/wgmma_wider_spec.lua (normal and odd shapes), the bias at d 40
+#             on them, and against the old padding to 64 (bench/padded_dims_bench.py --dims 40)
+#   varlen_ncu  ncu's full set of the fixed and the equal-length varlen forward of the same
+#             data (bench/varlen_ncu.py): d = 128 N = 1k and d = 64 N = 4k, causal
 #   tune_head_dims  fa2 tune over bench/specs/tune_head_dims.lua (d 192/256, fixed and
 #             varlen keys; a dry run: report only, no database written)
 #   ws        the warp-specialized forward (ws tiles, TMA; templates/fwd_ws.cu.tpl):
@@ -294,6 +299,19 @@ for s in $steps; do
     step bias_padded 300 bin/fa2 bias --gpu --head-dims 40,120,200 -j 16
     step bias_padded_varlen 300 bin/fa2 bias --gpu --varlen --head-dims 40,120,200 -j 16
     step bias_160_224 300 bin/fa2 bias --gpu --head-dims 160,224 -j 16
+    ;;
+  wgmma_wider)
+    step wider_check 150 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/wgmma_wider_spec.lua
+    step wider_odd 100 bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/wgmma_wider_spec.lua
+    step bias_wider 300 bin/fa2 bias --gpu --head-dims 40 -j 16
+    step wider_bench 150 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python:bench python3 bench/padded_dims_bench.py --dims 40
+    ;;
+  varlen_ncu)
+    for shape in 16,1024,16,128 4,4096,32,64; do
+      step "varlen_ncu_${shape//,/_}" 240 env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
+        "$(command -v ncu || echo /usr/local/cuda/bin/ncu)" --kernel-name regex:fa2_fwd --launch-skip 2 \
+        --launch-count 2 --set full --import-source no python3 bench/varlen_ncu.py --shape "$shape" --causal
+    done
     ;;
   tune_head_dims) step tune_head_dims 600 bin/fa2 tune bench/specs/tune_head_dims.lua --no-beta \
       --dry-run -j 16 --report "$OUT/tune_head_dims" --db /tmp/fa2_tune_head_dims.json ;;
@@ -544,7 +562,7 @@ for s in $steps; do
         bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/sanitize_spec.lua
     done
     ;;
-  *) echo "gpu_run.sh: unknown step '$s' (check, startup, bias, sdpa_bias, perf, determ, head_dims, head_dims16, head_dims16_perf, head_dims_perf, bias_head_dims, padded_dims, bias_padded_dims, tune_head_dims, suites, empty_rows, dropin, dropout, sinks, modifiers, modifier_checks, varlen, lib_ab, sdpa_ab, bwd_breakdown, wide_bwd, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_check, ws_perf, ws_sanitize, ws_persistent, ws_ncu, bwd_modes, modes, tpl_ab, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
+  *) echo "gpu_run.sh: unknown step '$s' (check, startup, bias, sdpa_bias, perf, determ, head_dims, head_dims16, head_dims16_perf, head_dims_perf, bias_head_dims, padded_dims, bias_padded_dims, wgmma_wider, varlen_ncu, tune_head_dims, suites, empty_rows, dropin, dropout, sinks, modifiers, modifier_checks, varlen, lib_ab, sdpa_ab, bwd_breakdown, wide_bwd, train, multi_device, cold_start, ddp, fsdp, layouts, wgmma, wgmma_bwd, ws, ws_check, ws_perf, ws_sanitize, ws_persistent, ws_ncu, bwd_modes, modes, tpl_ab, delta32, sweep, python, plots, sanitize, tune, tune_sweep)" >&2; exit 2 ;;
   esac
 done
 
