@@ -94,7 +94,7 @@ M.PASSES = {
     smem = function(v)
       -- ws: the same tiles (a persistent one: and O's staging, block_m rows), then 256
       -- bytes of mbarriers.
-      local d = v.tile_dim or M.tile_dim(v.head_dim, v.wgmma or v.ws)
+      local d = v.tile_dim -- (v is complete()'s: the tile family's)
       if v.ws then
         return 1024 + 2 * d * ((v.persistent and 2 or 1) * v.block_m + 2 * v.stages * v.block_n) + 256
       end
@@ -116,7 +116,7 @@ M.PASSES = {
     smem = function(v)
       local layout = M.bwd_layout(v)
       local s_bufs = layout == "quad" and 2 or 1
-      local d = v.tile_dim or M.tile_dim(v.head_dim, v.wgmma)
+      local d = v.tile_dim
       local main = 2 * (d + 8) * (2 * v.block_n + 2 * v.stages * v.block_m)
         + 8 * v.stages * v.block_m + s_bufs * 2 * v.block_n * (v.block_m + 8)
       if v.wgmma then

@@ -3,7 +3,6 @@
 #include "gen.h"
 #include "bwd_check.h"
 #include "rt_nvrtc.h"
-#include "rt_head_dim.h"
 
 #include <dirent.h>
 #include <pthread.h>
