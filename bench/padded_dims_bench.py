@@ -19,6 +19,8 @@ host's per-call work outside. The table prints last.
 """
 import argparse
 import json
+import os
+import re
 
 import torch
 import torch.nn.functional as F
@@ -42,7 +44,14 @@ def with_kernel_dim(kd, f):
     return run
 
 
-KERNEL_HEAD_DIMS = (16, 32, 48, 64, 80, 96, 128, 160, 192, 224, 256)  # gen/variant.lua HEAD_DIMS
+def _kernel_head_dims():
+    """gen/variant.lua's HEAD_DIMS, the head dims the kernels' tiles are built for."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "gen", "variant.lua")
+    dims = re.search(r"M.HEAD_DIMS = \{([^}]*)\}", open(path).read()).group(1)
+    return tuple(int(x) for x in dims.split(","))
+
+
+KERNEL_HEAD_DIMS = _kernel_head_dims()
 
 
 def tile_head_dim(d):
