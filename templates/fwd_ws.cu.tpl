@@ -21,7 +21,8 @@
 //   and a TMA store; LSE in fp32.
 //   Varlen: the maps span (head_dim, total rows, heads); a sequence's rows start at
 //   cu_seqlens' offset. Loads past its end read the next sequence's rows (keys
-//   there are masked, query rows computed and dropped); O leaves with plain stores
+//   there are masked, query rows computed and dropped); O leaves by TMA where the
+//   warpgroup's 64 rows lie in the sequence (or it is the last), else by 16-byte copies
 //   that stop at the sequence's end, where a TMA store would write the next one's.
 {% include "tensor_index.tpl" %}
 {# Window variants count keys from the key tile of the block's first visible key #}
@@ -490,26 +491,35 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         if (qd == 0 && row < {{ SQ }}) lse[row] = l > 0.f ? (m * c + log2f(l)) * 0.69314718f : pos_inf();
 {% end %}
       }
+    fence_proxy_async(); // the stores above, visible to the TMA unit ...
+    bar_sync(kEpilogueBar + wg, 128); // ... for the whole warpgroup
 {% if varlen %}
-    // A TMA store cannot stop at the sequence's end inside the tensor: the warpgroup
-    // writes the sequence's rows in 16-byte chunks, a warp's 32 chunks on whole rows
-    // (the accumulator's own layout writes half sectors: ncu, bench/NOTES.md "Session 22").
-    bar_sync(kEpilogueBar + wg, 128); // every warp's rows are staged
+    // A TMA store stops at the tensor's end, not at a sequence's: it takes the warpgroup's
+    // 64 rows when they lie inside the sequence, or when the sequence is the last one. Else
+    // the warpgroup writes the sequence's rows in 16-byte chunks, a warp's 32 chunks on
+    // whole rows (the accumulator's own layout writes half sectors: bench/NOTES.md "Session 22").
     const int row0 = m0 + wg * 64;
-    elem_t *o_rows = (elem_t *)p.o + {{ BASE("o") }} + head * p.o_head_stride + (long long)row0 * p.o_row_stride;
+    if (row0 + 64 <= seqlen_q || seq_q0 + seqlen_q == p.total_q) {
+      if (warp % 4 == 0 && lane == 0 && row0 < seqlen_q) {
+#pragma unroll
+        for (int cb = 0; cb < kColBlocks; ++cb)
+          tma_store(maps.o, sOw + cb * 64 * 128, cb * 64, seq_q0 + row0, head, 0);
+        tma_store_drain(); // shared memory must outlive the copy's reads
+      }
+    } else {
+      elem_t *o_rows = (elem_t *)p.o + {{ BASE("o") }} + head * p.o_head_stride + (long long)row0 * p.o_row_stride;
 #pragma unroll 1
-    for (int i = tid % 128; i < 64 * kDTiles; i += 128) {
-      const int r = i / kDTiles, dt = i % kDTiles;
-      if (row0 + r < {{ SQ }}{{ padded and " && dt * 8 < kTensorDim" or "" }}) {
-        uint4 x;
-        asm volatile("ld.shared.v4.b32 { %0, %1, %2, %3 }, [%4];\n"
-                     : "=r"(x.x), "=r"(x.y), "=r"(x.z), "=r"(x.w) : "r"(sOw + sw128_offset<64>(r, dt)) : "memory");
-        *(uint4 *)(o_rows + (long long)r * p.o_row_stride + dt * 8) = x;
+      for (int i = tid % 128; i < 64 * kDTiles; i += 128) {
+        const int r = i / kDTiles, dt = i % kDTiles;
+        if (row0 + r < seqlen_q{{ padded and " && dt * 8 < kTensorDim" or "" }}) {
+          uint4 x;
+          asm volatile("ld.shared.v4.b32 { %0, %1, %2, %3 }, [%4];\n"
+                       : "=r"(x.x), "=r"(x.y), "=r"(x.z), "=r"(x.w) : "r"(sOw + sw128_offset<64>(r, dt)) : "memory");
+          *(uint4 *)(o_rows + (long long)r * p.o_row_stride + dt * 8) = x;
+        }
       }
     }
 {% else %}
-    fence_proxy_async(); // the stores above, visible to the TMA unit ...
-    bar_sync(kEpilogueBar + wg, 128); // ... for the whole warpgroup
     if (warp % 4 == 0 && lane == 0 && m0 + wg * 64 < {{ SQ }}) {
 #pragma unroll
       for (int cb = 0; cb < kColBlocks; ++cb)

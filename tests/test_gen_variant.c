@@ -485,9 +485,13 @@ Test(variant, varlen_names_and_sources) {
   cr_expect(strstr(src, "maps.q, cb * 64, it.seq_q0 + it.m0 + 64 * w, it.head,"));
   cr_expect(strstr(src, "produce(maps.k, sK, k_full, k_empty, n + j, it.seq_k0 + j * kBlockN, it.kv_head, 0);"));
   cr_expect(strstr(src, "float *lse = p.lse + ((long long)head * p.total_q + seq_q0);"));
-  /* varlen O by plain stores (a TMA store of whole 64-row blocks measured no faster at equal lengths,
-   * slower on the ragged mix, and spilled 64 bytes with paper and softcap: bench/NOTES.md "Session 21") */
-  cr_expect(!strstr(src, "tma_store(maps.o") && strstr(fsrc, "tma_store(maps.o"), "varlen O: plain stores");
+  /* varlen O by TMA for a 64-row block inside its sequence or in the last one (the tensor's end
+   * clips it), else by 16-byte chunks from the staging (bench/NOTES.md "Session 23") */
+  cr_expect(strstr(src, "if (row0 + 64 <= seqlen_q || seq_q0 + seqlen_q == p.total_q) {") &&
+            strstr(src, "tma_store(maps.o, sOw + cb * 64 * 128, cb * 64, seq_q0 + row0, head, 0);") &&
+            strstr(src, "*(uint4 *)(o_rows + (long long)r * p.o_row_stride + dt * 8) = x;"), "varlen O: TMA or chunks");
+  cr_expect(strstr(fsrc, "tma_store(maps.o, sOw + cb * 64 * 128, cb * 64, m0 + wg * 64, head, batch);") &&
+            !strstr(fsrc, "o_rows"), "fixed O: TMA only");
   /* the persistent varlen tile hands each item's sequence over with its number */
   cr_expect(strstr(src, "const ws_item it = ws_item_at(p, work, n_m, seq);"));
   cr_expect(strstr(src, "ld.shared.v4.b32 { %0, %1, %2, %3 }, [%4];"));
