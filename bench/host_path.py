@@ -2,7 +2,7 @@
 """The Python path of one fa2gen.attention call, timed on a machine without a GPU.
 
     FA2_LIB=lib/libfa2rt.so FA2_CUDA_LIBRARY=$PWD/build/libfakecuda.so \\
-        $(tools/torch_python.sh) bench/host_path.py [B,N,H,d] [--grad] [--profile]
+        $(tools/torch_python.sh) bench/host_path.py [B,N,H,d] [--grad | --backward] [--dispatcher | --ab] [--profile]
 
 CPU tensors are dispatched to the operators' CUDA implementation, the device guard and
 the stream are stubbed, and the stand-in driver (tests/fake) takes the launch: every
@@ -11,6 +11,10 @@ selection in libfa2rt), so a change to the Python layer can be measured here bef
 GPU run (bench/NOTES.md "Session 22"). The CPU's tensors come from another allocator
 than CUDA's caching one, and the fake launch costs less than cuLaunchKernel: compare
 changes, not absolute times, with bench/host_overhead.py on a GPU.
+--grad: the forward of a training step (inputs that require grad); --backward: the
+backward alone (torch.autograd.grad on a kept graph, as bench/sdpa_bench.py times it).
+--dispatcher: every call through torch.ops' dispatcher, as under tracing (no eager path);
+--ab: both, alternating seven times in one process (min and median of each).
 """
 import contextlib
 import cProfile
@@ -38,6 +42,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.p
 import fa2gen  # noqa: E402
 from fa2gen import _ops, _torch  # noqa: E402
 
+# CPU tensors take the eager path as CUDA ones would (--dispatcher: neither does)
+_ops.EAGER_DEVICES = () if "--dispatcher" in sys.argv else ("cuda", "cpu")
 _ops._stream = lambda device: 0
 _ops._index = lambda device: 0
 # the same checks, with CPU tensors allowed
@@ -45,19 +51,38 @@ exec(inspect.getsource(_torch.check_inputs).replace('("cuda", "meta")', '("cuda"
      _torch.__dict__)
 
 
-def main():
-    shape = next((a for a in sys.argv[1:] if not a.startswith("--")), "2,128,8,64")
-    B, N, H, d = (int(x) for x in shape.split(","))
-    grad = "--grad" in sys.argv
-    q, k, v = (torch.randn(B, N, H, d, dtype=torch.bfloat16, requires_grad=grad) for _ in range(3))
-    call = lambda: fa2gen.attention(q, k, v, causal=True, stab="none")
-    for _ in range(50):  # the first compiles (NVRTC) and loads (fake)
-        call()
-    n = 2000
+def per_call(call, n):
+    """Microseconds per call over n calls."""
     t0 = time.perf_counter()
     for _ in range(n):
         call()
-    print(f"B={B} N={N} H={H} d={d} grad={grad}: {(time.perf_counter() - t0) / n * 1e6:.1f} us a call")
+    return (time.perf_counter() - t0) / n * 1e6
+
+
+def main():
+    shape = next((a for a in sys.argv[1:] if not a.startswith("--")), "2,128,8,64")
+    B, N, H, d = (int(x) for x in shape.split(","))
+    backward = "--backward" in sys.argv
+    grad = backward or "--grad" in sys.argv
+    q, k, v = (torch.randn(B, N, H, d, dtype=torch.bfloat16, requires_grad=grad) for _ in range(3))
+    call = lambda: fa2gen.attention(q, k, v, causal=True, stab="none")
+    if backward:
+        out = call()
+        dout = torch.randn_like(out)
+        call = lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)
+    for _ in range(50):  # the first compiles (NVRTC) and loads (fake)
+        call()
+    what = f"B={B} N={N} H={H} d={d} {'backward' if backward else f'grad={grad}'}"
+    if "--ab" in sys.argv:  # eager path against the dispatcher, alternating in one process
+        times = {"eager": [], "dispatcher": []}
+        for _ in range(7):
+            for path, devices in (("eager", ("cuda", "cpu")), ("dispatcher", ())):
+                _ops.EAGER_DEVICES = devices
+                times[path].append(per_call(call, 500))
+        for path, t in times.items():
+            print(f"{what} {path}: min {min(t):.1f}, median {sorted(t)[3]:.1f} us a call")
+        return
+    print(f"{what}: {per_call(call, 2000):.1f} us a call")
     if "--profile" in sys.argv:
         prof = cProfile.Profile()
         prof.enable()

@@ -124,6 +124,8 @@ _lock = threading.Lock()
 def lib():
     """The loaded library (loaded and typed on first call)."""
     global _lib
+    if _lib is not None:  # every launch asks: no lock once loaded
+        return _lib
     with _lock:
         if _lib is None:
             tried = []

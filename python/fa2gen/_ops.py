@@ -43,7 +43,7 @@ from typing import Optional
 
 import torch
 
-from ._lib import BF16, DELTA, FP16, STAB, BwdArgs, FwdArgs, Tensor, lib
+from ._lib import BF16, DELTA, FP16, STAB, BwdArgs, FwdArgs, lib
 
 _STAB_NAMES = tuple(STAB)
 
@@ -67,8 +67,10 @@ def _aligned(t):
 
 
 def _tensor(t):
+    """The fields of t's fa2_tensor, as a tuple (ctypes fills the structure from it, at
+    a third of the cost of building a Tensor first)."""
     s = t.stride()
-    return Tensor(t.data_ptr(), _dtype_code(t), s[0], s[1], s[2])
+    return (t.data_ptr(), _dtype_code(t), s[0], s[1], s[2])
 
 
 def check_one_device(fn, **tensors):
@@ -171,9 +173,33 @@ def _window(left, right):
 _LIB = torch.library.Library("fa2gen", "DEF")
 
 
+# Devices whose plain tensors take the eager path (bench/host_path.py adds "cpu").
+EAGER_DEVICES = ("cuda",)
+
+
+def eager(args):
+    """True when a call with these arguments may run the operator's implementation
+    without the dispatcher: its tensors plain ones on a CUDA device, and nothing that
+    must see the operator (Dynamo or AOTAutograd tracing, a dispatch or torch-function
+    mode such as FlopCounterMode or make_fx, functorch's transforms). The dispatcher's
+    round trips (the arguments boxed and unboxed twice in a forward that records a
+    gradient) cost more than the implementation's own Python (bench/NOTES.md "Session 23")."""
+    if torch.compiler.is_compiling():  # first: Dynamo reads only this line
+        return False
+    if (torch._C._len_torch_dispatch_stack() or torch._C._is_torch_function_mode_enabled() or
+            torch._C._are_functorch_transforms_active()):
+        return False
+    for a in args:
+        if isinstance(a, torch.Tensor) and (type(a) is not torch.Tensor or
+                                            a.device.type not in EAGER_DEVICES):
+            return False
+    return True
+
+
 class _CudaOp:
     """torch.ops.fa2gen.<name> defined from fn, called like it, with custom_op's two
-    registration methods: register_fake (a decorator) and register_autograd."""
+    registration methods: register_fake (a decorator) and register_autograd; call()
+    takes the eager path when it can."""
 
     def __init__(self, fn):
         self.short = fn.__name__
@@ -182,8 +208,21 @@ class _CudaOp:
         self._op = getattr(torch.ops.fa2gen, self.short).default
         # what the dispatcher leaves out of a call (arguments at their defaults), once
         self._defaults = tuple(a.default_value for a in self._op._schema.arguments)
+        self._fn = fn
+        self._eager_function = None  # the autograd.Function of eager calls, if differentiable
 
     def __call__(self, *args):
+        return self._op(*args)
+
+    def call(self, *args):
+        """The operator on all its arguments: directly, as the dispatcher would run it,
+        when eager() allows (through autograd.Function when a gradient is recorded, and
+        only for an operator with an autograd formula); else through the dispatcher."""
+        if eager(args):
+            if not _records_grad(args):
+                return self._fn(*args)
+            if self._eager_function is not None:
+                return self._eager_function.apply(*args)
         return self._op(*args)
 
     def register_fake(self, fn):
@@ -196,29 +235,46 @@ class _CudaOp:
         arrive as None (not materialized as zeros: two fewer allocations per step)."""
         op, defaults = self._op, self._defaults
 
-        class Function(torch.autograd.Function):
-            @staticmethod
-            def forward(ctx, *args):
-                with torch._C._AutoDispatchBelowAutograd():
-                    out = op(*args)
-                setup_context(ctx, args, out)
-                ctx.set_materialize_grads(False)
-                return out
+        def below_autograd(*args):
+            with torch._C._AutoDispatchBelowAutograd():
+                return op(*args)
 
-            @staticmethod
-            def backward(ctx, *grads):
-                return backward(ctx, *grads)
+        def function(run):
+            class Function(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, *args):
+                    out = run(*args)
+                    setup_context(ctx, args, out)
+                    ctx.set_materialize_grads(False)
+                    return out
+
+                @staticmethod
+                def backward(ctx, *grads):
+                    return backward(ctx, *grads)
+            return Function
+
+        Function = function(below_autograd)
+        self._eager_function = function(self._fn)  # apply() runs forward without grad
 
         def autograd_kernel(*args):
             # No gradient to record (inference, torch.no_grad, inputs without grad): the
             # operator below autograd, without autograd.Function's per-call wrapping.
-            if not torch.is_grad_enabled() or not any(
-                    isinstance(a, torch.Tensor) and a.requires_grad for a in args):
-                with torch._C._AutoDispatchBelowAutograd():
-                    return op(*args)
+            if not _records_grad(args):
+                return below_autograd(*args)
             return Function.apply(*args, *defaults[len(args):])
 
         _LIB.impl(self.short, autograd_kernel, "Autograd")
+
+
+def _records_grad(args):
+    """Whether autograd records a call with these arguments (a loop: a third of any()'s
+    time over a generator)."""
+    if not torch.is_grad_enabled():
+        return False
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.requires_grad:
+            return True
+    return False
 
 
 def _outputs_fwd(q, want_o32):
@@ -331,8 +387,8 @@ def _setup_context(ctx, inputs, output):
 def _backward(ctx, dout, dlse, do32):
     q, k, v, o, lse, o32, alibi, rng, sinks = ctx.saved_tensors
     dout = torch.zeros_like(o) if dout is None else dout  # only lse or o32 was used
-    dq, dk, dv, dsinks = bwd(dout, q, k, v, o, lse, o32, *ctx.args, alibi, ctx.softcap,
-                             ctx.dropout_p, rng, sinks)
+    dq, dk, dv, dsinks = bwd.call(dout, q, k, v, o, lse, o32, *ctx.args, alibi, ctx.softcap,
+                                  ctx.dropout_p, rng, sinks)
     return (dq, dk, dv) + (None,) * 13 + (dsinks if sinks is not None else None,)
 
 
@@ -363,7 +419,7 @@ def _aligned3(t):
 
 def _tensor3(t):
     s = t.stride()
-    return Tensor(t.data_ptr(), _dtype_code(t), 0, s[0], s[1])
+    return (t.data_ptr(), _dtype_code(t), 0, s[0], s[1])
 
 
 def _varlen_sizes(q, k, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k):
@@ -468,8 +524,8 @@ def _varlen_setup_context(ctx, inputs, output):
 def _varlen_backward(ctx, dout, dlse, do32):
     q, k, v, o, lse, o32, cu_q, cu_k, alibi, rng, sinks = ctx.saved_tensors
     dout = torch.zeros_like(o) if dout is None else dout  # only lse or o32 was used
-    dq, dk, dv, dsinks = varlen_bwd(dout, q, k, v, o, lse, o32, cu_q, cu_k, *ctx.args, alibi,
-                                    ctx.softcap, ctx.dropout_p, rng, sinks)
+    dq, dk, dv, dsinks = varlen_bwd.call(dout, q, k, v, o, lse, o32, cu_q, cu_k, *ctx.args, alibi,
+                                         ctx.softcap, ctx.dropout_p, rng, sinks)
     return (dq, dk, dv) + (None,) * 17 + (dsinks if sinks is not None else None,)
 
 

@@ -160,7 +160,7 @@ def _want_o32(delta, q, k, v):
 def forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, return_lse,
             window=(-1, -1), alibi_slopes=None, softcap=0.0, dropout_p=0.0, rng=None,
             sinks=None):
-    """The checked call of torch.ops.fa2gen.fwd. window: (left, right) edges of a
+    """The checked call of torch.ops.fa2gen.fwd (eager: its implementation, _ops.eager). window: (left, right) edges of a
     sliding window, -1 unbounded (then causal is False: its edge is right = 0).
     alibi_slopes: None or checked fp32 slopes (check_alibi). softcap: 0 or > 0.
     dropout_p: checked (check_dropout); > 0 draws the mask's seed (dropout_rng) unless
@@ -169,11 +169,10 @@ def forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, retur
     q, k, v, scale, d = _pad_head_dim(q, k, v, scale)
     if (dropout_p > 0 or stab == "balanced") and rng is None:
         rng = dropout_rng(q.device)
-    o, lse, _ = torch.ops.fa2gen.fwd(q, k, v, bool(causal), stab, float(beta or 0.0),
-                                     float(eps or 0.0), float(scale or 0.0), want_o32,
-                                     bool(deterministic), int(window[0]), int(window[1]),
-                                     alibi_slopes, float(softcap), float(dropout_p), rng,
-                                     sinks)
+    o, lse, _ = _ops.fwd.call(q, k, v, bool(causal), stab, float(beta or 0.0), float(eps or 0.0),
+                              float(scale or 0.0), want_o32, bool(deterministic), int(window[0]),
+                              int(window[1]), alibi_slopes, float(softcap), float(dropout_p), rng,
+                              sinks)
     o = o[..., :d] if o.shape[-1] != d else o
     return (o, lse) if return_lse else o
 
@@ -285,12 +284,11 @@ def varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen
     q, k, v, scale, d = _pad_head_dim(q, k, v, scale)
     if (dropout_p > 0 or stab == "balanced") and rng is None:
         rng = dropout_rng(q.device)
-    o, lse, _ = torch.ops.fa2gen.varlen_fwd(q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q),
-                                            int(max_seqlen_k), bool(causal), stab,
-                                            float(beta or 0.0), float(eps or 0.0),
-                                            float(scale or 0.0), want_o32, bool(deterministic),
-                                            int(window[0]), int(window[1]), alibi_slopes,
-                                            float(softcap), float(dropout_p), rng, sinks)
+    o, lse, _ = _ops.varlen_fwd.call(q, k, v, cu_seqlens_q, cu_seqlens_k, int(max_seqlen_q),
+                                     int(max_seqlen_k), bool(causal), stab, float(beta or 0.0),
+                                     float(eps or 0.0), float(scale or 0.0), want_o32,
+                                     bool(deterministic), int(window[0]), int(window[1]),
+                                     alibi_slopes, float(softcap), float(dropout_p), rng, sinks)
     o = o[..., :d] if o.shape[-1] != d else o
     return (o, lse) if return_lse else o
 
