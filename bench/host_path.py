@@ -2,7 +2,7 @@
 """The Python path of one fa2gen.attention call, timed on a machine without a GPU.
 
     FA2_LIB=lib/libfa2rt.so FA2_CUDA_LIBRARY=$PWD/build/libfakecuda.so \\
-        $(tools/torch_python.sh) bench/host_path.py [B,N,H,d] [--grad | --backward] [--dispatcher | --ab] [--profile]
+        $(tools/torch_python.sh) bench/host_path.py [B,N,H,d] [--grad | --backward] [--stab=MODE] [--dispatcher | --ab] [--profile]
 
 CPU tensors are dispatched to the operators' CUDA implementation, the device guard and
 the stream are stubbed, and the stand-in driver (tests/fake) takes the launch: every
@@ -61,18 +61,19 @@ def per_call(call, n):
 
 def main():
     shape = next((a for a in sys.argv[1:] if not a.startswith("--")), "2,128,8,64")
+    stab = next((a[7:] for a in sys.argv[1:] if a.startswith("--stab=")), "none")
     B, N, H, d = (int(x) for x in shape.split(","))
     backward = "--backward" in sys.argv
     grad = backward or "--grad" in sys.argv
     q, k, v = (torch.randn(B, N, H, d, dtype=torch.bfloat16, requires_grad=grad) for _ in range(3))
-    call = lambda: fa2gen.attention(q, k, v, causal=True, stab="none")
+    call = lambda: fa2gen.attention(q, k, v, causal=True, stab=stab)
     if backward:
         out = call()
         dout = torch.randn_like(out)
         call = lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)
     for _ in range(50):  # the first compiles (NVRTC) and loads (fake)
         call()
-    what = f"B={B} N={N} H={H} d={d} {'backward' if backward else f'grad={grad}'}"
+    what = f"B={B} N={N} H={H} d={d} {stab} {'backward' if backward else f'grad={grad}'}"
     if "--ab" in sys.argv:  # eager path against the dispatcher, alternating in one process
         times = {"eager": [], "dispatcher": []}
         for _ in range(7):
