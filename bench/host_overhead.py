@@ -1,7 +1,7 @@
 """Host time per attention call: fa2gen.attention against PyTorch SDPA (flash, cuDNN).
 
     python3 bench/host_overhead.py [--calls 200] [--shape B,N,H,d] [--causal] [--grad | --train]
-                                   [--varlen] [--profile cprofile | kernels]
+                                   [--varlen] [--profile cprofile | kernels] [--eager-ab]
 
 For each implementation: the host time to enqueue one call (back-to-back calls,
 no synchronization; the GPU queue absorbs them), and the time per call once the
@@ -18,6 +18,8 @@ same data (B sequences of N rows), the pair issue 19 wants within 3 %.
 time per call and cProfile's 25 costliest functions over --calls calls; kernels,
 torch.profiler over 20 calls of each implementation (each kernel's GPU time, the
 host's self CPU time) (bench/NOTES.md "Host time per call, session 10").
+--eager-ab: fa2gen-none through the operators' eager path and through the dispatcher,
+alternating seven times in one process (min and median host time per call).
 """
 import argparse
 import cProfile
@@ -52,6 +54,8 @@ def main():
     ap.add_argument("--varlen", action="store_true",
                     help="also fa2gen.flash_attn_varlen_func on B equal sequences")
     ap.add_argument("--profile", choices=("cprofile", "kernels"), help="profile instead of timing")
+    ap.add_argument("--eager-ab", action="store_true",
+                    help="fa2gen-none with the eager path against the dispatcher, alternating in one process")
     args = ap.parse_args()
     import fa2gen
     B, N, H, d = (int(x) for x in args.shape.split(","))
@@ -112,6 +116,17 @@ def main():
             print("=====", name)
             print(p.key_averages().table(sort_by="cuda_time_total", row_limit=12,
                                          max_name_column_width=60))
+    elif args.eager_ab:
+        from fa2gen import _ops
+        times = {"eager": [], "dispatcher": []}
+        for _ in range(7):
+            for path, devices in (("eager", ("cuda",)), ("dispatcher", ())):
+                _ops.EAGER_DEVICES = devices
+                times[path].append(per_call(impls["fa2gen-none"], args.calls))
+        for path, t in times.items():
+            host, wall = sorted(x[0] for x in t), sorted(x[1] for x in t)
+            print(f"fa2gen-none {path:<10} host us/call min {host[0] * 1e6:7.1f} median {host[3] * 1e6:7.1f}, "
+                  f"wall median {wall[3] * 1e6:7.1f}")
     else:
         print(f"{'impl':<14} {'host us/call':>13} {'wall us/call':>13}")
         for name, fn in impls.items():
