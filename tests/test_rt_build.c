@@ -1,7 +1,7 @@
 /* fa2 build and the library's build code: cubins, build.json, the spill
- * gate, and the full check that compiles every variant of specs/default.lua,
- * specs/full.lua and specs/padded.lua for sm_80 and sm_90 (skipped with
- * FA2_TEST_QUICK=1). */
+ * gate, and the full check that compiles every variant of specs/full.lua
+ * (specs/default.lua's among them) and specs/padded.lua for sm_80 and sm_90
+ * (skipped with FA2_TEST_QUICK=1). */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -231,7 +231,34 @@ static void full_check(const char *spec_path) {
   gen_close(g);
 }
 
-Test(build, default_spec_compiles_without_spills) { full_check("specs/default.lua"); }
+/* specs/default.lua's variants are full.lua's (the same names, sources and arches), whose
+ * check below compiles them: compiling them again cost about a minute of CPU (bench/NOTES.md
+ * "Session 23"). A default variant outside full.lua fails here. */
+Test(build, default_spec_is_inside_the_full_spec) {
+  gen_state *g = tu_open(NULL);
+  gen_spec d, f;
+  gen_rendered rd, rf;
+  gen_err err;
+  cr_assert_eq(gen_spec_load(g, "specs/default.lua", &d, &err), GEN_OK, "%s", err.msg);
+  cr_assert_eq(gen_spec_load(g, "specs/full.lua", &f, &err), GEN_OK, "%s", err.msg);
+  cr_assert_eq(gen_render_all(g, &d, &rd, &err), GEN_OK, "%s", err.msg);
+  cr_assert_eq(gen_render_all(g, &f, &rf, &err), GEN_OK, "%s", err.msg);
+  cr_assert_gt(d.n_variants, 0);
+  const char *arch[] = {"sm_80", "sm_90"};
+  for (int i = 0; i < d.n_variants; i++) {
+    int j = 0;
+    while (j < f.n_variants && strcmp(f.variants[j].name, d.variants[i].name)) j++;
+    cr_assert_lt(j, f.n_variants, "%s (specs/default.lua) is not in specs/full.lua: its spill check "
+                 "would not compile it", d.variants[i].name);
+    cr_expect_str_eq(rd.hash[i], rf.hash[j], "%s renders differently in the two specs", d.variants[i].name);
+    for (int a = 0; a < 2; a++)
+      cr_expect_eq(gen_spec_runs_on(&d, i, arch[a]), gen_spec_runs_on(&f, j, arch[a]), "%s on %s",
+                   d.variants[i].name, arch[a]);
+  }
+  gen_rendered_free(&rd), gen_rendered_free(&rf);
+  gen_spec_free(&d), gen_spec_free(&f);
+  gen_close(g);
+}
 Test(build, full_spec_compiles_without_spills) { full_check("specs/full.lua"); }
 /* Head dims on the tiles of the next kernel head dim: their masks cost registers. */
 Test(build, padded_spec_compiles_without_spills) { full_check("specs/padded.lua"); }
