@@ -160,8 +160,9 @@ def _want_o32(delta, q, k, v):
 def forward(q, k, v, causal, stab, beta, eps, scale, delta, deterministic, return_lse,
             window=(-1, -1), alibi_slopes=None, softcap=0.0, dropout_p=0.0, rng=None,
             sinks=None):
-    """The checked call of torch.ops.fa2gen.fwd (eager: its implementation, _ops.eager). window: (left, right) edges of a
-    sliding window, -1 unbounded (then causal is False: its edge is right = 0).
+    """The checked call of torch.ops.fa2gen.fwd (an eager call runs its implementation,
+    _ops.eager). window: (left, right) edges of a sliding window, -1 unbounded (then
+    causal is False: its edge is right = 0).
     alibi_slopes: None or checked fp32 slopes (check_alibi). softcap: 0 or > 0.
     dropout_p: checked (check_dropout); > 0 draws the mask's seed (dropout_rng) unless
     rng gives it. sinks: None or checked fp32 sinks (check_sinks)."""

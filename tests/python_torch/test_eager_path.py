@@ -106,7 +106,8 @@ class EagerPath(unittest.TestCase):
                     self.assertIsNotNone(o.grad_fn, path)
                     dout = torch.ones_like(o)
                     dq, dk, dv = torch.autograd.grad(o, (q, k, v), dout)
-                    named.update({dout.data_ptr(): "dout", dq.data_ptr(): "dq", dk.data_ptr(): "dk", dv.data_ptr(): "dv"})
+                    named.update({t.data_ptr(): n for n, t in
+                                  (("dout", dout), ("dq", dq), ("dk", dk), ("dv", dv))})
                     self.assertEqual([t.shape for t in (dq, dk, dv)], [q.shape] * 3, path)
                 else:
                     self.assertIsNone(o.grad_fn, path)
