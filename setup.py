@@ -1,7 +1,8 @@
 """fa2gen's one Python packaging entry point (metadata: pyproject.toml).
 
 `pip install .` in a checkout (or `pip install git+URL`) installs the package
-python/fa2gen and ships libfa2rt.so inside it (fa2gen/libfa2rt.so): the build
+python/fa2gen and ships libfa2rt.so inside it (fa2gen/libfa2rt.so), with
+include/fa2.h beside it for the native operator's build (_native.py): the build
 step runs `make lib/libfa2rt.so` here first. FA2_LIB=/path/to/libfa2rt.so
 ships that file instead of building.
 """
@@ -39,6 +40,8 @@ class BuildPy(build_py):
         dest = os.path.join(self.build_lib, "fa2gen")
         os.makedirs(dest, exist_ok=True)
         shutil.copy2(library(), os.path.join(dest, "libfa2rt.so"))
+        # the native operator's build (fa2gen/_native.py) includes the C API's header
+        shutil.copy2(os.path.join(ROOT, "include", "fa2.h"), os.path.join(dest, "fa2.h"))
 
 
 class BinaryDistribution(Distribution):

@@ -1,7 +1,7 @@
 """Host time per attention call: fa2gen.attention against PyTorch SDPA (flash, cuDNN).
 
     python3 bench/host_overhead.py [--calls 200] [--shape B,N,H,d] [--causal] [--grad | --train]
-                                   [--varlen] [--profile cprofile | kernels] [--eager-ab]
+                                   [--varlen] [--profile cprofile | kernels] [--eager-ab | --native-ab]
 
 For each implementation: the host time to enqueue one call (back-to-back calls,
 no synchronization; the GPU queue absorbs them), and the time per call once the
@@ -19,7 +19,9 @@ time per call and cProfile's 25 costliest functions over --calls calls; kernels,
 torch.profiler over 20 calls of each implementation (each kernel's GPU time, the
 host's self CPU time) (bench/NOTES.md "Host time per call, session 10").
 --eager-ab: fa2gen-none through the operators' eager path and through the dispatcher,
-alternating seven times in one process (min and median host time per call).
+alternating seven times in one process (min and median host time per call), both in Python;
+--native-ab: fa2gen-none's eager path native (fa2gen/_native.cpp) and in Python, with SDPA
+flash and cuDNN, the same way.
 """
 import argparse
 import cProfile
@@ -56,6 +58,9 @@ def main():
     ap.add_argument("--profile", choices=("cprofile", "kernels"), help="profile instead of timing")
     ap.add_argument("--eager-ab", action="store_true",
                     help="fa2gen-none with the eager path against the dispatcher, alternating in one process")
+    ap.add_argument("--native-ab", action="store_true",
+                    help="fa2gen-none native against its Python eager path, and SDPA flash and cuDNN, "
+                         "alternating in one process")
     args = ap.parse_args()
     import fa2gen
     B, N, H, d = (int(x) for x in args.shape.split(","))
@@ -116,16 +121,28 @@ def main():
             print("=====", name)
             print(p.key_averages().table(sort_by="cuda_time_total", row_limit=12,
                                          max_name_column_width=60))
-    elif args.eager_ab:
-        from fa2gen import _ops
-        times = {"eager": [], "dispatcher": []}
+    elif args.eager_ab or args.native_ab:
+        from fa2gen import _native, _ops
+        native = _native.module
+        python = lambda: None  # the module getter that says "not built"
+        setting = lambda devices, module: lambda: (setattr(_ops, "EAGER_DEVICES", devices),
+                                                   setattr(_native, "module", module))
+        if args.native_ab:  # SDPA's in the same rounds: the reference on this host, now
+            paths = {"native": ("fa2gen-none", setting(("cuda",), native)),
+                     "python": ("fa2gen-none", setting(("cuda",), python)),
+                     "sdpa-flash": ("sdpa-flash", lambda: None),
+                     "sdpa-cudnn": ("sdpa-cudnn", lambda: None)}
+        else:  # the Python eager path against the dispatcher, as in session 23
+            paths = {"eager": ("fa2gen-none", setting(("cuda",), python)),
+                     "dispatcher": ("fa2gen-none", setting((), python))}
+        times = {path: [] for path in paths}
         for _ in range(7):
-            for path, devices in (("eager", ("cuda",)), ("dispatcher", ())):
-                _ops.EAGER_DEVICES = devices
-                times[path].append(per_call(impls["fa2gen-none"], args.calls))
+            for path, (impl, use) in paths.items():
+                use()
+                times[path].append(per_call(impls[impl], args.calls))
         for path, t in times.items():
             host, wall = sorted(x[0] for x in t), sorted(x[1] for x in t)
-            print(f"fa2gen-none {path:<10} host us/call min {host[0] * 1e6:7.1f} median {host[3] * 1e6:7.1f}, "
+            print(f"{path:<11} host us/call min {host[0] * 1e6:7.1f} median {host[3] * 1e6:7.1f}, "
                   f"wall median {wall[3] * 1e6:7.1f}")
     else:
         print(f"{'impl':<14} {'host us/call':>13} {'wall us/call':>13}")

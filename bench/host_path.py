@@ -2,7 +2,7 @@
 """The Python path of one fa2gen.attention call, timed on a machine without a GPU.
 
     FA2_LIB=lib/libfa2rt.so FA2_CUDA_LIBRARY=$PWD/build/libfakecuda.so \\
-        $(tools/torch_python.sh) bench/host_path.py [B,N,H,d] [--grad | --backward] [--stab=MODE] [--dispatcher | --ab] [--profile]
+        $(tools/torch_python.sh) bench/host_path.py [B,N,H,d] [--grad | --backward] [--stab=MODE] [--dispatcher | --ab | --native-ab] [--profile]
 
 CPU tensors are dispatched to the operators' CUDA implementation, the device guard and
 the stream are stubbed, and the stand-in driver (tests/fake) takes the launch: every
@@ -14,7 +14,8 @@ changes, not absolute times, with bench/host_overhead.py on a GPU.
 --grad: the forward of a training step (inputs that require grad); --backward: the
 backward alone (torch.autograd.grad on a kept graph, as bench/sdpa_bench.py times it).
 --dispatcher: every call through torch.ops' dispatcher, as under tracing (no eager path);
---ab: both, alternating seven times in one process (min and median of each).
+--ab: both, alternating seven times in one process (min and median of each);
+--native-ab: the eager path native (fa2gen/_native.cpp) and in Python, the same way.
 """
 import contextlib
 import cProfile
@@ -40,7 +41,7 @@ torch.library.Library.impl = _impl_cpu_too
 torch.cuda.device = lambda device: contextlib.nullcontext()
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python"))
 import fa2gen  # noqa: E402
-from fa2gen import _ops, _torch  # noqa: E402
+from fa2gen import _native, _ops, _torch  # noqa: E402
 
 # CPU tensors take the eager path as CUDA ones would (--dispatcher: neither does)
 _ops.EAGER_DEVICES = () if "--dispatcher" in sys.argv else ("cuda", "cpu")
@@ -66,20 +67,38 @@ def main():
     backward = "--backward" in sys.argv
     grad = backward or "--grad" in sys.argv
     q, k, v = (torch.randn(B, N, H, d, dtype=torch.bfloat16, requires_grad=grad) for _ in range(3))
-    call = lambda: fa2gen.attention(q, k, v, causal=True, stab=stab)
-    if backward:
+
+    def make_call():
+        """The timed call; --backward: of a graph recorded now (by the path in force)."""
+        call = lambda: fa2gen.attention(q, k, v, causal=True, stab=stab)
+        if not backward:
+            return call
         out = call()
         dout = torch.randn_like(out)
-        call = lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)
+        return lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)
+
+    call = make_call()
     for _ in range(50):  # the first compiles (NVRTC) and loads (fake)
         call()
     what = f"B={B} N={N} H={H} d={d} {stab} {'backward' if backward else f'grad={grad}'}"
-    if "--ab" in sys.argv:  # eager path against the dispatcher, alternating in one process
-        times = {"eager": [], "dispatcher": []}
+    native = _native.module
+    paths = {  # name: (EAGER_DEVICES, the native module's getter)
+        "--ab": {"eager": (("cuda", "cpu"), native), "dispatcher": ((), native)},
+        "--native-ab": {"native": (("cuda", "cpu"), native),
+                        "python": (("cuda", "cpu"), lambda: None)},
+    }
+    ab = next((paths[a] for a in sys.argv[1:] if a in paths), None)
+    if ab:  # two paths alternating seven times in one process
+        calls = {}
+        for path, (devices, module) in ab.items():
+            _ops.EAGER_DEVICES, _native.module = devices, module
+            calls[path] = make_call()
+            calls[path]()
+        times = {path: [] for path in ab}
         for _ in range(7):
-            for path, devices in (("eager", ("cuda", "cpu")), ("dispatcher", ())):
-                _ops.EAGER_DEVICES = devices
-                times[path].append(per_call(call, 500))
+            for path, (devices, module) in ab.items():
+                _ops.EAGER_DEVICES, _native.module = devices, module
+                times[path].append(per_call(calls[path], 500))
         for path, t in times.items():
             print(f"{what} {path}: min {min(t):.1f}, median {sorted(t)[3]:.1f} us a call")
         return

@@ -3,8 +3,8 @@
 # root), built as `pip install .` builds it but offline: `pip wheel --no-deps
 # --no-build-isolation` with the Python's own setuptools and wheel, in this
 # checkout (setup.py runs `make lib/libfa2rt.so`, up to date after make
-# test-bins). Checks: the wheel holds every tracked module of python/fa2gen,
-# libfa2rt.so and nothing else; its version is VERSION's; unpacked alone (no
+# test-bins). Checks: the wheel holds every tracked module of python/fa2gen (and
+# the native operator's C++ source), libfa2rt.so, fa2.h and nothing else; its version is VERSION's; unpacked alone (no
 # checkout on the path, FA2_LIB unset) the package loads the library it carries.
 # Python: $FA2_PIP_PYTHON, else the first of python3, /usr/bin/python3 with pip,
 # setuptools >= 61 and wheel; none: one line saying so, exit 0.
@@ -30,8 +30,8 @@ if ! (cd "$root" && env -u FA2_LIB "$py" -m pip wheel -q --no-deps --no-build-is
       --no-cache-dir -w "$t/dist" .) >"$t/log" 2>&1; then
   echo "test_pip: FAIL: pip wheel in $root:"; tail -n 30 "$t/log"; exit 1
 fi
-(cd "$root" && git ls-files 'python/fa2gen/*.py') >"$t/tracked" 2>/dev/null ||
-  (cd "$root" && find python/fa2gen -name '*.py' ! -path '*__pycache__*') >"$t/tracked"
+(cd "$root" && git ls-files 'python/fa2gen/*.py' 'python/fa2gen/*.cpp') >"$t/tracked" 2>/dev/null ||
+  (cd "$root" && find python/fa2gen \( -name '*.py' -o -name '*.cpp' \) ! -path '*__pycache__*') >"$t/tracked"
 env -u FA2_LIB -u PYTHONPATH "$py" - "$t" "$root/VERSION" <<'EOF'
 import glob, os, subprocess, sys, zipfile
 t, version_file = sys.argv[1], sys.argv[2]
@@ -43,7 +43,7 @@ if len(wheels) != 1:
 z = zipfile.ZipFile(wheels[0])
 names = set(z.namelist())
 want = {"fa2gen/" + p.strip()[len("python/fa2gen/"):] for p in open(os.path.join(t, "tracked"))}
-want.add("fa2gen/libfa2rt.so")
+want.update(("fa2gen/libfa2rt.so", "fa2gen/fa2.h"))
 info = f"fa2gen-{version}.dist-info/"
 if len(want) < 3:
     fails.append(f"only {sorted(want)} tracked under python/fa2gen")

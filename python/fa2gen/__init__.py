@@ -10,6 +10,7 @@ flash_attn_*) are loaded on first access, and without PyTorch that access
 raises a clear ImportError. The C runtime (libfa2rt.so) is loaded on first
 use: see fa2gen._lib.
 """
+import sys
 import threading
 
 from ._lib import (BF16, FP16, STAB, BwdArgs, CacheStats, Fa2Error, FwdArgs, KernelDesc,
@@ -30,7 +31,9 @@ _TORCH_API.update((name, "flash_api") for name in __all__ if name.startswith("fl
 def __getattr__(name):
     if name in _TORCH_API:
         import importlib
-        return getattr(importlib.import_module("." + _TORCH_API[name], __name__), name)
+        value = getattr(importlib.import_module("." + _TORCH_API[name], __name__), name)
+        globals()[name] = value  # the next fa2gen.attention is a plain lookup (an import was 5 us)
+        return value
     raise AttributeError(f"module 'fa2gen' has no attribute {name!r}")
 
 
@@ -100,6 +103,9 @@ class Context:
 
     def close(self):
         if getattr(self, "_ptr", None):
+            native = sys.modules.get(__name__ + "._native")
+            if native is not None and native._module is not None:  # it may hold this context
+                native._module.set_context(self.device, 0)
             lib().fa2_destroy(self._ptr)
             self._ptr = None
 

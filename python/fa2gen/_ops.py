@@ -39,11 +39,13 @@ without sinks), the same bits on every run.
 deterministic only matters to the backward, which the forward's autograd runs.
 """
 import ctypes
+import functools
 from typing import Optional
 
 import torch
 
-from ._lib import BF16, DELTA, FP16, STAB, BwdArgs, FwdArgs, lib
+from . import _native
+from ._lib import BF16, DELTA, FP16, STAB, BwdArgs, FwdArgs, check, lib
 
 _STAB_NAMES = tuple(STAB)
 
@@ -112,7 +114,11 @@ def _context(device):
         import importlib
         _package = importlib.import_module(__package__)
     index = _index(device)
-    return _package._contexts.get(index) or _package.context(index)
+    ctx = _package._contexts.get(index) or _package.context(index)
+    native = _native.module() if getattr(ctx, "_ptr", None) else None
+    if native is not None:  # the native forward's next call on this device takes it
+        native.set_context(index, ctx._ptr.value)
+    return ctx
 
 
 def _alibi(slopes):
@@ -199,10 +205,12 @@ def eager(args):
 class _CudaOp:
     """torch.ops.fa2gen.<name> defined from fn, called like it, with custom_op's two
     registration methods: register_fake (a decorator) and register_autograd; call()
-    takes the eager path when it can."""
+    takes the eager path when it can, native (_native.cpp's function of the same name)
+    where that exists and is built."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, native=False):
         self.short = fn.__name__
+        self._native = self.short if native else None
         _LIB.define(self.short + torch.library.infer_schema(fn, mutates_args=()))
         _LIB.impl(self.short, fn, "CUDA")
         self._op = getattr(torch.ops.fa2gen, self.short).default
@@ -219,6 +227,13 @@ class _CudaOp:
         when eager() allows (through autograd.Function when a gradient is recorded, and
         only for an operator with an autograd formula); else through the dispatcher."""
         if eager(args):
+            native = _native.module() if self._native else None
+            if native is not None:
+                out = getattr(native, self._native)(*args)
+                if out is not None:  # None: the Python implementation's checks or context
+                    if type(out) is int:
+                        check(out)  # an fa2_* call's status: Fa2Error, its message
+                    return out
             if not _records_grad(args):
                 return self._fn(*args)
             if self._eager_function is not None:
@@ -285,7 +300,7 @@ def _outputs_fwd(q, want_o32):
     return o, lse, o32
 
 
-@_CudaOp
+@functools.partial(_CudaOp, native=True)
 def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, stab: str,
         beta: float, eps: float, scale: float, want_o32: bool, deterministic: bool,
         window_left: int, window_right: int,
@@ -435,7 +450,7 @@ def _outputs_varlen_fwd(q, want_o32):
             q.new_empty((T, H, d) if want_o32 else (0,), dtype=torch.float32))
 
 
-@_CudaOp
+@functools.partial(_CudaOp, native=True)
 def varlen_fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: torch.Tensor,
                cu_seqlens_k: torch.Tensor, max_seqlen_q: int, max_seqlen_k: int, causal: bool,
                stab: str, beta: float, eps: float, scale: float, want_o32: bool,

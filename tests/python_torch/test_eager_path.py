@@ -22,7 +22,7 @@ from torch.overrides import TorchFunctionMode  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 import fa2gen  # noqa: E402
-from fa2gen import _ops  # noqa: E402
+from fa2gen import _native, _ops  # noqa: E402
 from fa2gen._lib import BwdArgs, FwdArgs  # noqa: E402
 
 _CPU = torch.library.Library("fa2gen", "IMPL")  # the CUDA implementations, for CPU tensors
@@ -64,6 +64,7 @@ class EagerPath(unittest.TestCase):
         for target, name, value in ((_ops, "EAGER_DEVICES", ("cuda", "cpu")),
                                     (_ops, "_context", lambda device: self.rec),
                                     (_ops, "_stream", lambda device: 0),
+                                    (_native, "module", lambda: None),  # test_native.py's
                                     (torch.cuda, "device", lambda device: contextlib.nullcontext())):
             patcher = mock.patch.object(target, name, value)
             patcher.start()

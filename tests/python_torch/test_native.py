@@ -1,0 +1,198 @@
+"""The native eager forward (fa2gen/_native.cpp) without a GPU: that it hands libfa2rt the
+same argument blocks as the Python implementation, forward and backward, fixed length and
+varlen, with its autograd node in C++; that it leaves to Python what Python must check;
+and that a failed fa2_* call raises Fa2Error.
+
+CPU tensors stand in for CUDA ones (as in test_eager_path.py); ctypes recorders stand in
+for fa2_forward and fa2_backward in both paths. The module is built here if it is not in
+the cache folder yet (about 30 s of one core). Run by `make test`."""
+import contextlib
+import ctypes
+import os
+import shutil
+import sys
+import unittest
+from unittest import mock
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import torch  # noqa: E402
+
+import fa2gen  # noqa: E402
+from fa2gen import _native, _ops  # noqa: E402
+from fa2gen._lib import BwdArgs, Fa2Error, FwdArgs, lib  # noqa: E402
+from test_eager_path import fields  # noqa: E402
+
+_CPU = torch.library.Library("fa2gen", "IMPL")  # test_eager_path registers fwd and bwd's
+for _op in (_ops.varlen_fwd, _ops.varlen_bwd):
+    _CPU.impl(_op.short, _op._fn, "CPU")
+
+_ENTRY = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_FAKE_CONTEXT = 0x1000  # a non-null fa2_context* the recorders never read
+
+
+def _build():
+    """The module, or the reason there is none (no C++ compiler: a skip, said)."""
+    if shutil.which(os.environ.get("CXX", "c++")) is None:
+        return None, "no C++ compiler (c++ or $CXX): the native operator is not built"
+    return _native.build(quiet=True), None
+
+
+MODULE, NO_MODULE = _build()
+
+
+@unittest.skipIf(MODULE is None, NO_MODULE)
+class NativePath(unittest.TestCase):
+    def setUp(self):
+        self.calls, self.status = [], 0
+
+        def recorder(kind, Args):
+            def entry(ctx, args, stream):  # (an exception here would be printed, not raised)
+                block = Args.from_buffer_copy(ctypes.string_at(args, ctypes.sizeof(Args)))
+                self.calls.append((kind, (ctx, stream), block))
+                return self.status
+            return _ENTRY(entry)
+
+        self.entries = (recorder("forward", FwdArgs), recorder("backward", BwdArgs))
+        address = lambda fn: ctypes.cast(fn, ctypes.c_void_p).value
+        h = lib()
+        MODULE.init(address(self.entries[0]), address(self.entries[1]),
+                    address(h.fa2_backward_workspace_size), address(h.fa2_last_error))
+        MODULE.set_context(0, _FAKE_CONTEXT)
+        self.addCleanup(_native._init, MODULE)
+        self.addCleanup(MODULE.set_context, 0, 0)
+
+        class PythonContext:  # the Python implementation's fa2gen.Context, the same recorders
+            forward = lambda _, args, stream: self.entries[0](_FAKE_CONTEXT, ctypes.addressof(args), None)
+            backward = lambda _, args, stream: self.entries[1](_FAKE_CONTEXT, ctypes.addressof(args), None)
+
+        self.native = MODULE
+        for target, name, value in ((_ops, "EAGER_DEVICES", ("cuda", "cpu")),
+                                    (_ops, "_context", lambda device: PythonContext()),
+                                    (_ops, "_stream", lambda device: 0),
+                                    (_native, "module", lambda: self.native),
+                                    (torch.cuda, "device", lambda device: contextlib.nullcontext())):
+            patcher = mock.patch.object(target, name, value)
+            patcher.start()
+            self.addCleanup(patcher.stop)
+
+    def inputs(self, grad, varlen=False):
+        torch.manual_seed(0)
+        shape = (96, 4, 64) if varlen else (2, 48, 4, 64)
+        return [torch.randn(*shape, dtype=torch.bfloat16, requires_grad=grad) for _ in range(3)]
+
+    def run_both(self, grad, varlen=False, sinks=None, want_o32=False):
+        """One call (and with grad its backward) by each path: the argument blocks the
+        recorders saw, with pointers named, and the outputs' shapes and strides."""
+        seen, outs, o_native = {}, {}, None
+        cu = torch.tensor([0, 17, 17, 96], dtype=torch.int32)
+        for path in ("native", "python"):
+            self.native = MODULE if path == "native" else None
+            self.calls.clear()
+            q, k, v = self.inputs(grad, varlen)
+            s = sinks.detach().clone().requires_grad_(grad) if sinks is not None else None
+            common = (True, "robust", 0.0, 0.0, 0.125, want_o32, False, -1, 7, None, 30.0, 0.0,
+                      None, s)
+            if varlen:
+                o, lse, o32 = _ops.varlen_fwd.call(q, k, v, cu, cu, 79, 79, *common)
+            else:
+                o, lse, o32 = _ops.fwd.call(q, k, v, *common)
+            named = {t.data_ptr(): n for n, t in (("q", q), ("k", k), ("v", v), ("o", o), ("cu", cu), ("o32", o32))}
+            if s is not None:
+                named[s.data_ptr()] = "sinks"
+            if grad:
+                self.assertIsNotNone(o.grad_fn, path)
+                dout = torch.ones_like(o)
+                wrt = (q, k, v) + ((s,) if s is not None else ())
+                grads = torch.autograd.grad(o, wrt, dout)
+                named.update({t.data_ptr(): n for n, t in zip(("dout", "dq", "dk", "dv", "dsinks"),
+                                                              (dout,) + grads)})
+                outs[path + " grads"] = [(g.shape, g.stride(), g.dtype) for g in grads]
+            else:
+                self.assertIsNone(o.grad_fn, path)
+            seen[path] = [(what, where, fields(a, named)) for what, where, a in self.calls]
+            o_native = o if path == "native" else o_native
+            outs[path] = [(t.shape, t.stride(), t.dtype) for t in (o, lse, o32)]
+        return seen, outs, o_native
+
+    def assert_same(self, seen, outs, kinds):
+        self.assertEqual([w for w, _, _ in seen["native"]], kinds)
+        self.assertEqual({where for _, where, _ in seen["native"]}, {(_FAKE_CONTEXT, None)})
+        self.assertEqual(seen["native"], seen["python"])
+        self.assertEqual(outs["native"], outs["python"])
+        self.assertEqual(outs.get("native grads"), outs.get("python grads"))
+
+    def test_forward_blocks_equal_the_python_implementation(self):
+        seen, outs, _ = self.run_both(grad=False)
+        self.assert_same(seen, outs, ["forward"])
+        block = seen["native"][0][2]
+        self.assertEqual((block["stab"], block["window_right"], block["softcap"]), (2, 7, 30.0))
+        self.assertEqual(block["q"][0], "q")
+
+    def test_forward_and_backward_blocks_with_a_gradient(self):
+        seen, outs, o = self.run_both(grad=True, want_o32=True)
+        self.assert_same(seen, outs, ["forward", "backward"])
+        self.assertEqual(o.grad_fn.name(), "torch::autograd::CppNode<fa2gen::Attention>")
+        bwd = seen["native"][1][2]
+        self.assertEqual((bwd["dq"][0], bwd["dk"][0], bwd["dv"][0], bwd["delta"]), ("dq", "dk", "dv", 1))
+        self.assertEqual(bwd["workspace"], "workspace")
+
+    def test_sinks_get_their_gradient(self):
+        sinks = torch.randn(4, dtype=torch.float32)
+        seen, outs, _ = self.run_both(grad=True, sinks=sinks)
+        self.assert_same(seen, outs, ["forward", "backward"])
+        self.assertEqual(seen["native"][1][2]["dsinks"], "dsinks")
+        self.assertEqual(seen["native"][0][2]["sinks"], "sinks")
+
+    def test_varlen_blocks(self):
+        seen, outs, _ = self.run_both(grad=True, varlen=True)
+        self.assert_same(seen, outs, ["forward", "backward"])
+        block = seen["native"][0][2]
+        self.assertEqual((block["batch"], block["total_q"], block["seqlen_q"]), (3, 96, 79))
+        self.assertEqual(block["cu_seqlens_q"], "cu_seqlens_q")  # fields(): the named pointer
+
+    def test_python_checks_what_python_checks(self):
+        q, k, v = self.inputs(False)
+        bad_sinks = torch.zeros(3, dtype=torch.float32)
+        with self.assertRaisesRegex(ValueError, r"sinks is torch.float32 of shape \(3,\)"):
+            _ops.fwd.call(q, k, v, False, "none", 0.0, 0.0, 0.0, False, False, -1, -1, None, 0.0,
+                          0.0, None, bad_sinks)
+        self.assertIsNone(MODULE.fwd(q, k, v, False, "none", 0.0, 0.0, 0.0, False, False, -1, -1,
+                                     None, 0.0, 0.0, None, bad_sinks))
+        self.assertIsNone(MODULE.fwd(q, k, v, False, "fast", 0.0, 0.0, 0.0, False, False, -1, -1,
+                                     None, 0.0, 0.0, None, None))
+        self.assertIsNone(MODULE.fwd(q.float(), k, v, False, "none", 0.0, 0.0, 0.0, False, False,
+                                     -1, -1, None, 0.0, 0.0, None, None))
+        MODULE.set_context(0, 0)  # no context yet: Python makes it (here: the recorder)
+        self.assertIsNone(MODULE.fwd(q, k, v, False, "none", 0.0, 0.0, 0.0, False, False, -1, -1,
+                                     None, 0.0, 0.0, None, None))
+        self.assertEqual(self.calls, [])
+
+    def test_a_failed_call_raises_fa2error(self):
+        q, k, v = self.inputs(True)
+        self.status = 1
+        with self.assertRaises(Fa2Error) as e:
+            _ops.fwd.call(q.detach(), k, v, False, "none", 0.0, 0.0, 0.0, False, False, -1, -1,
+                          None, 0.0, 0.0, None, None)
+        self.assertEqual(e.exception.status_name, "FA2_ERR_INVALID_ARGUMENT")
+        self.status = 0
+        o, _, _ = _ops.fwd.call(q, k, v, False, "none", 0.0, 0.0, 0.0, False, False, -1, -1, None,
+                                0.0, 0.0, None, None)
+        self.status = 6
+        with self.assertRaisesRegex(RuntimeError, r"fa2gen.bwd: .* \[status 6\]"):
+            o.sum().backward()
+
+    def test_attention_takes_the_native_path(self):
+        q, k, v = self.inputs(False)
+        from fa2gen import _torch
+        with mock.patch.object(_ops.fwd, "_fn", side_effect=AssertionError("python path")), \
+                mock.patch.object(_torch, "check_inputs", lambda *args, **kwargs: None):  # CPU
+            o = fa2gen.attention(q, k, v, causal=True)
+        self.assertEqual(o.shape, q.shape)
+        self.assertEqual([w for w, _, _ in self.calls], ["forward"])
+
+
+if __name__ == "__main__":
+    unittest.main()
