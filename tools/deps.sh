@@ -7,16 +7,19 @@
 #   clang-14, libclang-rt-14-dev   libFuzzer + sanitizers for the fuzz targets that
 #                     make test replays (tests/fuzz); not needed to build, so `check`
 #                     leaves them out and `check-fuzz` checks them alone
+#   g++, python3-dev  the native eager forward (python/fa2gen/_native.cpp, built on first
+#                     use; optional: without them the Python operators run)
 # The CUDA toolkit's NVRTC is needed to compile kernels; it is not a Debian
 # package here, so we only check for it and say what to install.
 set -u
 BUILD_PKGS="liblua5.4-dev libjansson-dev libxxhash-dev libcriterion-dev"
 FUZZ_PKGS="clang-14 libclang-rt-14-dev"
+NATIVE_PKGS="g++ python3-dev"
 mode=${1:-check}
 case "$mode" in
   check) PKGS=$BUILD_PKGS ;;
   check-fuzz) PKGS=$FUZZ_PKGS ;;
-  install) PKGS="$BUILD_PKGS $FUZZ_PKGS" ;;
+  install) PKGS="$BUILD_PKGS $FUZZ_PKGS $NATIVE_PKGS" ;;
   *) echo "usage: deps.sh check|check-fuzz|install" >&2; exit 2 ;;
 esac
 

@@ -11,6 +11,7 @@ import ctypes
 import os
 import shutil
 import sys
+import sysconfig
 import unittest
 from unittest import mock
 
@@ -34,9 +35,13 @@ _FAKE_CONTEXT = 0x1000  # a non-null fa2_context* the recorders never read
 
 
 def _build():
-    """The module, or the reason there is none (no C++ compiler: a skip, said)."""
+    """The module, or the reason there is none (no C++ compiler or no Python headers: a
+    skip, said; a failed compile with both fails the suite)."""
     if shutil.which(os.environ.get("CXX", "c++")) is None:
-        return None, "no C++ compiler (c++ or $CXX): the native operator is not built"
+        return None, "no C++ compiler (c++ or $CXX; make deps installs g++): the native operator is not built"
+    include = sysconfig.get_paths()["include"]
+    if not os.path.isfile(os.path.join(include, "Python.h")):
+        return None, f"no Python.h in {include} (make deps installs python3-dev): the native operator is not built"
     return _native.build(quiet=True), None
 
 
