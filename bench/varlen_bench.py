@@ -3,7 +3,8 @@
 
     FA2_LIB=lib/libfa2rt.so PYTHONPATH=python python3 bench/varlen_bench.py [--json FILE]
 
-1. Equal lengths: fa2gen's varlen call (B sequences of N rows) against its
+1. Equal lengths: fa2gen's varlen kernels (B sequences of N rows; the package's varlen call
+   hands such a batch to the fixed-length kernels, switched off here) against its
    fixed-length call on the same (B, N, H, d) data, forward and forward+backward,
    B*N = 16k tokens, H*d = 2048, d 64 and 128 (--equal-dims), causal and not (the varlen kernel
    must cost within 3 % of the fixed one).
@@ -26,6 +27,7 @@ import statistics
 import torch
 
 import fa2gen
+from fa2gen import _torch
 from sdpa_bench import time_one  # median ms of CUDA-event-timed calls, after a warm-up
 
 DEV = "cuda"
@@ -85,6 +87,9 @@ def fwd_bwd(f, inputs, do):
 
 
 def equal_lengths(rows, dims, whats=("fwd", "fwd+bwd")):
+    # the varlen kernels themselves: flash_attn_varlen_func hands an equal-length batch to the
+    # fixed-length call (fa2gen._torch.EQUAL_LENGTHS_FIXED), which would time the same call twice
+    _torch.EQUAL_LENGTHS_FIXED = False
     for d in dims:
         H = 2048 // d
         for N in (1024, 2048, 4096, 16384):

@@ -107,12 +107,13 @@ def _varlen(fn, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
     causal, window = _causal_and_window(fn, causal, window_size, max_seqlen_q, max_seqlen_k)
     sinks = _torch.check_sinks(fn, sinks, q)
     rng = _torch.dropout_rng(q.device) if dropout_p > 0 else None
-    out, lse = _torch.varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
-                                     max_seqlen_k, causal, stab, None, None, softmax_scale, "lowp",
-                                     deterministic, True, window, alibi_slopes, softcap,
-                                     dropout_p, rng, sinks)
+    out = _torch.varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                                causal, stab, None, None, softmax_scale, "lowp", deterministic,
+                                return_attn_probs, window, alibi_slopes, softcap, dropout_p, rng,
+                                sinks)
     if not return_attn_probs:
         return out
+    out, lse = out
     return out, lse, _torch.varlen_attention_probs(
         q, k, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, softmax_scale, causal,
         window, alibi_slopes, softcap, dropout_p, rng)

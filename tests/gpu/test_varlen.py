@@ -16,6 +16,7 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device: the varlen tests need a GPU", allow_module_level=True)
 
 import fa2gen  # noqa: E402
+from fa2gen import _torch  # noqa: E402
 from test_torch_dropin import check_rule, max_err, rand, ref_attention  # noqa: E402
 
 DEV = "cuda"
@@ -95,13 +96,14 @@ def test_varlen_against_float64(d, dtype, causal, stab):
 
 @pytest.mark.parametrize("d", [48, 64, 80, 128])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-def test_equal_lengths_give_the_fixed_length_bits(d, causal):
+def test_equal_lengths_give_the_fixed_length_bits(d, causal, monkeypatch):
     """Same tiles, same arithmetic: the varlen kernel on B sequences of N rows
     writes the fixed-length kernel's bits; deterministic backward likewise (on
     Hopper at d = 128 both forwards run the ws tile)."""
     B, N, H, Hk = 4, 777, 8, 4
     q, k, v, do = rand(B, N, H, d), rand(B, N, Hk, d), rand(B, N, Hk, d), rand(B, N, H, d)
     cu = offsets([N] * B)
+    monkeypatch.setattr(_torch, "EQUAL_LENGTHS_FIXED", False)  # the varlen kernels, not the handover
     fixed = grads(lambda q, k, v: fa2gen.flash_attn_func(q, k, v, causal=causal, deterministic=True),
                   (q, k, v), do)
     flat = lambda t: t.reshape(B * N, *t.shape[2:])
@@ -110,6 +112,30 @@ def test_equal_lengths_give_the_fixed_length_bits(d, causal):
                 (flat(q), flat(k), flat(v)), flat(do))
     for name, a, b in zip(("out", "dq", "dk", "dv"), var, fixed):
         assert torch.equal(a, flat(b)), f"{name}: varlen bits differ from fixed length"
+
+
+@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_equal_length_batches_take_the_fixed_length_kernels(d, causal, monkeypatch):
+    """flash_attn_varlen_func hands a batch whose sequences all have max_seqlen rows (seqlen_q
+    != seqlen_k, GQA, dropout) to the fixed-length call: the varlen kernels' bits, LSE in the
+    varlen layout (heads, total_q), S_dmask and gradients included."""
+    B, Nq, Nk, H, Hk, p = 3, 300, 500, 8, 2, 0.2
+    q, k, v, do = rand(B * Nq, H, d), rand(B * Nk, Hk, d), rand(B * Nk, Hk, d), rand(B * Nq, H, d)
+    cu_q, cu_k = offsets([Nq] * B), offsets([Nk] * B)
+    seen = {}
+    for handover in (False, True):
+        monkeypatch.setattr(_torch, "EQUAL_LENGTHS_FIXED", handover)
+        torch.manual_seed(5)  # the same dropout seed
+        ts = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+        o, lse, s_dmask = fa2gen.flash_attn_varlen_func(*ts, cu_q, cu_k, Nq, Nk, dropout_p=p,
+                                                        causal=causal, deterministic=True,
+                                                        return_attn_probs=True)
+        o.backward(do)
+        seen[handover] = [o, lse, s_dmask] + [t.grad for t in ts]
+    assert seen[True][1].shape == (H, B * Nq)
+    for name, a, b in zip(("out", "lse", "S_dmask", "dq", "dk", "dv"), seen[True], seen[False]):
+        assert torch.equal(a, b), f"{name}: the fixed-length handover differs from the varlen kernels"
 
 
 @pytest.mark.parametrize("d", [64, 128])

@@ -10,6 +10,7 @@ import os
 import re
 import sys
 import unittest
+from unittest import mock
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
 sys.path.insert(0, os.path.join(ROOT, "python"))
@@ -280,6 +281,42 @@ class ArgumentChecks(unittest.TestCase):
                                                                  sinks=sinks).shape, (20, 4, 64))
         self.assertEqual(fa2gen.flash_attn_varlen_kvpacked_func(qv, meta(24, 2, 2, 64), cu, cu, 10, 12,
                                                                 sinks=sinks).shape, (20, 4, 64))
+
+    def test_equal_length_varlen_batches_take_the_fixed_length_call(self):
+        from fa2gen import _ops, _torch
+        cu = meta(4, dtype=torch.int32)  # 3 sequences
+        calls = []
+        record = lambda op, call: (lambda *args: calls.append(op.short) or call(*args))
+        with mock.patch.object(_ops.fwd, "call", record(_ops.fwd, _ops.fwd.call)), \
+                mock.patch.object(_ops.varlen_fwd, "call", record(_ops.varlen_fwd, _ops.varlen_fwd.call)):
+            for total_q, total_k, max_q, max_k, want in ((30, 36, 10, 12, "fwd"),     # 3 x 10, 3 x 12
+                                                         (29, 36, 10, 12, "varlen_fwd"),  # one shorter
+                                                         (30, 35, 10, 12, "varlen_fwd"),
+                                                         (0, 0, 0, 0, "varlen_fwd")):   # empty
+                calls.clear()
+                out = fa2gen.flash_attn_varlen_func(meta(total_q, 4, 64), meta(total_k, 2, 64),
+                                                    meta(total_k, 2, 64), cu, cu, max_q, max_k,
+                                                    causal=True)
+                self.assertEqual((calls, out.shape), ([want], (total_q, 4, 64)))
+            _torch.EQUAL_LENGTHS_FIXED = False  # the varlen kernels' own table (varlen_bench.py)
+            try:
+                calls.clear()
+                fa2gen.flash_attn_varlen_func(meta(30, 4, 64), meta(36, 2, 64), meta(36, 2, 64), cu,
+                                              cu, 10, 12)
+                self.assertEqual(calls, ["varlen_fwd"])
+            finally:
+                _torch.EQUAL_LENGTHS_FIXED = True
+        # LSE comes back in the varlen layout (heads, total): row b * N + i of head h
+        B, N, H = 3, 10, 4
+        lse = torch.arange(B * H * N, dtype=torch.float32).reshape(B, H, N)
+        o = torch.zeros(B, N, H, 64, dtype=BF16)
+        with mock.patch.object(_torch, "forward", lambda *args, **kwargs: (o, lse)):
+            out, lse_v = _torch.varlen_forward(o.flatten(0, 1), o.flatten(0, 1), o.flatten(0, 1),
+                                               torch.zeros(B + 1, dtype=torch.int32), None, N, N,
+                                               False, "none", None, None, None, "lowp", False, True)
+        self.assertEqual((out.shape, lse_v.shape), ((B * N, H, 64), (H, B * N)))
+        for b, h, i in ((0, 0, 0), (1, 2, 3), (2, 3, 9)):
+            self.assertEqual(lse_v[h, b * N + i].item(), lse[b, h, i].item())
 
     def test_window_size_as_flash_attention_reads_it(self):
         f = flash_api._causal_and_window
