@@ -5,6 +5,8 @@ N = 512..16k. The backward is timed alone (torch.autograd.grad on a kept
 graph) and counts 2.5x the forward's FLOPs.
 
     python3 bench/sdpa_bench.py --json FILE [--reps N] [--backends flash,cudnn,fa2gen-robust,...]
+                                [--tokens 16384 --width 2048] (GPT-2 small: --tokens 8192 --width 768
+                                --head-dims 64 --seqlens 1024)
 
 Backends fa2gen-none, fa2gen-paper, fa2gen-robust and fa2gen-tuned time
 fa2gen.attention through the Python binding on the same tensors: run once
@@ -67,7 +69,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--json", required=True)
     ap.add_argument("--reps", type=int, default=10)
-    ap.add_argument("--head-dims", default="64,128", help="comma-separated; H = 2048 // d heads")
+    ap.add_argument("--head-dims", default="64,128", help="comma-separated; H = --width // d heads")
+    ap.add_argument("--tokens", type=int, default=16384, help="B * N (B = tokens // N; GPT-2 small: 8192)")
+    ap.add_argument("--width", type=int, default=2048, help="H * d (GPT-2 small: 768)")
     ap.add_argument("--backward", action="store_true", help="also time the backward")
     ap.add_argument("--backends", default="flash,cudnn")
     ap.add_argument("--seqlens", default="512,1024,2048,4096,8192,16384")
@@ -86,10 +90,10 @@ def main():
                      "fa2gen-robust, fa2gen-tuned, each fa2gen one with -pad32")
     rows = []
     for d in [int(x) for x in args.head_dims.split(",")]:
-        H = 2048 // d
+        H = args.width // d
         for causal in (False, True):
             for N in [int(x) for x in args.seqlens.split(",")]:
-                B = 16384 // N
+                B = args.tokens // N
                 q, k, v = (torch.empty(B, N, H, d, device="cuda", dtype=torch.bfloat16).uniform_(-2, 2)
                            .transpose(1, 2).requires_grad_(args.backward) for _ in range(3))
                 flops = 4 * B * H * N * N * d / (2 if causal else 1)
