@@ -334,6 +334,27 @@ py::object take_forward(const Tensor &q, const Tensor &k, const Tensor &v, const
 
 Tensor or_undefined(const std::optional<Tensor> &t) { return t.value_or(Tensor()); }
 
+// The arguments fwd and varlen_fwd share, after their tensors and sizes.
+Call shared_call(bool causal, double beta, double eps, double scale, bool want_o32,
+                 bool deterministic, int64_t window_left, int64_t window_right,
+                 const std::optional<Tensor> &alibi, double softcap, double dropout_p,
+                 const std::optional<Tensor> &rng) {
+  Call c;
+  c.causal = causal;
+  c.beta = beta;
+  c.eps = eps;
+  c.scale = scale;
+  c.want_o32 = want_o32;
+  c.deterministic = deterministic;
+  c.window_left = window_left;
+  c.window_right = window_right;
+  c.alibi = or_undefined(alibi);
+  c.softcap = softcap;
+  c.dropout_p = dropout_p;
+  c.rng = or_undefined(rng);
+  return c;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
@@ -355,19 +376,8 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
                   bool deterministic, int64_t window_left, int64_t window_right,
                   const std::optional<Tensor> &alibi, double softcap, double dropout_p,
                   const std::optional<Tensor> &rng, const std::optional<Tensor> &sinks) {
-    Call c;
-    c.causal = causal;
-    c.beta = beta;
-    c.eps = eps;
-    c.scale = scale;
-    c.want_o32 = want_o32;
-    c.deterministic = deterministic;
-    c.window_left = window_left;
-    c.window_right = window_right;
-    c.alibi = or_undefined(alibi);
-    c.softcap = softcap;
-    c.dropout_p = dropout_p;
-    c.rng = or_undefined(rng);
+    Call c = shared_call(causal, beta, eps, scale, want_o32, deterministic, window_left,
+                         window_right, alibi, softcap, dropout_p, rng);
     return take_forward(q, k, v, or_undefined(sinks), stab, c);
   }, "torch.ops.fa2gen.fwd's eager call");
   m.def("varlen_fwd", [](const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &cu_q,
@@ -377,24 +387,13 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
                          int64_t window_right, const std::optional<Tensor> &alibi,
                          double softcap, double dropout_p, const std::optional<Tensor> &rng,
                          const std::optional<Tensor> &sinks) {
-    Call c;
+    Call c = shared_call(causal, beta, eps, scale, want_o32, deterministic, window_left,
+                         window_right, alibi, softcap, dropout_p, rng);
     c.varlen = true;
     c.cu_q = cu_q;
     c.cu_k = cu_k;
     c.max_q = max_q;
     c.max_k = max_k;
-    c.causal = causal;
-    c.beta = beta;
-    c.eps = eps;
-    c.scale = scale;
-    c.want_o32 = want_o32;
-    c.deterministic = deterministic;
-    c.window_left = window_left;
-    c.window_right = window_right;
-    c.alibi = or_undefined(alibi);
-    c.softcap = softcap;
-    c.dropout_p = dropout_p;
-    c.rng = or_undefined(rng);
     return take_forward(q, k, v, or_undefined(sinks), stab, c);
   }, "torch.ops.fa2gen.varlen_fwd's eager call");
 }
