@@ -14,7 +14,11 @@
 // AOTAutograd, modes, functorch) never come here: they go through torch.ops' dispatcher.
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
@@ -23,6 +27,7 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/utils/pybind.h>
+#include <torch/library.h>
 
 #include "fa2.h"
 
@@ -296,24 +301,55 @@ bool one_device(const Tensor &q, std::initializer_list<const Tensor *> others) {
 
 // The forward of an eager call: (o, lse, o32), an fa2_* status, or None for the Python
 // implementation (an argument it must check with its message, or no context yet).
-py::object take_forward(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &sinks,
-                        const std::string &stab, Call &c) {
-  c.stab = stab_code(stab);
-  const int64_t dims = c.varlen ? 3 : 4;
-  if (q.dim() != dims || k.dim() != dims || v.dim() != dims) return py::none();
+bool rank_is(int64_t dims, std::initializer_list<const Tensor *> tensors) {
+  for (const Tensor *t : tensors)
+    if (t->dim() != dims) return false;
+  return true;
+}
+
+bool has_context(const Tensor &q) {
+  const int index = device_index(q);
+  return index >= 0 && index < kMaxDevices && contexts[index] != nullptr;
+}
+
+bool sinks_fit(const Tensor &sinks, int64_t heads) {
+  return !sinks.defined() || (sinks.scalar_type() == at::kFloat && sinks.dim() == 1 &&
+                              sinks.size(0) == heads && sinks.stride(0) == 1);
+}
+
+// Whether this code takes a forward as the Python implementation would: else the Python
+// implementation runs (its checks' errors, or the device's first context).
+bool forward_takes(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &sinks,
+                   const Call &c) {
+  if (!rank_is(c.varlen ? 3 : 4, {&q, &k, &v})) return false;
   const auto dtype = q.scalar_type();
-  const int64_t heads = q.size(c.varlen ? 1 : 2);
-  const bool sinks_ok = !sinks.defined() || (sinks.scalar_type() == at::kFloat &&
-                                             sinks.dim() == 1 && sinks.size(0) == heads &&
-                                             sinks.stride(0) == 1);
   const bool rng_ok = !c.rng.defined() || (c.rng.scalar_type() == at::kLong &&
                                            c.rng.dim() == 1 && c.rng.size(0) == 2 &&
                                            c.rng.stride(0) == 1);
-  const int index = device_index(q);
-  if (c.stab < 0 || (dtype != at::kBFloat16 && dtype != at::kHalf) || !sinks_ok || !rng_ok ||
-      !one_device(q, {&k, &v, &sinks, &c.alibi, &c.rng, &c.cu_q, &c.cu_k}) || index < 0 ||
-      index >= kMaxDevices || contexts[index] == nullptr)
-    return py::none();
+  return c.stab >= 0 && (dtype == at::kBFloat16 || dtype == at::kHalf) &&
+         sinks_fit(sinks, q.size(c.varlen ? 1 : 2)) && rng_ok &&
+         one_device(q, {&k, &v, &sinks, &c.alibi, &c.rng, &c.cu_q, &c.cu_k}) && has_context(q);
+}
+
+// The same for a backward.
+bool backward_takes(const Tensor &dout, const Tensor &q, const Tensor &k, const Tensor &v,
+                    const Tensor &o, const Tensor &lse, const Tensor &o32, const Tensor &sinks,
+                    const Call &c) {
+  if (!rank_is(c.varlen ? 3 : 4, {&dout, &q, &k, &v, &o})) return false;
+  const auto dtype = q.scalar_type();
+  return c.stab >= 0 && (dtype == at::kBFloat16 || dtype == at::kHalf) &&
+         sinks_fit(sinks, q.size(c.varlen ? 1 : 2)) &&
+         one_device(q, {&dout, &k, &v, &o, &lse, &o32, &sinks, &c.alibi, &c.rng, &c.cu_q,
+                        &c.cu_k}) &&
+         has_context(q);
+}
+
+// The forward of an eager call: (o, lse, o32), an fa2_* status, or None for the Python
+// implementation (an argument it must check with its message, or no context yet).
+py::object take_forward(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &sinks,
+                        const std::string &stab, Call &c) {
+  c.stab = stab_code(stab);
+  if (!forward_takes(q, k, v, sinks, c)) return py::none();
   try {
     const bool grad = at::GradMode::is_enabled() &&
                       (q.requires_grad() || k.requires_grad() || v.requires_grad() ||
@@ -353,6 +389,125 @@ Call shared_call(bool causal, double beta, double eps, double scale, bool want_o
   c.dropout_p = dropout_p;
   c.rng = or_undefined(rng);
   return c;
+}
+
+// ---- The operators' kernels for the dispatcher (torch.compile's graphs, modes, tracing's
+// real calls): the same code, registered for the CUDA key in place of the Python ones
+// (_ops.use_native_kernels). What the code does not take goes to the Python implementation
+// under the GIL, whose exceptions (ValueError, Fa2Error, ...) reach the caller as they are.
+struct PythonImpls {
+  py::object fwd, bwd, varlen_fwd, varlen_bwd;
+};
+PythonImpls *python_impls = nullptr;  // never freed: a kernel may run at interpreter exit
+
+using Fwd = std::tuple<Tensor, Tensor, Tensor>;
+using Bwd = std::tuple<Tensor, Tensor, Tensor, Tensor>;
+using OptTensor = std::optional<Tensor>;
+
+// Fa2Error for an fa2_* status, as the Python implementation raises it (fa2gen._lib.check).
+[[noreturn]] void raise_status(int status) {
+  py::gil_scoped_acquire gil;
+  py::module_::import("fa2gen._lib").attr("check")(status);
+  throw std::logic_error("fa2gen._lib.check returned on a failed status");
+}
+
+Fwd forward_kernel(const Tensor &q, const Tensor &k, const Tensor &v, Call &c,
+                   const std::string &stab, const OptTensor &sinks,
+                   const std::function<py::object()> &call_python) {
+  c.stab = stab_code(stab);
+  const Tensor s = or_undefined(sinks);
+  if (forward_takes(q, k, v, s, c)) {
+    try {
+      variable_list out = run_forward(q, k, v, s, c);
+      return {out[0], out[1], out[2]};
+    } catch (const Failure &f) {
+      raise_status(f.status);
+    }
+  }
+  py::gil_scoped_acquire gil;
+  return call_python().cast<Fwd>();
+}
+
+Fwd fwd_kernel(const Tensor &q, const Tensor &k, const Tensor &v, bool causal,
+               c10::string_view stab, double beta, double eps, double scale, bool want_o32,
+               bool deterministic, int64_t window_left, int64_t window_right,
+               const OptTensor &alibi, double softcap, double dropout_p, const OptTensor &rng,
+               const OptTensor &sinks) {
+  Call c = shared_call(causal, beta, eps, scale, want_o32, deterministic, window_left,
+                       window_right, alibi, softcap, dropout_p, rng);
+  const std::string name(stab);
+  return forward_kernel(q, k, v, c, name, sinks, [&] {
+    return python_impls->fwd(q, k, v, causal, name, beta, eps, scale, want_o32, deterministic,
+                             window_left, window_right, alibi, softcap, dropout_p, rng, sinks);
+  });
+}
+
+Fwd varlen_fwd_kernel(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &cu_q,
+                      const Tensor &cu_k, int64_t max_q, int64_t max_k, bool causal,
+                      c10::string_view stab, double beta, double eps, double scale,
+                      bool want_o32, bool deterministic, int64_t window_left,
+                      int64_t window_right, const OptTensor &alibi, double softcap,
+                      double dropout_p, const OptTensor &rng, const OptTensor &sinks) {
+  Call c = shared_call(causal, beta, eps, scale, want_o32, deterministic, window_left,
+                       window_right, alibi, softcap, dropout_p, rng);
+  c.varlen = true, c.cu_q = cu_q, c.cu_k = cu_k, c.max_q = max_q, c.max_k = max_k;
+  const std::string name(stab);
+  return forward_kernel(q, k, v, c, name, sinks, [&] {
+    return python_impls->varlen_fwd(q, k, v, cu_q, cu_k, max_q, max_k, causal, name, beta, eps,
+                                    scale, want_o32, deterministic, window_left, window_right,
+                                    alibi, softcap, dropout_p, rng, sinks);
+  });
+}
+
+Bwd backward_kernel(const Tensor &dout, const Tensor &q, const Tensor &k, const Tensor &v,
+                    const Tensor &o, const Tensor &lse, const Tensor &o32, Call &c,
+                    const std::string &stab, const OptTensor &sinks,
+                    const std::function<py::object()> &call_python) {
+  c.stab = stab_code(stab);
+  const Tensor s = or_undefined(sinks);
+  if (backward_takes(dout, q, k, v, o, lse, o32, s, c)) {
+    try {
+      variable_list g = run_backward(dout, q, k, v, o, lse, o32, s, c);
+      return {g[0], g[1], g[2], g[3]};
+    } catch (const Failure &f) {
+      raise_status(f.status);
+    }
+  }
+  py::gil_scoped_acquire gil;
+  return call_python().cast<Bwd>();
+}
+
+Bwd bwd_kernel(const Tensor &dout, const Tensor &q, const Tensor &k, const Tensor &v,
+               const Tensor &o, const Tensor &lse, const Tensor &o32, bool causal,
+               c10::string_view stab, double beta, double eps, double scale, bool deterministic,
+               int64_t window_left, int64_t window_right, const OptTensor &alibi, double softcap,
+               double dropout_p, const OptTensor &rng, const OptTensor &sinks) {
+  Call c = shared_call(causal, beta, eps, scale, false, deterministic, window_left, window_right,
+                       alibi, softcap, dropout_p, rng);
+  const std::string name(stab);
+  return backward_kernel(dout, q, k, v, o, lse, o32, c, name, sinks, [&] {
+    return python_impls->bwd(dout, q, k, v, o, lse, o32, causal, name, beta, eps, scale,
+                             deterministic, window_left, window_right, alibi, softcap, dropout_p,
+                             rng, sinks);
+  });
+}
+
+Bwd varlen_bwd_kernel(const Tensor &dout, const Tensor &q, const Tensor &k, const Tensor &v,
+                      const Tensor &o, const Tensor &lse, const Tensor &o32, const Tensor &cu_q,
+                      const Tensor &cu_k, int64_t max_q, int64_t max_k, bool causal,
+                      c10::string_view stab, double beta, double eps, double scale,
+                      bool deterministic, int64_t window_left, int64_t window_right,
+                      const OptTensor &alibi, double softcap, double dropout_p,
+                      const OptTensor &rng, const OptTensor &sinks) {
+  Call c = shared_call(causal, beta, eps, scale, false, deterministic, window_left, window_right,
+                       alibi, softcap, dropout_p, rng);
+  c.varlen = true, c.cu_q = cu_q, c.cu_k = cu_k, c.max_q = max_q, c.max_k = max_k;
+  const std::string name(stab);
+  return backward_kernel(dout, q, k, v, o, lse, o32, c, name, sinks, [&] {
+    return python_impls->varlen_bwd(dout, q, k, v, o, lse, o32, cu_q, cu_k, max_q, max_k, causal,
+                                    name, beta, eps, scale, deterministic, window_left,
+                                    window_right, alibi, softcap, dropout_p, rng, sinks);
+  });
 }
 
 }  // namespace
@@ -396,4 +551,18 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     c.max_k = max_k;
     return take_forward(q, k, v, or_undefined(sinks), stab, c);
   }, "torch.ops.fa2gen.varlen_fwd's eager call");
+  m.def("register_kernels", [](py::object fwd, py::object bwd, py::object varlen_fwd,
+                               py::object varlen_bwd, const std::string &key) {
+    // the Python implementations, for what this code leaves to them
+    if (!python_impls) python_impls = new PythonImpls{fwd, bwd, varlen_fwd, varlen_bwd};
+    static std::vector<std::unique_ptr<torch::Library>> registrations;
+    auto lib = std::make_unique<torch::Library>(torch::Library::IMPL, "fa2gen",
+                                                c10::parseDispatchKey(key), __FILE__, __LINE__);
+    lib->impl("fwd", TORCH_FN(fwd_kernel));
+    lib->impl("bwd", TORCH_FN(bwd_kernel));
+    lib->impl("varlen_fwd", TORCH_FN(varlen_fwd_kernel));
+    lib->impl("varlen_bwd", TORCH_FN(varlen_bwd_kernel));
+    registrations.push_back(std::move(lib));
+  }, "the four operators' kernels for dispatch key `key` (\"CUDA\"), the Python implementations "
+     "(fwd, bwd, varlen_fwd, varlen_bwd) taking what they leave");
 }

@@ -1,16 +1,17 @@
-"""fa2gen's eager forward and its autograd node in C++ (_native.cpp), built on first use.
+"""fa2gen's operators in C++ (_native.cpp): built on first use, loaded at import once built.
 
 The Python operators (_ops) run everywhere; where a C++ compiler and PyTorch's and
 Python's headers are present, an eager call's host path is native instead: no Python
 between the checks and the launch, and no Python node in the autograd engine's backward
-(bench/NOTES.md "Session 24"). Tracing (torch.compile, export, modes, functorch) keeps the
-torch.library operators either way.
+(bench/NOTES.md "Session 24"); and the operators' CUDA kernels in the dispatcher are the
+module's (_ops.use_native_kernels), so compiled graphs launch without Python too.
 
-FA2_NATIVE: unset or "1": build on first use, once per source and PyTorch build, into the
-cache folder ($FA2_CACHE_DIR, else $XDG_CACHE_HOME/fa2gen, else ~/.cache/fa2gen; under
-native/), and take the Python path with one warning when that fails; "0": the Python path
-always; "require": raise when it cannot be built. `python -m fa2gen._native` builds it now
-(a cold build takes about 30 s of one core).
+FA2_NATIVE: unset or "1": load it at import when it is built, else build it on the first
+eager call (once per source and PyTorch build) into the cache folder ($FA2_CACHE_DIR, else
+$XDG_CACHE_HOME/fa2gen, else ~/.cache/fa2gen; under native/), and take the Python path with
+one warning when that fails; "0": the Python path always; "require": raise when it cannot
+be built. `python -m fa2gen._native` builds it now (about 30 s of one core), for programs
+whose first call is a compiled one.
 """
 import hashlib
 import importlib.machinery
@@ -75,12 +76,16 @@ def _key():
     return h.hexdigest()[:16]
 
 
+def _path():
+    """Where the module of this source and PyTorch is (or goes)."""
+    return os.path.join(cache_dir(), "fa2gen_native_" + _key() + ".so")
+
+
 def build(quiet=False):
     """The module, compiled into the cache folder unless it is there; raises RuntimeError
     with the compiler's output when it cannot be built."""
-    name = "fa2gen_native_" + _key()
-    folder = cache_dir()
-    path = os.path.join(folder, name + ".so")
+    path = _path()
+    folder, name = os.path.dirname(path), os.path.basename(path)[:-3]
     if not os.path.isfile(path):
         os.makedirs(folder, exist_ok=True)
         if not quiet:
@@ -113,21 +118,40 @@ def _init(module):
                 address(h.fa2_backward_workspace_size), address(h.fa2_last_error))
 
 
+_loaded = []  # on_load's callbacks
+
+
+def on_load(fn):
+    """fn(module) once the module is loaded and initialized (_ops registers its kernels)."""
+    _loaded.append(fn)
+
+
+def _mode():
+    mode = os.environ.get("FA2_NATIVE", "1")
+    if mode not in ("0", "1", "require"):
+        raise ValueError(f"FA2_NATIVE={mode!r}: allowed '0', '1' or 'require'")
+    return mode
+
+
+def _take(m):
+    global _module, _tried
+    _init(m)
+    for fn in _loaded:
+        fn(m)
+    _module, _tried = m, True
+
+
 def module():
     """The initialized module, or None (FA2_NATIVE=0, or the build failed: one warning)."""
-    global _module, _tried
+    global _tried
     if _tried:  # every eager call asks: no lock once decided
         return _module
     with _lock:
         if not _tried:
-            mode = os.environ.get("FA2_NATIVE", "1")
-            if mode not in ("0", "1", "require"):
-                raise ValueError(f"FA2_NATIVE={mode!r}: allowed '0', '1' or 'require'")
+            mode = _mode()
             if mode != "0":
                 try:
-                    m = build()
-                    _init(m)
-                    _module = m
+                    _take(build())
                 except Exception as e:
                     if mode == "require":
                         raise
@@ -135,6 +159,19 @@ def module():
                                   "calls take the Python path (FA2_NATIVE=0 silences this)")
             _tried = True
     return _module
+
+
+def load_if_built():
+    """Loads the module now if it is in the cache folder already (no build, no warning);
+    else the first eager call builds it (module())."""
+    if _tried or _mode() == "0":
+        return
+    with _lock:
+        if not _tried and os.path.isfile(_path()):
+            try:
+                _take(build(quiet=True))
+            except Exception:  # module() tries again, and says why
+                pass
 
 
 if __name__ == "__main__":

@@ -177,6 +177,9 @@ def _window(left, right):
 # "Host time per call, session 10"), and a training step's small attention calls are
 # host-bound.
 _LIB = torch.library.Library("fa2gen", "DEF")
+# The Python CUDA implementations apart, so that the native module's kernels can take their
+# place (use_native_kernels); they stay the fallback those kernels call.
+_PY_CUDA = torch.library.Library("fa2gen", "IMPL")
 
 
 # Devices whose plain tensors take the eager path (bench/host_path.py adds "cpu").
@@ -212,7 +215,7 @@ class _CudaOp:
         self.short = fn.__name__
         self._native = self.short if native else None
         _LIB.define(self.short + torch.library.infer_schema(fn, mutates_args=()))
-        _LIB.impl(self.short, fn, "CUDA")
+        _PY_CUDA.impl(self.short, fn, "CUDA")
         self._op = getattr(torch.ops.fa2gen, self.short).default
         # what the dispatcher leaves out of a call (arguments at their defaults), once
         self._defaults = tuple(a.default_value for a in self._op._schema.arguments)
@@ -571,3 +574,22 @@ def dropout_mask(rng: torch.Tensor, dropout_p: float, batch: int, heads: int, se
 def _(rng, dropout_p, batch, heads, seqlen_q, seqlen_k):
     check_rng("fa2gen.dropout_mask", rng)
     return rng.new_empty((batch, heads, seqlen_q, seqlen_k), dtype=torch.bool)
+
+
+# ---- the native module's kernels in the dispatcher -----------------------------------
+
+
+def use_native_kernels(native):
+    """The native module's CUDA kernels for fwd, bwd, varlen_fwd and varlen_bwd in place of
+    the Python implementations (which they call for what they do not take): compiled graphs
+    and every other dispatcher call launch without Python. Once, when the module loads."""
+    global _PY_CUDA
+    if _PY_CUDA is None:
+        return
+    _PY_CUDA._destroy()
+    _PY_CUDA = None
+    native.register_kernels(fwd._fn, bwd._fn, varlen_fwd._fn, varlen_bwd._fn, "CUDA")
+
+
+_native.on_load(use_native_kernels)
+_native.load_if_built()  # a module built before (this process or another): its kernels now

@@ -15,6 +15,7 @@ from unittest import mock
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
 sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
@@ -24,6 +25,7 @@ from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 import fa2gen  # noqa: E402
 from fa2gen import _native, _ops  # noqa: E402
 from fa2gen._lib import BwdArgs, FwdArgs  # noqa: E402
+from arg_blocks import fields  # noqa: E402
 
 _CPU = torch.library.Library("fa2gen", "IMPL")  # the CUDA implementations, for CPU tensors
 for _op in (_ops.fwd, _ops.bwd):
@@ -41,21 +43,6 @@ class Recorder:
 
     def backward(self, args, stream):
         self.calls.append(("backward", BwdArgs.from_buffer_copy(args)))
-
-
-def fields(args, outputs):
-    """args' fields, each pointer to a named tensor (allocated per call) replaced by its name."""
-    out = {}
-    for name, _ in type(args)._fields_:
-        value = getattr(args, name)
-        if hasattr(value, "_fields_"):
-            value = tuple(getattr(value, f) for f, _ in value._fields_)
-            if value[0] in outputs:
-                value = (outputs[value[0]],) + value[1:]
-        elif name in ("lse", "workspace") or value in outputs:
-            value = name if value else value  # fresh per call: only whether it is set
-        out[name] = value
-    return out
 
 
 class EagerPath(unittest.TestCase):

@@ -10,6 +10,7 @@ import contextlib
 import ctypes
 import os
 import shutil
+import subprocess
 import sys
 import sysconfig
 import unittest
@@ -24,7 +25,8 @@ import torch  # noqa: E402
 import fa2gen  # noqa: E402
 from fa2gen import _native, _ops  # noqa: E402
 from fa2gen._lib import BwdArgs, Fa2Error, FwdArgs, lib  # noqa: E402
-from test_eager_path import fields  # noqa: E402
+from arg_blocks import fields  # noqa: E402
+import test_eager_path  # noqa: E402,F401  (registers fwd and bwd for CPU tensors)
 
 _CPU = torch.library.Library("fa2gen", "IMPL")  # test_eager_path registers fwd and bwd's
 for _op in (_ops.varlen_fwd, _ops.varlen_bwd):
@@ -188,6 +190,13 @@ class NativePath(unittest.TestCase):
         self.status = 6
         with self.assertRaisesRegex(RuntimeError, r"fa2gen.bwd: .* \[status 6\]"):
             o.sum().backward()
+
+    def test_dispatcher_kernels_in_a_process_of_their_own(self):
+        # native_kernels_cpu.py: torch.ops.fa2gen.* through the module's kernels (registered
+        # for CPU there, where no other test registers the Python implementations for it)
+        r = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "native_kernels_cpu.py")],
+                           capture_output=True, text=True, timeout=600)
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "native_kernels_cpu: OK"), r.stderr[-3000:])
 
     def test_attention_takes_the_native_path(self):
         q, k, v = self.inputs(False)
