@@ -180,6 +180,7 @@ _LIB = torch.library.Library("fa2gen", "DEF")
 # The Python CUDA implementations apart, so that the native module's kernels can take their
 # place (use_native_kernels); they stay the fallback those kernels call.
 _PY_CUDA = torch.library.Library("fa2gen", "IMPL")
+_NATIVE_KERNELS = ("fwd", "bwd", "varlen_fwd", "varlen_bwd")  # _native.cpp's register_kernels
 
 
 # Devices whose plain tensors take the eager path (bench/host_path.py adds "cpu").
@@ -215,7 +216,8 @@ class _CudaOp:
         self.short = fn.__name__
         self._native = self.short if native else None
         _LIB.define(self.short + torch.library.infer_schema(fn, mutates_args=()))
-        _PY_CUDA.impl(self.short, fn, "CUDA")
+        # the attention operators' Python CUDA implementations give way to the native kernels
+        (_PY_CUDA if self.short in _NATIVE_KERNELS else _LIB).impl(self.short, fn, "CUDA")
         self._op = getattr(torch.ops.fa2gen, self.short).default
         # what the dispatcher leaves out of a call (arguments at their defaults), once
         self._defaults = tuple(a.default_value for a in self._op._schema.arguments)

@@ -125,6 +125,14 @@ def main():
             sys.exit("native_kernels_cpu: a failed fa2_forward did not raise")
         except Fa2Error as e:
             check("the failed call's status", e.status_name, "FA2_ERR_INVALID_ARGUMENT")
+    # the operators the module has no kernel for keep their Python ones (dropout's mask)
+    from fa2gen import _ops as ops
+    check("dropout_mask keeps its CUDA kernel",
+          torch._C._dispatch_has_kernel_for_dispatch_key("fa2gen::dropout_mask", "CUDA"), True)
+    for name in ops._NATIVE_KERNELS:  # loaded at import (built above): the module's CUDA kernels
+        cuda = [line for line in torch._C._dispatch_dump("fa2gen::" + name).splitlines()
+                if line.startswith("CUDA:")]
+        check(name + "'s CUDA kernel", (ops._PY_CUDA, len(cuda), "_native.cpp" in cuda[0]), (None, 1, True))
     print("native_kernels_cpu: OK")
 
 
