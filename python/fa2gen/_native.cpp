@@ -1,8 +1,9 @@
-// fa2gen's eager calls in C++: what _ops.fwd and _ops.varlen_fwd's implementations do
+// fa2gen's operators in C++: what _ops.fwd and _ops.varlen_fwd's implementations do
 // (outputs, alignment copies, the argument block, the launch) and the autograd node whose
 // backward does what _ops.bwd's does, with no Python between the call and the launch and
-// none in the autograd engine's backward. At 0.1-0.3 ms of GPU work the Python path's
-// host time (150-230 us a call on an H200's host) was the difference to FlashAttention-2
+// none in the autograd engine's backward; and the four attention operators' CUDA kernels
+// for the dispatcher (compiled graphs). At 0.1-0.3 ms of GPU work the Python path's host
+// time (150-230 us a call on an H200's host) was the difference to FlashAttention-2
 // (bench/NOTES.md "Session 24").
 //
 // Built on first use by _native.py against the PyTorch that imports it. Python keeps
@@ -11,7 +12,8 @@
 // context yet) returns None, and the caller runs the Python implementation, which raises
 // the same error or makes the context. A failed fa2_* call returns its status (int), which
 // Python turns into Fa2Error with fa2_last_error's message. The tracing paths (Dynamo,
-// AOTAutograd, modes, functorch) never come here: they go through torch.ops' dispatcher.
+// AOTAutograd, modes, functorch) go through torch.ops' dispatcher, whose CUDA kernels are
+// register_kernels' (below).
 #include <array>
 #include <cstdint>
 #include <functional>
