@@ -352,22 +352,29 @@ py::object take_forward(const Tensor &q, const Tensor &k, const Tensor &v, const
                         const std::string &stab, Call &c) {
   c.stab = stab_code(stab);
   if (!forward_takes(q, k, v, sinks, c)) return py::none();
-  try {
-    const bool grad = at::GradMode::is_enabled() &&
-                      (q.requires_grad() || k.requires_grad() || v.requires_grad() ||
-                       (sinks.defined() && sinks.requires_grad()));
-    variable_list out;
-    if (grad) {
-      std::optional<Tensor> s;
-      if (sinks.defined()) s = sinks;
-      out = fa2gen::Attention::apply(q, k, v, s, &c);
-    } else {
-      out = run_forward(q, k, v, sinks, c);
+  const bool grad = at::GradMode::is_enabled() &&
+                    (q.requires_grad() || k.requires_grad() || v.requires_grad() ||
+                     (sinks.defined() && sinks.requires_grad()));
+  variable_list out;
+  int status = FA2_OK;
+  {
+    // without the GIL, as ctypes called libfa2rt: a variant's first call compiles it (NVRTC,
+    // seconds), and the program's other threads run meanwhile
+    py::gil_scoped_release no_gil;
+    try {
+      if (grad) {
+        std::optional<Tensor> s;
+        if (sinks.defined()) s = sinks;
+        out = fa2gen::Attention::apply(q, k, v, s, &c);
+      } else {
+        out = run_forward(q, k, v, sinks, c);
+      }
+    } catch (const Failure &f) {
+      status = f.status;
     }
-    return py::make_tuple(out[0], out[1], out[2]);
-  } catch (const Failure &f) {
-    return py::int_(f.status);
   }
+  if (status != FA2_OK) return py::int_(status);
+  return py::make_tuple(out[0], out[1], out[2]);
 }
 
 Tensor or_undefined(const std::optional<Tensor> &t) { return t.value_or(Tensor()); }

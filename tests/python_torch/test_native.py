@@ -13,6 +13,8 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import threading
+import time
 import unittest
 from unittest import mock
 
@@ -197,6 +199,39 @@ class NativePath(unittest.TestCase):
         r = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "native_kernels_cpu.py")],
                            capture_output=True, text=True, timeout=600)
         self.assertEqual((r.returncode, r.stdout.strip()), (0, "native_kernels_cpu: OK"), r.stderr[-3000:])
+
+    def test_the_launch_runs_without_the_gil(self):
+        # libc's usleep stands in for fa2_forward (its first argument, the context, is the
+        # microseconds): another Python thread runs while it sleeps only without the GIL
+        # (ctypes released it too; a first call's NVRTC compile takes seconds)
+        address = lambda fn: ctypes.cast(fn, ctypes.c_void_p).value
+        libc, h = ctypes.CDLL(None), lib()
+        MODULE.init(address(libc.usleep), address(libc.usleep), address(h.fa2_backward_workspace_size),
+                    address(h.fa2_last_error))
+        MODULE.set_context(0, 300000)  # 0.3 s
+        q, k, v = self.inputs(False)
+        count, stop = [0], threading.Event()
+
+        def spin():
+            while not stop.is_set():
+                count[0] += 1
+        thread = threading.Thread(target=spin)
+        thread.start()
+        try:
+            time.sleep(0.05)  # (sleep releases the GIL) the thread's pace alone, per 0.1 s
+            start = count[0]
+            time.sleep(0.1)
+            pace = count[0] - start
+            before = count[0]
+            out = MODULE.fwd(q, k, v, False, "none", 0.0, 0.0, 0.0, False, False, -1, -1, None, 0.0,
+                             0.0, None, None)
+            during = count[0] - before
+        finally:
+            stop.set()
+            thread.join()
+        self.assertEqual(out[0].shape, q.shape)
+        # 0.3 s free: about 3 paces; held, at most a switch interval's (5 ms) worth
+        self.assertGreater(during, pace, f"{during} counts in the 0.3 s launch, {pace} in 0.1 s alone")
 
     def test_attention_takes_the_native_path(self):
         q, k, v = self.inputs(False)
