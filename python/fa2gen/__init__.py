@@ -104,8 +104,8 @@ class Context:
     def close(self):
         if getattr(self, "_ptr", None):
             native = sys.modules.get(__name__ + "._native")
-            if native is not None and native._module is not None:  # it may hold this context
-                native._module.set_context(self.device, 0)
+            if native is not None and native.loaded() is not None:  # it may hold this context
+                native.loaded().set_context(self.device, 0)
             lib().fa2_destroy(self._ptr)
             self._ptr = None
 

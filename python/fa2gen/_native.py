@@ -161,6 +161,11 @@ def module():
     return _module
 
 
+def loaded():
+    """The module if it is loaded already, else None (never builds or loads it)."""
+    return _module
+
+
 def load_if_built():
     """Loads the module now if it is in the cache folder already (no build, no warning);
     else the first eager call builds it (module())."""

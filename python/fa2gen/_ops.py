@@ -115,8 +115,10 @@ def _context(device):
         _package = importlib.import_module(__package__)
     index = _index(device)
     ctx = _package._contexts.get(index) or _package.context(index)
-    native = _native.module() if getattr(ctx, "_ptr", None) else None
-    if native is not None:  # the native forward's next call on this device takes it
+    # the loaded module's next call on this device takes it; never a load here, which would
+    # re-register the operators' kernels inside a dispatcher call of one of them
+    native = _native.loaded() if getattr(ctx, "_ptr", None) else None
+    if native is not None:
         native.set_context(index, ctx._ptr.value)
     return ctx
 
