@@ -4,8 +4,9 @@
 # --no-build-isolation` with the Python's own setuptools and wheel, in this
 # checkout (setup.py runs `make lib/libfa2rt.so`, up to date after make
 # test-bins). Checks: the wheel holds every tracked module of python/fa2gen (and
-# the native operator's C++ source), libfa2rt.so, fa2.h and nothing else; its version is VERSION's; unpacked alone (no
-# checkout on the path, FA2_LIB unset) the package loads the library it carries.
+# the native operator's C++ source), libfa2rt.so, fa2.h and nothing else; its
+# version is VERSION's; unpacked alone (no checkout on the path, FA2_LIB unset)
+# the package loads the library it carries.
 # Python: $FA2_PIP_PYTHON, else the first of python3, /usr/bin/python3 with pip,
 # setuptools >= 61 and wheel; none: one line saying so, exit 0.
 set -u

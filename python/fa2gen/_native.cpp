@@ -301,8 +301,6 @@ bool one_device(const Tensor &q, std::initializer_list<const Tensor *> others) {
   return true;
 }
 
-// The forward of an eager call: (o, lse, o32), an fa2_* status, or None for the Python
-// implementation (an argument it must check with its message, or no context yet).
 bool rank_is(int64_t dims, std::initializer_list<const Tensor *> tensors) {
   for (const Tensor *t : tensors)
     if (t->dim() != dims) return false;
@@ -319,31 +317,33 @@ bool sinks_fit(const Tensor &sinks, int64_t heads) {
                               sinks.size(0) == heads && sinks.stride(0) == 1);
 }
 
+// What both passes need to be taken here (after their tensors' ranks): a known mode, a
+// kernel dtype, sinks of one fp32 logit a head, a context for q's device.
+bool call_takes(const Tensor &q, const Tensor &sinks, const Call &c) {
+  const auto dtype = q.scalar_type();
+  return c.stab >= 0 && (dtype == at::kBFloat16 || dtype == at::kHalf) &&
+         sinks_fit(sinks, q.size(c.varlen ? 1 : 2)) && has_context(q);
+}
+
 // Whether this code takes a forward as the Python implementation would: else the Python
 // implementation runs (its checks' errors, or the device's first context).
 bool forward_takes(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &sinks,
                    const Call &c) {
   if (!rank_is(c.varlen ? 3 : 4, {&q, &k, &v})) return false;
-  const auto dtype = q.scalar_type();
   const bool rng_ok = !c.rng.defined() || (c.rng.scalar_type() == at::kLong &&
                                            c.rng.dim() == 1 && c.rng.size(0) == 2 &&
                                            c.rng.stride(0) == 1);
-  return c.stab >= 0 && (dtype == at::kBFloat16 || dtype == at::kHalf) &&
-         sinks_fit(sinks, q.size(c.varlen ? 1 : 2)) && rng_ok &&
-         one_device(q, {&k, &v, &sinks, &c.alibi, &c.rng, &c.cu_q, &c.cu_k}) && has_context(q);
+  return rng_ok && call_takes(q, sinks, c) &&
+         one_device(q, {&k, &v, &sinks, &c.alibi, &c.rng, &c.cu_q, &c.cu_k});
 }
 
-// The same for a backward.
+// The same for a backward (whose Python implementation does not check rng).
 bool backward_takes(const Tensor &dout, const Tensor &q, const Tensor &k, const Tensor &v,
                     const Tensor &o, const Tensor &lse, const Tensor &o32, const Tensor &sinks,
                     const Call &c) {
-  if (!rank_is(c.varlen ? 3 : 4, {&dout, &q, &k, &v, &o})) return false;
-  const auto dtype = q.scalar_type();
-  return c.stab >= 0 && (dtype == at::kBFloat16 || dtype == at::kHalf) &&
-         sinks_fit(sinks, q.size(c.varlen ? 1 : 2)) &&
+  return rank_is(c.varlen ? 3 : 4, {&dout, &q, &k, &v, &o}) && call_takes(q, sinks, c) &&
          one_device(q, {&dout, &k, &v, &o, &lse, &o32, &sinks, &c.alibi, &c.rng, &c.cu_q,
-                        &c.cu_k}) &&
-         has_context(q);
+                        &c.cu_k});
 }
 
 // The forward of an eager call: (o, lse, o32), an fa2_* status, or None for the Python
@@ -397,6 +397,16 @@ Call shared_call(bool causal, double beta, double eps, double scale, bool want_o
   c.softcap = softcap;
   c.dropout_p = dropout_p;
   c.rng = or_undefined(rng);
+  return c;
+}
+
+// The varlen operators' sequences: offsets and longest lengths.
+Call with_sequences(Call c, const Tensor &cu_q, const Tensor &cu_k, int64_t max_q, int64_t max_k) {
+  c.varlen = true;
+  c.cu_q = cu_q;
+  c.cu_k = cu_k;
+  c.max_q = max_q;
+  c.max_k = max_k;
   return c;
 }
 
@@ -457,9 +467,9 @@ Fwd varlen_fwd_kernel(const Tensor &q, const Tensor &k, const Tensor &v, const T
                       bool want_o32, bool deterministic, int64_t window_left,
                       int64_t window_right, const OptTensor &alibi, double softcap,
                       double dropout_p, const OptTensor &rng, const OptTensor &sinks) {
-  Call c = shared_call(causal, beta, eps, scale, want_o32, deterministic, window_left,
-                       window_right, alibi, softcap, dropout_p, rng);
-  c.varlen = true, c.cu_q = cu_q, c.cu_k = cu_k, c.max_q = max_q, c.max_k = max_k;
+  Call c = with_sequences(shared_call(causal, beta, eps, scale, want_o32, deterministic,
+                                      window_left, window_right, alibi, softcap, dropout_p, rng),
+                          cu_q, cu_k, max_q, max_k);
   const std::string name(stab);
   return forward_kernel(q, k, v, c, name, sinks, [&] {
     return python_impls->varlen_fwd(q, k, v, cu_q, cu_k, max_q, max_k, causal, name, beta, eps,
@@ -508,9 +518,9 @@ Bwd varlen_bwd_kernel(const Tensor &dout, const Tensor &q, const Tensor &k, cons
                       bool deterministic, int64_t window_left, int64_t window_right,
                       const OptTensor &alibi, double softcap, double dropout_p,
                       const OptTensor &rng, const OptTensor &sinks) {
-  Call c = shared_call(causal, beta, eps, scale, false, deterministic, window_left, window_right,
-                       alibi, softcap, dropout_p, rng);
-  c.varlen = true, c.cu_q = cu_q, c.cu_k = cu_k, c.max_q = max_q, c.max_k = max_k;
+  Call c = with_sequences(shared_call(causal, beta, eps, scale, false, deterministic,
+                                      window_left, window_right, alibi, softcap, dropout_p, rng),
+                          cu_q, cu_k, max_q, max_k);
   const std::string name(stab);
   return backward_kernel(dout, q, k, v, o, lse, o32, c, name, sinks, [&] {
     return python_impls->varlen_bwd(dout, q, k, v, o, lse, o32, cu_q, cu_k, max_q, max_k, causal,
@@ -522,7 +532,8 @@ Bwd varlen_bwd_kernel(const Tensor &dout, const Tensor &q, const Tensor &k, cons
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.doc() = "fa2gen's eager forward and its autograd node in C++ (_native.py builds it)";
+  m.doc() = "fa2gen's operators in C++: the eager forward, its autograd node, the dispatcher's "
+            "kernels (_native.py builds it)";
   m.def("init", [](uintptr_t forward, uintptr_t backward, uintptr_t workspace_size,
                    uintptr_t last_error) {
     api.forward = reinterpret_cast<decltype(api.forward)>(forward);
@@ -551,13 +562,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
                          int64_t window_right, const std::optional<Tensor> &alibi,
                          double softcap, double dropout_p, const std::optional<Tensor> &rng,
                          const std::optional<Tensor> &sinks) {
-    Call c = shared_call(causal, beta, eps, scale, want_o32, deterministic, window_left,
-                         window_right, alibi, softcap, dropout_p, rng);
-    c.varlen = true;
-    c.cu_q = cu_q;
-    c.cu_k = cu_k;
-    c.max_q = max_q;
-    c.max_k = max_k;
+    Call c = with_sequences(shared_call(causal, beta, eps, scale, want_o32, deterministic,
+                                        window_left, window_right, alibi, softcap, dropout_p,
+                                        rng),
+                            cu_q, cu_k, max_q, max_k);
     return take_forward(q, k, v, or_undefined(sinks), stab, c);
   }, "torch.ops.fa2gen.varlen_fwd's eager call");
   m.def("register_kernels", [](py::object fwd, py::object bwd, py::object varlen_fwd,

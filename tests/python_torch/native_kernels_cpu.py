@@ -6,7 +6,6 @@ blocks (fwd, bwd, varlen_fwd, varlen_bwd), that what the kernels do not take rea
 Python implementation with its errors unchanged, and that a failed call raises Fa2Error.
 ctypes recorders stand in for fa2_forward and fa2_backward. Prints OK; exits 1 on a failure."""
 import contextlib
-import ctypes
 import os
 import sys
 from unittest import mock
@@ -17,44 +16,19 @@ sys.path.insert(0, HERE)
 
 import torch  # noqa: E402
 
-from arg_blocks import fields  # noqa: E402
+from arg_blocks import FAKE_CONTEXT, Recorder, fields  # noqa: E402
 from fa2gen import _native, _ops  # noqa: E402
-from fa2gen._lib import BwdArgs, Fa2Error, FwdArgs, lib  # noqa: E402
+from fa2gen._lib import Fa2Error  # noqa: E402
 
-FAKE_CONTEXT = 0x1000
-ENTRY = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-calls, status = [], [0]
-
-
-def recorder(kind, Args):
-    def entry(ctx, args, stream):
-        calls.append((kind, (ctx, stream), Args.from_buffer_copy(ctypes.string_at(args, ctypes.sizeof(Args)))))
-        return status[0]
-    return ENTRY(entry)
-
-
-ENTRIES = (recorder("forward", FwdArgs), recorder("backward", BwdArgs))
-
-
-python_calls = []  # the launches that came through the Python implementations
-
-
-class PythonContext:  # the Python implementations' fa2gen.Context: the same recorders
-    def forward(self, args, stream):
-        python_calls.append("forward")
-        ENTRIES[0](FAKE_CONTEXT, ctypes.addressof(args), None)
-
-    def backward(self, args, stream):
-        python_calls.append("backward")
-        ENTRIES[1](FAKE_CONTEXT, ctypes.addressof(args), None)
+REC = Recorder()
 
 
 def blocks(run, named):
     """The argument blocks of run(), pointers named: named(outputs) maps data_ptr -> name."""
-    calls.clear()
+    REC.calls.clear()
     out = run()
     names = named(out)
-    return [(kind, where, fields(a, names)) for kind, where, a in calls], out
+    return [(kind, where, fields(a, names)) for kind, where, a in REC.calls], out
 
 
 def check(what, a, b):
@@ -63,11 +37,8 @@ def check(what, a, b):
 
 
 def main():
-    address = lambda fn: ctypes.cast(fn, ctypes.c_void_p).value
     module = _native.build(quiet=True)
-    module.init(address(ENTRIES[0]), address(ENTRIES[1]),
-                address(lib().fa2_backward_workspace_size), address(lib().fa2_last_error))
-    module.set_context(0, FAKE_CONTEXT)
+    REC.init(module)
     module.register_kernels(_ops.fwd._fn, _ops.bwd._fn, _ops.varlen_fwd._fn, _ops.varlen_bwd._fn,
                             "CPU")
     torch.manual_seed(0)
@@ -84,15 +55,15 @@ def main():
     bwd_names = lambda base, o, o32: lambda out: ptrs(*base, ("o", o), ("o32", o32), ("dq", out[0]),
                                                       ("dk", out[1]), ("dv", out[2]),
                                                       ("dsinks", out[3]))
-    with mock.patch.object(_ops, "_context", lambda device: PythonContext()), \
+    with mock.patch.object(_ops, "_context", lambda device: REC.python_context()), \
             mock.patch.object(_ops, "_stream", lambda device: 0), \
             mock.patch.object(torch.cuda, "device", lambda device: contextlib.nullcontext()):
         for name, op, args, names in (
                 ("fwd", _ops.fwd, (q, k, v) + fwd, fwd_names(inputs)),
                 ("varlen_fwd", _ops.varlen_fwd, (qv, kv, vv, cu, cu, 79, 79) + fwd, fwd_names(vinputs))):
-            python_calls.clear()
+            REC.python_calls.clear()
             seen_k, out = blocks(lambda: op(*args), names)
-            check(name + " through the kernel, not Python", python_calls, [])
+            check(name + " through the kernel, not Python", REC.python_calls, [])
             seen_p, _ = blocks(lambda: op._fn(*args), names)
             check(name, seen_k, seen_p)
             check(name + " context", [w for _, w, _ in seen_k], [(FAKE_CONTEXT, None)])
@@ -101,9 +72,9 @@ def main():
             xs = (q, k, v) if name == "fwd" else (qv, kv, vv)
             bop = _ops.bwd if name == "fwd" else _ops.varlen_bwd
             bargs = ((o,) + xs + (o, lse, o32) + ((cu, cu, 79, 79) if name != "fwd" else ()) + bwd)
-            python_calls.clear()
+            REC.python_calls.clear()
             seen_k, _ = blocks(lambda: bop(*bargs), bwd_names(base, o, o32))
-            check(bop.short + " through the kernel, not Python", python_calls, [])
+            check(bop.short + " through the kernel, not Python", REC.python_calls, [])
             seen_p, _ = blocks(lambda: bop._fn(*bargs), bwd_names(base, o, o32))
             check(bop.short, seen_k, seen_p)
             check(bop.short + " kinds", [kind for kind, _, _ in seen_k], ["backward"])
@@ -115,11 +86,11 @@ def main():
         except ValueError as e:
             check("the Python implementation's message", "sinks is torch.float32 of shape (3,)" in str(e), True)
         module.set_context(0, 0)  # no context: the Python implementation (it makes one)
-        python_calls.clear()
+        REC.python_calls.clear()
         seen, _ = blocks(lambda: _ops.fwd(q, k, v, *fwd), fwd_names(inputs))
-        check("without a context", (python_calls, [kind for kind, _, _ in seen]), (["forward"], ["forward"]))
+        check("without a context", (REC.python_calls, [kind for kind, _, _ in seen]), (["forward"], ["forward"]))
         module.set_context(0, FAKE_CONTEXT)
-        status[0] = 1
+        REC.status = 1
         try:
             _ops.fwd(q, k, v, *fwd)
             sys.exit("native_kernels_cpu: a failed fa2_forward did not raise")

@@ -26,17 +26,13 @@ import torch  # noqa: E402
 
 import fa2gen  # noqa: E402
 from fa2gen import _native, _ops  # noqa: E402
-from fa2gen._lib import BwdArgs, Fa2Error, FwdArgs, lib  # noqa: E402
-from arg_blocks import fields  # noqa: E402
+from fa2gen._lib import Fa2Error, lib  # noqa: E402
+from arg_blocks import FAKE_CONTEXT, Recorder, address, fields  # noqa: E402
 import test_eager_path  # noqa: E402,F401  (registers fwd and bwd for CPU tensors)
 
 _CPU = torch.library.Library("fa2gen", "IMPL")  # test_eager_path registers fwd and bwd's
 for _op in (_ops.varlen_fwd, _ops.varlen_bwd):
     _CPU.impl(_op.short, _op._fn, "CPU")
-
-_ENTRY = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-_FAKE_CONTEXT = 0x1000  # a non-null fa2_context* the recorders never read
-
 
 def _build():
     """The module, or the reason there is none (no C++ compiler or no Python headers: a
@@ -55,31 +51,14 @@ MODULE, NO_MODULE = _build()
 @unittest.skipIf(MODULE is None, NO_MODULE)
 class NativePath(unittest.TestCase):
     def setUp(self):
-        self.calls, self.status = [], 0
-
-        def recorder(kind, Args):
-            def entry(ctx, args, stream):  # (an exception here would be printed, not raised)
-                block = Args.from_buffer_copy(ctypes.string_at(args, ctypes.sizeof(Args)))
-                self.calls.append((kind, (ctx, stream), block))
-                return self.status
-            return _ENTRY(entry)
-
-        self.entries = (recorder("forward", FwdArgs), recorder("backward", BwdArgs))
-        address = lambda fn: ctypes.cast(fn, ctypes.c_void_p).value
-        h = lib()
-        MODULE.init(address(self.entries[0]), address(self.entries[1]),
-                    address(h.fa2_backward_workspace_size), address(h.fa2_last_error))
-        MODULE.set_context(0, _FAKE_CONTEXT)
+        self.rec = Recorder()
+        self.rec.init(MODULE)
         self.addCleanup(_native._init, MODULE)
         self.addCleanup(MODULE.set_context, 0, 0)
-
-        class PythonContext:  # the Python implementation's fa2gen.Context, the same recorders
-            forward = lambda _, args, stream: self.entries[0](_FAKE_CONTEXT, ctypes.addressof(args), None)
-            backward = lambda _, args, stream: self.entries[1](_FAKE_CONTEXT, ctypes.addressof(args), None)
-
+        context = self.rec.python_context()  # the Python implementation's: the same stand-ins
         self.native = MODULE
         for target, name, value in ((_ops, "EAGER_DEVICES", ("cuda", "cpu")),
-                                    (_ops, "_context", lambda device: PythonContext()),
+                                    (_ops, "_context", lambda device: context),
                                     (_ops, "_stream", lambda device: 0),
                                     (_native, "module", lambda: self.native),
                                     (torch.cuda, "device", lambda device: contextlib.nullcontext())):
@@ -99,7 +78,7 @@ class NativePath(unittest.TestCase):
         cu = torch.tensor([0, 17, 17, 96], dtype=torch.int32)
         for path in ("native", "python"):
             self.native = MODULE if path == "native" else None
-            self.calls.clear()
+            self.rec.calls.clear()
             q, k, v = self.inputs(grad, varlen)
             s = sinks.detach().clone().requires_grad_(grad) if sinks is not None else None
             common = (True, "robust", 0.0, 0.0, 0.125, want_o32, False, -1, 7, None, 30.0, 0.0,
@@ -121,14 +100,14 @@ class NativePath(unittest.TestCase):
                 outs[path + " grads"] = [(g.shape, g.stride(), g.dtype) for g in grads]
             else:
                 self.assertIsNone(o.grad_fn, path)
-            seen[path] = [(what, where, fields(a, named)) for what, where, a in self.calls]
+            seen[path] = [(what, where, fields(a, named)) for what, where, a in self.rec.calls]
             o_native = o if path == "native" else o_native
             outs[path] = [(t.shape, t.stride(), t.dtype) for t in (o, lse, o32)]
         return seen, outs, o_native
 
     def assert_same(self, seen, outs, kinds):
         self.assertEqual([w for w, _, _ in seen["native"]], kinds)
-        self.assertEqual({where for _, where, _ in seen["native"]}, {(_FAKE_CONTEXT, None)})
+        self.assertEqual({where for _, where, _ in seen["native"]}, {(FAKE_CONTEXT, None)})
         self.assertEqual(seen["native"], seen["python"])
         self.assertEqual(outs["native"], outs["python"])
         self.assertEqual(outs.get("native grads"), outs.get("python grads"))
@@ -177,19 +156,19 @@ class NativePath(unittest.TestCase):
         MODULE.set_context(0, 0)  # no context yet: Python makes it (here: the recorder)
         self.assertIsNone(MODULE.fwd(q, k, v, False, "none", 0.0, 0.0, 0.0, False, False, -1, -1,
                                      None, 0.0, 0.0, None, None))
-        self.assertEqual(self.calls, [])
+        self.assertEqual(self.rec.calls, [])
 
     def test_a_failed_call_raises_fa2error(self):
         q, k, v = self.inputs(True)
-        self.status = 1
+        self.rec.status = 1
         with self.assertRaises(Fa2Error) as e:
             _ops.fwd.call(q.detach(), k, v, False, "none", 0.0, 0.0, 0.0, False, False, -1, -1,
                           None, 0.0, 0.0, None, None)
         self.assertEqual(e.exception.status_name, "FA2_ERR_INVALID_ARGUMENT")
-        self.status = 0
+        self.rec.status = 0
         o, _, _ = _ops.fwd.call(q, k, v, False, "none", 0.0, 0.0, 0.0, False, False, -1, -1, None,
                                 0.0, 0.0, None, None)
-        self.status = 6
+        self.rec.status = 6
         with self.assertRaisesRegex(RuntimeError, r"fa2gen.bwd: .* \[status 6\]"):
             o.sum().backward()
 
@@ -204,7 +183,6 @@ class NativePath(unittest.TestCase):
         # libc's usleep stands in for fa2_forward (its first argument, the context, is the
         # microseconds): another Python thread runs while it sleeps only without the GIL
         # (ctypes released it too; a first call's NVRTC compile takes seconds)
-        address = lambda fn: ctypes.cast(fn, ctypes.c_void_p).value
         libc, h = ctypes.CDLL(None), lib()
         MODULE.init(address(libc.usleep), address(libc.usleep), address(h.fa2_backward_workspace_size),
                     address(h.fa2_last_error))
@@ -240,7 +218,7 @@ class NativePath(unittest.TestCase):
                 mock.patch.object(_torch, "check_inputs", lambda *args, **kwargs: None):  # CPU
             o = fa2gen.attention(q, k, v, causal=True)
         self.assertEqual(o.shape, q.shape)
-        self.assertEqual([w for w, _, _ in self.calls], ["forward"])
+        self.assertEqual([w for w, _, _ in self.rec.calls], ["forward"])
 
 
 if __name__ == "__main__":
