@@ -11,8 +11,11 @@
 
 #include "fa2.h"
 
+/* A fresh folder under $TMPDIR (fa2_tests points it at its run folder,
+ * tests/test_tmp.c) or /tmp. */
 static inline void tu_tmpdir(char *buf, size_t len) {
-  snprintf(buf, len, "/tmp/fa2test.XXXXXX");
+  const char *base = getenv("TMPDIR");
+  snprintf(buf, len, "%s/fa2test.XXXXXX", base && *base ? base : "/tmp");
   if (!mkdtemp(buf)) abort();
 }
 
