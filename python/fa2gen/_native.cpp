@@ -56,6 +56,14 @@ struct Failure {  // an fa2_* call's status
   int status;
 };
 
+// Fa2Error for an fa2_* status, as the Python implementation raises it (fa2gen._lib.check).
+// From the autograd node too: the engine hands a pybind11 error to backward()'s caller as it is.
+[[noreturn]] void raise_status(int status) {
+  py::gil_scoped_acquire gil;
+  py::module_::import("fa2gen._lib").attr("check")(status);
+  throw std::logic_error("fa2gen._lib.check returned on a failed status");
+}
+
 // The operators' arguments but the differentiable tensors (q, k, v, sinks), which
 // Function::apply must see one by one. An undefined Tensor is None.
 struct Call {
@@ -285,7 +293,7 @@ struct Attention : torch::autograd::Function<Attention> {
     try {
       g = run_backward(dout, s[0], s[1], s[2], o, s[4], s[5], sinks, c);
     } catch (const Failure &f) {
-      TORCH_CHECK(false, "fa2gen.bwd: ", api.last_error(), " [status ", f.status, "]");
+      raise_status(f.status);  // Fa2Error, as the Python path's backward raised it
     }
     return {g[0], g[1], g[2], sinks.defined() ? g[3] : Tensor(), Tensor()};
   }
@@ -423,12 +431,6 @@ using Fwd = std::tuple<Tensor, Tensor, Tensor>;
 using Bwd = std::tuple<Tensor, Tensor, Tensor, Tensor>;
 using OptTensor = std::optional<Tensor>;
 
-// Fa2Error for an fa2_* status, as the Python implementation raises it (fa2gen._lib.check).
-[[noreturn]] void raise_status(int status) {
-  py::gil_scoped_acquire gil;
-  py::module_::import("fa2gen._lib").attr("check")(status);
-  throw std::logic_error("fa2gen._lib.check returned on a failed status");
-}
 
 Fwd forward_kernel(const Tensor &q, const Tensor &k, const Tensor &v, Call &c,
                    const std::string &stab, const OptTensor &sinks,

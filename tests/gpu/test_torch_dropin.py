@@ -385,6 +385,36 @@ def test_cuda_graph_missing_kernel_is_a_clear_error_and_capture_stays_valid():
     print("cuda graph: missing kernel ->", str(e.value)[:160])
 
 
+def test_failed_backward_raises_fa2error_on_the_device_thread():
+    """A failed fa2_backward inside the native autograd node (which autograd runs on its
+    CUDA device thread, not the caller's) reaches backward()'s caller as Fa2Error with the
+    status, as from the Python path's node; the next backward works again."""
+    import sys
+    from fa2gen import _native
+    module = _native.module()
+    if module is None:
+        pytest.skip("the native operator is not built here (no C++ compiler or Python headers)")
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "python_torch"))
+    from arg_blocks import Recorder
+    q = rand(2, 128, 4, 64).requires_grad_()
+    o = fa2gen.attention(q, q, q, causal=True, stab="none")
+    assert "fa2gen::Attention" in o.grad_fn.name(), o.grad_fn.name()  # the native node
+    rec = Recorder()
+    rec.status = 6
+    rec.init(module)  # fa2_backward (and device 0's context) now the recorder's
+    try:
+        with pytest.raises(fa2gen.Fa2Error) as e:
+            o.sum().backward()
+    finally:
+        _native._init(module)
+        fa2gen._ops._context(q.device)  # device 0's real context again
+    assert e.value.status_name == "FA2_ERR_CUDA", str(e.value)
+    assert [kind for kind, _, _ in rec.calls] == ["backward"]
+    o = fa2gen.attention(q, q, q, causal=True, stab="none")
+    o.sum().backward()
+    assert torch.isfinite(q.grad).all()
+
+
 # ---------------------------------------------------------------------------
 # Hugging Face transformers
 
