@@ -1,7 +1,8 @@
 """Host time per attention call: fa2gen.attention against PyTorch SDPA (flash, cuDNN).
 
     python3 bench/host_overhead.py [--calls 200] [--shape B,N,H,d] [--causal] [--grad | --train]
-                                   [--varlen] [--profile cprofile | kernels] [--eager-ab | --native-ab]
+                                   [--varlen] [--profile cprofile | kernels | timeline]
+                                   [--eager-ab | --native-ab]
 
 For each implementation: the host time to enqueue one call (back-to-back calls,
 no synchronization; the GPU queue absorbs them), and the time per call once the
@@ -17,7 +18,10 @@ same data (B sequences of N rows), the pair issue 19 wants within 3 %.
 --profile says where the time goes instead of timing: cprofile, fa2gen-none's host
 time per call and cProfile's 25 costliest functions over --calls calls; kernels,
 torch.profiler over 20 calls of each implementation (each kernel's GPU time, the
-host's self CPU time) (bench/NOTES.md "Host time per call, session 10").
+host's self CPU time) (bench/NOTES.md "Host time per call, session 10"); timeline,
+single calls on an idle GPU (as sdpa_bench.py's per-call timing makes them), each
+split into the host's time to its first launch, the launch's latency to the first
+GPU activity, the GPU's busy time and the whole call, medians over --calls calls.
 --eager-ab: fa2gen-none through the operators' eager path and through the dispatcher,
 alternating seven times in one process (min and median host time per call), both in Python;
 --native-ab: fa2gen-none's eager path native (fa2gen/_native.cpp) and in Python, with SDPA
@@ -46,6 +50,60 @@ def per_call(fn, calls):
     return host / calls, (time.perf_counter() - t0) / calls
 
 
+GPU_CATS = ("kernel", "gpu_memset", "gpu_memcpy")
+
+
+def call_phases(events):
+    """Each marked call's phases (us) from a chrome trace's complete events, and the API call
+    and GPU activities of the first call."""
+    marks = sorted((e for e in events if e.get("cat") == "user_annotation" and e["name"].startswith("call")),
+                   key=lambda e: e["ts"])
+    api = [e for e in events if e.get("cat") in ("cuda_runtime", "cuda_driver")
+           and any(w in e["name"] for w in ("aunch", "emset", "emcpy"))]
+    acts = sorted((e for e in events if e.get("cat") in GPU_CATS), key=lambda e: e["ts"])
+    phases = {k: [] for k in ("host to launch", "launch to GPU", "GPU busy", "GPU span", "call")}
+    names = None
+    for i, m in enumerate(marks):
+        # calls are serialized (synchronize, sleep): the GPU work before the next mark is this call's
+        t0, t1 = m["ts"], m["ts"] + m["dur"]
+        until = marks[i + 1]["ts"] if i + 1 < len(marks) else float("inf")
+        own = sorted((e for e in api if t0 <= e["ts"] <= t1), key=lambda e: e["ts"])
+        work = [a for a in acts if t0 <= a["ts"] < until]
+        if not own or not work:
+            continue
+        phases["host to launch"].append(own[0]["ts"] - t0)
+        phases["launch to GPU"].append(work[0]["ts"] - own[0]["ts"])
+        phases["GPU busy"].append(sum(a["dur"] for a in work))
+        phases["GPU span"].append(work[-1]["ts"] + work[-1]["dur"] - work[0]["ts"])
+        phases["call"].append(work[-1]["ts"] + work[-1]["dur"] - t0)
+        names = names or [f"{own[0]['name']}:"] + [f"{a['name'][:60]} {a['dur']:.1f}" for a in work]
+    return phases, names
+
+
+def timeline(name, fn, calls):
+    """Single calls on an idle GPU under torch.profiler; prints the medians of each
+    call's phases (us) and the GPU activities of one call."""
+    import json, os, statistics, tempfile
+    from torch.profiler import ProfilerActivity, profile, record_function
+    per_call(fn, 5)
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:
+        for i in range(calls):
+            torch.cuda.synchronize()
+            time.sleep(0.002)  # the GPU idles, as between sdpa_bench.py's per-call regions
+            with record_function(f"call{i}"):
+                fn()
+            torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.json")
+        p.export_chrome_trace(path)
+        events = [e for e in json.load(open(path))["traceEvents"] if e.get("ph") == "X"]
+    phases, names = call_phases(events)
+    n = len(phases["call"])
+    print(f"===== {name}: {n} of {calls} calls with a launch and GPU work; medians in us")
+    print("  " + ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in phases.items() if v))
+    print("  GPU activities of one call: " + "; ".join(names or ["none seen"]))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--calls", type=int, default=200)
@@ -55,7 +113,7 @@ def main():
     ap.add_argument("--train", action="store_true", help="forward and backward per call")
     ap.add_argument("--varlen", action="store_true",
                     help="also fa2gen.flash_attn_varlen_func on B equal sequences")
-    ap.add_argument("--profile", choices=("cprofile", "kernels"), help="profile instead of timing")
+    ap.add_argument("--profile", choices=("cprofile", "kernels", "timeline"), help="profile instead of timing")
     ap.add_argument("--eager-ab", action="store_true",
                     help="fa2gen-none with the eager path against the dispatcher, alternating in one process")
     ap.add_argument("--native-ab", action="store_true",
@@ -121,6 +179,9 @@ def main():
             print("=====", name)
             print(p.key_averages().table(sort_by="cuda_time_total", row_limit=12,
                                          max_name_column_width=60))
+    elif args.profile == "timeline":
+        for name, fn in impls.items():
+            timeline(name, fn, min(args.calls, 50))
     elif args.eager_ab or args.native_ab:
         from fa2gen import _native, _ops
         native = _native.module
