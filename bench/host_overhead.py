@@ -86,6 +86,20 @@ def timeline(name, fn, calls):
     import json, os, statistics, tempfile
     from torch.profiler import ProfilerActivity, profile, record_function
     per_call(fn, 5)
+    host, whole = [], []  # without the profiler first: its tracing inflates host times
+    for _ in range(calls):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize()
+        time.sleep(0.002)
+        t0 = time.perf_counter()
+        a.record()
+        fn()
+        host.append((time.perf_counter() - t0) * 1e6)
+        b.record()
+        torch.cuda.synchronize()
+        whole.append(a.elapsed_time(b) * 1e3)
+    print(f"===== {name}: unprofiled single calls, medians in us: host {statistics.median(host):.1f} "
+          f"(the call's return after event a), events a..b {statistics.median(whole):.1f}")
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as p:
         for i in range(calls):
             torch.cuda.synchronize()
@@ -99,7 +113,7 @@ def timeline(name, fn, calls):
         events = [e for e in json.load(open(path))["traceEvents"] if e.get("ph") == "X"]
     phases, names = call_phases(events)
     n = len(phases["call"])
-    print(f"===== {name}: {n} of {calls} calls with a launch and GPU work; medians in us")
+    print(f"      {name} profiled: {n} of {calls} calls with a launch and GPU work; medians in us")
     print("  " + ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in phases.items() if v))
     print("  GPU activities of one call: " + "; ".join(names or ["none seen"]))
 
