@@ -13,6 +13,7 @@
 #include "gen.h"
 #include "rt_build.h"
 #include "gen_test_util.h"
+#include "spill_record.h"
 
 #define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
@@ -188,44 +189,163 @@ Test(build, compile_errors_are_reported_and_nothing_written) {
 }
 
 /* Every variant of the shipped specs compiles for sm_80 and sm_90 without
- * spills or stack frames, through the library's parallel build. */
-static void full_check(const char *spec_path) {
+ * spills or stack frames. Compiling all of specs/full.lua takes about 30 min
+ * on CI's two cores, so a spill record (spill_record.h) keeps what ptxas said
+ * for each variant's source with this compiler: the check compiles every
+ * variant whose source or compiler the record does not know, and of the rest
+ * the most register-hungry of each class (pass, head dim, dtype, causal, tile
+ * family, arch), whose resources must equal the record's. FA2_FULL_SPILL_CHECK=1 compiles
+ * everything; FA2_UPDATE_GOLDEN=1 rewrites the record from this run. */
+typedef struct check_item {
+  int variant, arch;  /* arch: 0 sm_80, 1 sm_90 */
+  const sr_row *row;  /* the record's, for this source and compiler; or NULL */
+  int compile;        /* compiled in this run */
+  rt_build_item got;  /* its result (compiled items) */
+} check_item;
+
+static const char *const CHECK_ARCH[] = {"sm_80", "sm_90"};
+
+/* The sample's class of a variant: pass, head dim, dtype, causal or not, tile family (the
+ * arch is compared by the caller). */
+static int same_class(const gen_variant *a, const gen_variant *b) {
+  return a->pass == b->pass && a->head_dim == b->head_dim && a->dtype == b->dtype && a->causal == b->causal &&
+         a->wgmma == b->wgmma && a->ws == b->ws;
+}
+
+/* Compiles the items marked `compile` of one arch (a sub-spec of their variants). */
+static void compile_marked(const gen_spec *s, const gen_rendered *r, check_item *items, int n, int arch) {
+  gen_spec sub = *s;
+  gen_rendered sr = {0};
+  int *of = calloc((size_t)n + 1, sizeof *of);
+  sub.variants = calloc((size_t)n + 1, sizeof *sub.variants);
+  sub.arch_picks = calloc((size_t)n + 1, sizeof *sub.arch_picks);
+  sr.src = calloc((size_t)n + 1, sizeof *sr.src);
+  sr.len = calloc((size_t)n + 1, sizeof *sr.len);
+  sr.hash = calloc((size_t)n + 1, sizeof *sr.hash);
+  cr_assert(of && sub.variants && sub.arch_picks && sr.src && sr.len && sr.hash);
+  sub.n_variants = 0;
+  for (int i = 0; i < n; i++) {
+    if (!items[i].compile || items[i].arch != arch) continue;
+    int v = items[i].variant, k = sub.n_variants++;
+    of[k] = i;
+    sub.variants[k] = s->variants[v];
+    memcpy(sub.arch_picks[k], s->arch_picks[v], sizeof sub.arch_picks[k]);
+    sr.src[k] = r->src[v], sr.len[k] = r->len[v];
+    memcpy(sr.hash[k], r->hash[v], sizeof sr.hash[k]);
+  }
+  sr.n = sub.n_variants;
+  if (sub.n_variants) {
+    rt_build b;
+    gen_err err;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    cr_assert_eq(rt_build_run(&sub, &sr, &CHECK_ARCH[arch], 1, ncpu > 0 ? (int)ncpu : 2, NULL, NULL, &b, &err),
+                 GEN_OK, "%s", err.msg);
+    cr_assert_eq(b.n_items, sub.n_variants, "%s: every marked variant built", CHECK_ARCH[arch]);
+    for (int j = 0; j < b.n_items; j++) {
+      items[of[b.items[j].variant]].got = b.items[j];
+      items[of[b.items[j].variant]].got.cubin = (rt_blob){0};
+    }
+    rt_build_free(&b);
+  }
+  free(of), free(sub.variants), free(sub.arch_picks), free(sr.src), free(sr.len), free(sr.hash);
+}
+
+static void full_check(const char *spec_path, const char *record_path) {
   if (getenv("FA2_TEST_QUICK") && !strcmp(getenv("FA2_TEST_QUICK"), "1"))
     cr_skip_test("FA2_TEST_QUICK=1: NVRTC check of %s skipped (the plain `make test` run does it)",
                  spec_path);
   gen_state *g = tu_open(NULL);
   gen_spec s;
   gen_rendered r;
-  rt_build b;
   gen_err err;
   cr_assert_eq(gen_spec_load(g, spec_path, &s, &err), GEN_OK, "%s", err.msg);
   cr_assert_eq(gen_render_all(g, &s, &r, &err), GEN_OK, "%s", err.msg);
-  const char *arch[] = {"sm_80", "sm_90"};
-  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  cr_assert_eq(rt_build_run(&s, &r, arch, 2, ncpu > 0 ? (int)ncpu : 2, NULL, NULL, &b, &err), GEN_OK,
-               "%s", err.msg);
-  int wgmma = 0, one_arch = 0; /* wgmma: built for sm_90 only; one_arch: either arch's pick */
-  for (int i = 0; i < s.n_variants; i++) {
-    wgmma += s.variants[i].wgmma;
-    one_arch += gen_spec_runs_on(&s, i, "sm_80") + gen_spec_runs_on(&s, i, "sm_90") == 1;
+  char why[1024], compiler[256];
+  cr_assert_eq(rt_nvrtc_load(NULL, why, sizeof why), 0, "%s", why);
+  sr_compiler(compiler, sizeof compiler);
+  sr_record rec = {0};
+  const char *full = getenv("FA2_FULL_SPILL_CHECK"), *update = getenv("FA2_UPDATE_GOLDEN");
+  int everything = full && !strcmp(full, "1");
+  if (record_path && sr_read(record_path, &rec, why, sizeof why) != 0)
+    cr_log_warn("%s: no spill record (%s): every variant is compiled", spec_path, why);
+  else if (record_path && strcmp(rec.compiler, compiler)) {
+    cr_log_warn("%s: recorded with %s, this machine has %s: every variant is compiled", record_path,
+                rec.compiler, compiler);
+    sr_free(&rec);
+  }
+
+  check_item *items = calloc((size_t)s.n_variants * 2 + 1, sizeof *items);
+  cr_assert(items);
+  int n = 0, wgmma = 0;
+  for (int v = 0; v < s.n_variants; v++) {
+    wgmma += s.variants[v].wgmma;
+    for (int a = 0; a < 2; a++) {
+      if (!gen_spec_runs_on(&s, v, CHECK_ARCH[a])) continue;
+      cr_expect(!s.variants[v].wgmma || a == 1, "%s built for %s", s.variants[v].name, CHECK_ARCH[a]);
+      check_item *it = &items[n++];
+      it->variant = v, it->arch = a;
+      it->row = sr_find(&rec, s.variants[v].name, CHECK_ARCH[a], r.hash[v]);
+      it->compile = everything || !it->row;
+    }
   }
   cr_expect_gt(wgmma, 0, "%s: no wgmma variant for sm_90", spec_path);
-  cr_expect_eq(b.n_items, 2 * s.n_variants - one_arch);
-  for (int i = 0; i < b.n_items; i++) {
-    const rt_build_item *it = &b.items[i];
-    const char *name = s.variants[it->variant].name, *a = b.arch[it->arch];
-    cr_expect(!s.variants[it->variant].wgmma || !strcmp(a, "sm_90"), "%s built for %s", name, a);
-    cr_expect(gen_spec_runs_on(&s, it->variant, a), "%s built for %s, not its pick there", name, a);
-    cr_expect(it->ok, "%s %s: %s", name, a, it->err);
-    cr_expect(it->ok && it->registers > 0, "%s %s: no register count", name, a);
-    cr_expect_eq(it->spill_store_bytes + it->spill_load_bytes, 0, "%s %s spills %d/%d bytes", name, a,
-                 it->spill_store_bytes, it->spill_load_bytes);
-    cr_expect_eq(it->stack_bytes, 0, "%s %s has a %d-byte stack frame", name, a, it->stack_bytes);
+  /* The sample: each class's recorded item with the most registers. */
+  int changed = 0, sampled = 0;
+  for (int i = 0; i < n; i++) changed += !items[i].row;
+  for (int i = 0; i < n; i++) {
+    if (!items[i].row) continue;
+    int best = 1;
+    for (int j = 0; j < n && best; j++)
+      if (j != i && items[j].row && items[j].arch == items[i].arch &&
+          same_class(&s.variants[items[j].variant], &s.variants[items[i].variant]))
+        best = items[j].row->registers < items[i].row->registers ||
+               (items[j].row->registers == items[i].row->registers && j > i);
+    if (best && !items[i].compile) items[i].compile = 1, sampled++;
   }
-  cr_expect_eq(b.failed, 0);
-  cr_expect_eq(b.spilling, 0);
-  cr_log_info("%s: %d compiles in %.1f s", spec_path, b.n_items, b.wall_ms / 1e3);
-  rt_build_free(&b);
+  compile_marked(&s, &r, items, n, 0);
+  compile_marked(&s, &r, items, n, 1);
+
+  int compiled = 0;
+  sr_row *rows = calloc((size_t)n + 1, sizeof *rows);
+  cr_assert(rows);
+  for (int i = 0; i < n; i++) {
+    const check_item *it = &items[i];
+    const char *name = s.variants[it->variant].name, *a = CHECK_ARCH[it->arch];
+    sr_row *w = &rows[i];
+    snprintf(w->name, sizeof w->name, "%s", name);
+    snprintf(w->arch, sizeof w->arch, "%s", a);
+    memcpy(w->hash, r.hash[it->variant], sizeof w->hash);
+    if (it->compile) {
+      compiled++;
+      cr_expect(it->got.ok, "%s %s: %s", name, a, it->got.err);
+      cr_expect(it->got.ok && it->got.registers > 0, "%s %s: no register count", name, a);
+      w->registers = it->got.registers, w->stack = it->got.stack_bytes;
+      w->spill_stores = it->got.spill_store_bytes, w->spill_loads = it->got.spill_load_bytes;
+      if (it->row)
+        cr_expect(it->row->registers == w->registers && it->row->stack == w->stack &&
+                      it->row->spill_stores == w->spill_stores && it->row->spill_loads == w->spill_loads,
+                  "%s %s: compiled to %d registers, %d/%d spill bytes, %d stack; %s records %d, %d/%d, %d",
+                  name, a, w->registers, w->spill_stores, w->spill_loads, w->stack, record_path,
+                  it->row->registers, it->row->spill_stores, it->row->spill_loads, it->row->stack);
+    } else {
+      *w = *it->row;
+    }
+    cr_expect_eq(w->spill_stores + w->spill_loads, 0, "%s %s spills %d/%d bytes%s", name, a, w->spill_stores,
+                 w->spill_loads, it->compile ? "" : " (recorded)");
+    cr_expect_eq(w->stack, 0, "%s %s has a %d-byte stack frame%s", name, a, w->stack,
+                 it->compile ? "" : " (recorded)");
+  }
+  cr_log_info("%s: %d variant-arch pairs, %d compiled (%d not in the record, %d sampled)", spec_path, n,
+              compiled, changed, compiled - changed);
+  if (changed && record_path && !(update && *update))
+    cr_log_warn("%s: %d pairs not in %s: FA2_UPDATE_GOLDEN=1 bin/fa2_tests --filter 'build/*spec*' records "
+                "them (CI compiles them every run until then)",
+                spec_path, changed, record_path);
+  if (record_path && update && *update)
+    cr_assert_eq(sr_write(record_path, compiler, rows, n), 0, "cannot write %s", record_path);
+  free(rows);
+  free(items);
+  sr_free(&rec);
   gen_rendered_free(&r);
   gen_spec_free(&s);
   gen_close(g);
@@ -259,10 +379,14 @@ Test(build, default_spec_is_inside_the_full_spec) {
   gen_spec_free(&d), gen_spec_free(&f);
   gen_close(g);
 }
-Test(build, full_spec_compiles_without_spills) { full_check("specs/full.lua"); }
+Test(build, full_spec_compiles_without_spills) {
+  full_check("specs/full.lua", "tests/golden/full_spec_resources.txt");
+}
 /* Head dims on the tiles of the next kernel head dim: their masks cost registers. */
-Test(build, padded_spec_compiles_without_spills) { full_check("specs/padded.lua"); }
+Test(build, padded_spec_compiles_without_spills) {
+  full_check("specs/padded.lua", "tests/golden/padded_spec_resources.txt");
+}
 /* ws tiles at their register budgets (240 per consumer with two consumer
  * warpgroups, 160 with three): no spills (bench/gpu_run.sh ws builds all of
  * tests/gpu/ws_spec.lua, 60 variants, with the same check). */
-Test(build, ws_tiles_compile_without_spills) { full_check("tests/gpu/ws_sanitize_spec.lua"); }
+Test(build, ws_tiles_compile_without_spills) { full_check("tests/gpu/ws_sanitize_spec.lua", NULL); }
