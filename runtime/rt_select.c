@@ -21,7 +21,10 @@ static int32_t len_class(long long seqlen_q, long long seqlen_k) {
  * ragged batch's persistent tile walks mostly empty work items: on a mix of documents
  * of median 256 and longest 2003 at d = 64, 1.45x the wgmma tile's forward; "Session
  * 20"), as measured on sm_90 at d = 64 (bench/NOTES.md "Session 15", "Session 17", "Session
- * 18"). Forward: the persistent ws tile m128n128w12s2ws from N = 1k, 0.99-1.06x the
+ * 18", "Session 25"). Forward: causal, the wgmma tile m64n64w4s2wg from N = 256 (up to four
+ * blocks of 110-121 registers an SM), 1.13x the built-in m64n128w4s2wg at 256, 1.05-1.07x at
+ * 512 (balanced 1.28x, 1.19x; non-causal at 512 the built-in stays the tuner's pick); the
+ * persistent ws tile m128n128w12s2ws from N = 1k, 0.99-1.06x the
  * wgmma tile there on the H200 (at 512 0.99-1.04x: not taken); the ws tile
  * m192n128w16s2ws from N = 2k (8k causal), 1.07-1.31x the wgmma tile and 0.99-1.21x
  * m128 there, while causal m128 led it by 4-10 % at 2k-4k. Backward: two warpgroups
@@ -34,14 +37,15 @@ typedef struct length_rule {
   int pass, head_dim, min_len, min_len_causal;
   int block_m, block_n, warps, stages, wgmma, ws;
 } length_rule;
-static const length_rule LENGTH_RULES[] = {{GEN_PASS_FWD, 64, 1024, 1024, 128, 128, 12, 2, 1, 1},
+static const length_rule LENGTH_RULES[] = {{GEN_PASS_FWD, 64, 0, 256, 64, 64, 4, 2, 1, 0},
+                                           {GEN_PASS_FWD, 64, 1024, 1024, 128, 128, 12, 2, 1, 1},
                                            {GEN_PASS_FWD, 64, 2048, 8192, 192, 128, 16, 2, 1, 1},
                                            {GEN_PASS_BWD, 64, 4096, 4096, 64, 128, 8, 3, 1, 0}};
 
-/* The length class from which r takes the rule's tile. */
+/* The length class from which r takes the rule's tile (a min_len of 0: never). */
 static int32_t rule_class(const length_rule *lr, const rt_request *r) {
   const int n = r->causal ? lr->min_len_causal : lr->min_len;
-  return len_class(n, n);
+  return n > 0 ? len_class(n, n) : INT32_MAX;
 }
 
 /* The rule r takes at length class cls, or NULL. */

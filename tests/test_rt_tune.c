@@ -485,9 +485,10 @@ Test(tuning, lengths_split_requests_only_with_per_length_tiles) {
 }
 
 /* The built-in length rules (rt_select.c): sm_90's plain d = 64 forward in `none`
- * or `robust` takes the persistent ws tile m128n128w12s2ws from N = 1024 and the ws
- * tile m192n128w16s2ws from N = 2048 (8192 causal; their length classes), the wgmma
- * tile below; `paper`, a modifier or a ragged varlen batch keep the wgmma tile; a database's tiles
+ * or `robust` takes, causal, the wgmma tile m64n64w4s2wg from N = 256, the persistent
+ * ws tile m128n128w12s2ws from N = 1024 and the ws tile m192n128w16s2ws from N = 2048
+ * (8192 causal; their length classes), the built-in wgmma tile below; `paper`, a
+ * modifier or a ragged varlen batch keep the built-in tile; a database's tiles
  * come first; off sm_90 the built-in tile stays, without a warning. Each rule is one
  * request a shape: N = 3000 after N = 5000 is a memory hit. */
 Test(tuning, d64_forward_takes_the_ws_tiles_from_their_length_rules) {
@@ -495,12 +496,13 @@ Test(tuning, d64_forward_takes_the_ws_tiles_from_their_length_rules) {
   const char *wg = "fwd_bf16_d64_m64n128w4s2wg_none", *ws = "fwd_bf16_d64_m192n128w16s2ws_none";
   const char *wg_c = "fwd_bf16_d64_causal_m64n128w4s2wg_none", *ws_c = "fwd_bf16_d64_causal_m192n128w16s2ws_none";
   const char *pers = "fwd_bf16_d64_m128n128w12s2ws_none", *pers_c = "fwd_bf16_d64_causal_m128n128w12s2ws_none";
+  const char *short_c = "fwd_bf16_d64_causal_m64n64w4s2wg_none";
   const struct { /* lengths in classes of an eighth of an octave: 2047 is 2048's, 1000 1024's */
     int causal, n;
     const char *name;
   } calls[] = {{0, 300, wg},     {0, 900, wg},     {0, 1000, pers},  {0, 1800, pers},   {0, 2047, ws},
-               {0, 5000, ws},    {1, 900, wg_c},   {1, 1024, pers_c}, {1, 3000, pers_c}, {1, 7000, pers_c},
-               {1, 8192, ws_c},  {1, 16384, ws_c}};
+               {0, 5000, ws},    {1, 200, wg_c},   {1, 256, short_c}, {1, 900, short_c}, {1, 1024, pers_c},
+               {1, 3000, pers_c}, {1, 7000, pers_c}, {1, 8192, ws_c},  {1, 16384, ws_c}};
   for (size_t i = 0; i < sizeof calls / sizeof *calls; i++)
     expect_launch_of(ctx, fwd_n(64, calls[i].causal, FA2_STAB_NONE, calls[i].n), calls[i].name);
   const unsigned requests = (unsigned)rt_mc_count(&ctx->mc);
@@ -525,7 +527,9 @@ Test(tuning, d64_forward_takes_the_ws_tiles_from_their_length_rules) {
   expect_launch_of(ctx, fwd_n(64, 0, FA2_STAB_PAPER, 4096), "fwd_bf16_d64_m64n128w4s2wg_paper_b2_e1em3");
   /* balanced: none's main loop, so none's length rules and tiles */
   expect_launch_of(ctx, fwd_n(64, 0, FA2_STAB_BALANCED, 4096), "fwd_bf16_d64_m192n128w16s2ws_balanced");
-  expect_launch_of(ctx, fwd_n(64, 1, FA2_STAB_BALANCED, 900), "fwd_bf16_d64_causal_m64n128w4s2wg_balanced");
+  expect_launch_of(ctx, fwd_n(64, 1, FA2_STAB_BALANCED, 900), "fwd_bf16_d64_causal_m64n64w4s2wg_balanced");
+  expect_launch_of(ctx, fwd_n(48, 1, FA2_STAB_ROBUST, 512), "fwd_bf16_d48_causal_m64n64w4s2wg_robust_b2_e1em3");
+  expect_launch_of(ctx, fwd_n(64, 1, FA2_STAB_PAPER, 512), "fwd_bf16_d64_causal_m64n128w4s2wg_paper_b2_e1em3");
   a = fwd_n(64, 0, FA2_STAB_NONE, 4096);
   a.softcap = 30.f;
   expect_launch_of(ctx, a, "fwd_bf16_d64_softcap_m64n128w4s2wg_none");
@@ -558,6 +562,7 @@ Test(tuning, d64_forward_takes_the_ws_tiles_from_their_length_rules) {
   fake->cc_major = 8;
   ctx = ctx_with_db("");
   expect_launch_of(ctx, fwd_n(64, 0, FA2_STAB_NONE, 4096), "fwd_bf16_d64_m128n64w4s1_none");
+  expect_launch_of(ctx, fwd_n(64, 1, FA2_STAB_NONE, 512), "fwd_bf16_d64_causal_m128n64w4s1_none");
   cr_expect_eq(seen.count[FA2_LOG_WARN], 0, "%s", seen.last);
   fa2_destroy(ctx);
   fake->cc_major = 9;
