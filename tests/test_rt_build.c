@@ -250,6 +250,39 @@ static void compile_marked(const gen_spec *s, const gen_rendered *r, check_item 
   free(of), free(sub.variants), free(sub.arch_picks), free(sr.src), free(sr.len), free(sr.hash);
 }
 
+/* The check's pairs (variant, arch) of s in items (room for 2 per variant), each with its
+ * record row (rec's, for this source, when rec was made with `compiler`) and whether it
+ * compiles: every pair the record does not know (all with `everything`) and, of the rest,
+ * each class's most register-hungry (the first of equals). Returns the pair count;
+ * *changed: pairs not in the record, *sampled: recorded pairs that compile. */
+static int plan_check(const gen_spec *s, const gen_rendered *r, const sr_record *rec, const char *compiler,
+                      int everything, check_item *items, int *changed, int *sampled) {
+  const int known = !strcmp(rec->compiler, compiler);
+  int n = 0;
+  *changed = *sampled = 0;
+  for (int v = 0; v < s->n_variants; v++)
+    for (int a = 0; a < 2; a++) {
+      if (!gen_spec_runs_on(s, v, CHECK_ARCH[a])) continue;
+      check_item *it = &items[n++];
+      memset(it, 0, sizeof *it);
+      it->variant = v, it->arch = a;
+      it->row = known ? sr_find(rec, s->variants[v].name, CHECK_ARCH[a], r->hash[v]) : NULL;
+      it->compile = everything || !it->row;
+      *changed += !it->row;
+    }
+  for (int i = 0; i < n; i++) {
+    if (!items[i].row) continue;
+    int best = 1;
+    for (int j = 0; j < n && best; j++)
+      if (j != i && items[j].row && items[j].arch == items[i].arch &&
+          same_class(&s->variants[items[j].variant], &s->variants[items[i].variant]))
+        best = items[j].row->registers < items[i].row->registers ||
+               (items[j].row->registers == items[i].row->registers && j > i);
+    if (best && !items[i].compile) items[i].compile = 1, ++*sampled;
+  }
+  return n;
+}
+
 static void full_check(const char *spec_path, const char *record_path) {
   if (getenv("FA2_TEST_QUICK") && !strcmp(getenv("FA2_TEST_QUICK"), "1"))
     cr_skip_test("FA2_TEST_QUICK=1: NVRTC check of %s skipped (the plain `make test` run does it)",
@@ -265,43 +298,22 @@ static void full_check(const char *spec_path, const char *record_path) {
   sr_compiler(compiler, sizeof compiler);
   sr_record rec = {0};
   const char *full = getenv("FA2_FULL_SPILL_CHECK"), *update = getenv("FA2_UPDATE_GOLDEN");
-  int everything = full && !strcmp(full, "1");
   if (record_path && sr_read(record_path, &rec, why, sizeof why) != 0)
     cr_log_warn("%s: no spill record (%s): every variant is compiled", spec_path, why);
-  else if (record_path && strcmp(rec.compiler, compiler)) {
+  else if (record_path && strcmp(rec.compiler, compiler))
     cr_log_warn("%s: recorded with %s, this machine has %s: every variant is compiled", record_path,
                 rec.compiler, compiler);
-    sr_free(&rec);
-  }
-
   check_item *items = calloc((size_t)s.n_variants * 2 + 1, sizeof *items);
   cr_assert(items);
-  int n = 0, wgmma = 0;
-  for (int v = 0; v < s.n_variants; v++) {
-    wgmma += s.variants[v].wgmma;
-    for (int a = 0; a < 2; a++) {
-      if (!gen_spec_runs_on(&s, v, CHECK_ARCH[a])) continue;
-      cr_expect(!s.variants[v].wgmma || a == 1, "%s built for %s", s.variants[v].name, CHECK_ARCH[a]);
-      check_item *it = &items[n++];
-      it->variant = v, it->arch = a;
-      it->row = sr_find(&rec, s.variants[v].name, CHECK_ARCH[a], r.hash[v]);
-      it->compile = everything || !it->row;
-    }
+  int changed, sampled;
+  const int n = plan_check(&s, &r, &rec, compiler, full && !strcmp(full, "1"), items, &changed, &sampled);
+  int wgmma = 0;
+  for (int i = 0; i < n; i++) {
+    const gen_variant *v = &s.variants[items[i].variant];
+    wgmma += v->wgmma;
+    cr_expect(!v->wgmma || items[i].arch == 1, "%s built for %s", v->name, CHECK_ARCH[items[i].arch]);
   }
   cr_expect_gt(wgmma, 0, "%s: no wgmma variant for sm_90", spec_path);
-  /* The sample: each class's recorded item with the most registers. */
-  int changed = 0, sampled = 0;
-  for (int i = 0; i < n; i++) changed += !items[i].row;
-  for (int i = 0; i < n; i++) {
-    if (!items[i].row) continue;
-    int best = 1;
-    for (int j = 0; j < n && best; j++)
-      if (j != i && items[j].row && items[j].arch == items[i].arch &&
-          same_class(&s.variants[items[j].variant], &s.variants[items[i].variant]))
-        best = items[j].row->registers < items[i].row->registers ||
-               (items[j].row->registers == items[i].row->registers && j > i);
-    if (best && !items[i].compile) items[i].compile = 1, sampled++;
-  }
   compile_marked(&s, &r, items, n, 0);
   compile_marked(&s, &r, items, n, 1);
 
@@ -346,6 +358,61 @@ static void full_check(const char *spec_path, const char *record_path) {
   free(rows);
   free(items);
   sr_free(&rec);
+  gen_rendered_free(&r);
+  gen_spec_free(&s);
+  gen_close(g);
+}
+
+/* plan_check without NVRTC, on a record made here for tests/gpu/short_causal_spec.lua (24
+ * variants on sm_90, 8 classes: 4 head dims x 2 dtypes, 3 modes each): a complete record
+ * compiles each class's most register-hungry pair only; a changed source compiles that
+ * pair too (and the class's next one, if it was the sample); another compiler line, or
+ * `everything`, compiles all. */
+Test(build, the_check_compiles_what_the_record_does_not_know_and_a_sample) {
+  gen_state *g = tu_open(NULL);
+  gen_spec s;
+  gen_rendered r;
+  gen_err err;
+  cr_assert_eq(gen_spec_load(g, "tests/gpu/short_causal_spec.lua", &s, &err), GEN_OK, "%s", err.msg);
+  cr_assert_eq(gen_render_all(g, &s, &r, &err), GEN_OK, "%s", err.msg);
+  cr_assert_eq(s.n_variants, 24);
+  sr_row rows[24];
+  sr_record rec = {"C", 24, rows};
+  for (int v = 0; v < 24; v++) {
+    memset(&rows[v], 0, sizeof rows[v]);
+    snprintf(rows[v].name, sizeof rows[v].name, "%s", s.variants[v].name);
+    snprintf(rows[v].arch, sizeof rows[v].arch, "sm_90");
+    memcpy(rows[v].hash, r.hash[v], sizeof rows[v].hash);
+    rows[v].registers = 100 + (v * 7) % 24; /* distinct: one most register-hungry a class */
+  }
+  check_item items[48];
+  int changed, sampled, n = plan_check(&s, &r, &rec, "C", 0, items, &changed, &sampled);
+  cr_assert_eq(n, 24, "sm_90 only");
+  cr_expect_eq(changed, 0);
+  cr_expect_eq(sampled, 8, "one a class");
+  for (int i = 0; i < n; i++) {
+    int top = 1; /* the class's most registers */
+    for (int j = 0; j < n; j++)
+      if (same_class(&s.variants[j], &s.variants[i]) && rows[j].registers > rows[i].registers) top = 0;
+    cr_expect_eq(items[i].compile, top, "%s (%d registers)", s.variants[i].name, rows[i].registers);
+    cr_expect_eq(items[i].row, &rows[i]);
+  }
+  int sample = 0; /* a sampled pair's source changes: it compiles, and its class's next one too */
+  while (!items[sample].compile) sample++;
+  rows[sample].hash[10] ^= 1;
+  n = plan_check(&s, &r, &rec, "C", 0, items, &changed, &sampled);
+  cr_expect_eq(changed, 1);
+  cr_expect_eq(sampled, 8);
+  cr_expect(items[sample].compile && !items[sample].row, "the changed source compiles, unrecorded");
+  int compiled = 0;
+  for (int i = 0; i < n; i++) compiled += items[i].compile;
+  cr_expect_eq(compiled, 9);
+  n = plan_check(&s, &r, &rec, "D", 0, items, &changed, &sampled);
+  cr_expect(changed == 24 && sampled == 0, "another compiler: %d changed, %d sampled", changed, sampled);
+  for (int i = 0; i < n; i++) cr_expect(items[i].compile && !items[i].row);
+  n = plan_check(&s, &r, &rec, "C", 1, items, &changed, &sampled);
+  for (int i = 0; i < n; i++) cr_expect(items[i].compile, "everything");
+  cr_expect(changed == 1 && sampled == 0);
   gen_rendered_free(&r);
   gen_spec_free(&s);
   gen_close(g);
