@@ -50,19 +50,23 @@ def time_one(fn, reps, inner=1):
 
 
 def attention(backend, q, k, v, causal):
-    """A call of one backend on (B, H, N, d) views of (B, N, H, d) tensors."""
+    """A call of one backend on (B, H, N, d) views of (B, N, H, d) tensors, and the tensors
+    its backward differentiates. Each API gets its own layout, as a model hands it: SDPA
+    the (B, H, N, d) views, fa2gen the (B, N, H, d) ones, made once outside the timed call
+    (before session 25 the call made them, four autograd views a call: ~20 us of host time
+    with grad at the GPT-2 shape, bench/NOTES.md "Session 25")."""
     if not isinstance(backend, str):
-        return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        return (lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)), (q, k, v)
     import fa2gen
     stab, _, pad = backend.partition("-pad")
     d = q.shape[-1]
     kd = -(-d // int(pad)) * int(pad) if pad else d
     if kd == d:
-        return lambda: fa2gen.attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
-                                        causal=causal, stab=stab).transpose(1, 2)
+        qn, kn, vn = (t.transpose(1, 2) for t in (q, k, v))
+        return (lambda: fa2gen.attention(qn, kn, vn, causal=causal, stab=stab)), (qn, kn, vn)
     grow = lambda t: F.pad(t.transpose(1, 2), (0, kd - d))
-    return lambda: fa2gen.attention(grow(q), grow(k), grow(v), causal=causal, stab=stab,
-                                    scale=d ** -0.5)[..., :d].transpose(1, 2)
+    return (lambda: fa2gen.attention(grow(q), grow(k), grow(v), causal=causal, stab=stab,
+                                     scale=d ** -0.5)[..., :d].transpose(1, 2)), (q, k, v)
 
 
 def main():
@@ -98,7 +102,7 @@ def main():
                            .transpose(1, 2).requires_grad_(args.backward) for _ in range(3))
                 flops = 4 * B * H * N * N * d / (2 if causal else 1)
                 for name, backend in backends.items():
-                    attend = attention(backend, q, k, v, causal)
+                    attend, wrt = attention(backend, q, k, v, causal)
                     try:
                         with sdpa_kernel([backend]) if not isinstance(backend, str) else nullcontext():
                             ms = time_one(attend, args.reps, args.inner)
@@ -112,7 +116,7 @@ def main():
                         with sdpa_kernel([backend]) if not isinstance(backend, str) else nullcontext():
                             out = attend()
                             dout = torch.empty_like(out).uniform_(-1, 1)
-                            bms = time_one(lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True),
+                            bms = time_one(lambda: torch.autograd.grad(out, wrt, dout, retain_graph=True),
                                            args.reps, args.inner)
                         del out, dout
                         btf = 2.5 * flops / (bms * 1e-3) / 1e12
