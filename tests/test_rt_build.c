@@ -1,7 +1,7 @@
 /* fa2 build and the library's build code: cubins, build.json, the spill
- * gate, and the full check that compiles every variant of specs/full.lua
- * (specs/default.lua's among them) and specs/padded.lua for sm_80 and sm_90
- * (skipped with FA2_TEST_QUICK=1). */
+ * gate, and the spill check of every variant of specs/full.lua (specs/default.lua's
+ * among them) and specs/padded.lua for sm_80 and sm_90: compiled, or recorded in
+ * tests/golden/ (spill_record.h) with a sample compiled (skipped with FA2_TEST_QUICK=1). */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <stdio.h>
