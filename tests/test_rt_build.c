@@ -350,8 +350,8 @@ static void full_check(const char *spec_path, const char *record_path) {
   cr_log_info("%s: %d variant-arch pairs, %d compiled (%d not in the record, %d sampled)", spec_path, n,
               compiled, changed, compiled - changed);
   if (changed && record_path && !(update && *update))
-    cr_log_warn("%s: %d pairs not in %s: FA2_UPDATE_GOLDEN=1 bin/fa2_tests --filter 'build/*spec*' records "
-                "them (CI compiles them every run until then)",
+    cr_log_warn("%s: %d pairs not in %s: CUDA_CACHE_DISABLE=1 FA2_UPDATE_GOLDEN=1 bin/fa2_tests "
+                "--filter 'build/*spec*' records them (CI compiles them every run until then)",
                 spec_path, changed, record_path);
   if (record_path && update && *update)
     cr_assert_eq(sr_write(record_path, compiler, rows, n), 0, "cannot write %s", record_path);

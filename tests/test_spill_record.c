@@ -76,7 +76,7 @@ int sr_write(const char *path, const char *compiler, const sr_row *rows, int n) 
   if (!f) return -1;
   fprintf(f, "# ptxas's resources of every variant of a shipped spec, per arch (tests/spill_record.h):\n"
              "# name arch source-hash registers spill-stores spill-loads stack.\n"
-             "# Rewritten by FA2_UPDATE_GOLDEN=1 bin/fa2_tests --filter 'build/*spec*'\n"
+             "# Rewritten by CUDA_CACHE_DISABLE=1 FA2_UPDATE_GOLDEN=1 bin/fa2_tests --filter 'build/*spec*'\n"
              "compiler %s\n",
           compiler);
   for (int i = 0; i < n; i++)
