@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "gen_fs.h"
 #include "gen_test_util.h"
 
 static char run_dir[512];
@@ -29,9 +31,8 @@ ReportHook(PRE_ALL)(struct criterion_test_set *set) {
 ReportHook(POST_ALL)(struct criterion_global_stats *stats) {
   (void)stats;
   if (!run_dir[0]) return;
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", run_dir);
-  if (system(cmd) != 0) fprintf(stderr, "fa2_tests: could not remove %s\n", run_dir);
+  gen_fs_rmtree(run_dir);
+  if (access(run_dir, F_OK) == 0) fprintf(stderr, "fa2_tests: could not remove %s\n", run_dir);
 }
 
 Test(tmp, test_folders_go_in_the_run_folder) {

@@ -431,7 +431,6 @@ using Fwd = std::tuple<Tensor, Tensor, Tensor>;
 using Bwd = std::tuple<Tensor, Tensor, Tensor, Tensor>;
 using OptTensor = std::optional<Tensor>;
 
-
 Fwd forward_kernel(const Tensor &q, const Tensor &k, const Tensor &v, Call &c,
                    const std::string &stab, const OptTensor &sinks,
                    const std::function<py::object()> &call_python) {
