@@ -92,24 +92,9 @@ static int time_bwd(gpu *g, const bwd_variant *var, const bench_buffers *b, CUde
   p.batch = B, p.seqlen_q = p.seqlen_k = N, p.heads_q = p.heads_kv = H;
   p.scale = 1.f / sqrtf((float)d), p.inv_scale = 1.f / p.scale;
   p.deterministic = deterministic;
-  void *args[] = {&p};
-  const unsigned warps = (unsigned)var->threads / 32, row_block = FA2_ROW_BLOCK((unsigned)var->threads, (unsigned)var->tile_dim);
-  const unsigned rows_x = (unsigned)((N + row_block - 1) / row_block);
-  const unsigned det_x = (unsigned)((N + 16 * warps - 1) / (16 * warps));
-  const unsigned keys_x = (unsigned)((N + var->block_n - 1) / var->block_n);
   for (int r = -1; r < reps; r++) {
     if (r >= 0 && !GPU_OK(g, cu->cuEventRecord(ev[2 * r], NULL))) return -1;
-    if (!GPU_OK(g, cu->cuLaunchKernel(var->pre, rows_x, (unsigned)H, (unsigned)B, (unsigned)var->threads,
-                                      1, 1, 0, NULL, args, NULL)) ||
-        !GPU_OK(g, cu->cuLaunchKernel(var->main, keys_x, (unsigned)H, (unsigned)B, (unsigned)var->threads,
-                                      1, 1, (unsigned)var->smem_bytes, NULL, args, NULL)) ||
-        !GPU_OK(g, deterministic
-                       ? cu->cuLaunchKernel(var->dq_det, det_x, (unsigned)H, (unsigned)B,
-                                            (unsigned)var->threads, 1, 1, (unsigned)var->smem_bytes,
-                                            NULL, args, NULL)
-                       : cu->cuLaunchKernel(var->dq, rows_x, (unsigned)H, (unsigned)B,
-                                            (unsigned)var->threads, 1, 1, 0, NULL, args, NULL)))
-      return -1;
+    if (gpu_launch_bwd(g, var, &p, NULL)) return -1;
     if (r >= 0 && !GPU_OK(g, cu->cuEventRecord(ev[2 * r + 1], NULL))) return -1;
   }
   if (gpu_sync(g, 60, var->name) != 0) return -1;

@@ -123,7 +123,11 @@ M.PASSES = {
         main = 1024 + 2 * d * (2 * v.block_n + 2 * v.stages * v.block_m)
           + 8 * v.stages * v.block_m + (layout == "pair" and 3 or 1) * 2 * v.block_n * v.block_m
       end
-      local det = 4 * (d + 8) * (16 * v.warps + v.block_n)
+      if v.ws then -- + per MMA warpgroup an fp32 dQ staging of rows d + 8, mbarriers
+        main = 1024 + 2 * d * (2 * v.block_n + 2 * v.stages * v.block_m) + 8 * v.stages * v.block_m
+          + 2 * v.block_n * v.block_m + v.block_n // 64 * v.block_m * (d + 8) * 4 + 256
+      end
+      local det = 4 * (d + 8) * (16 * (v.ws and math.min(v.warps, 8) or v.warps) + v.block_n) -- (ws: on 8 warps)
       return math.max(main, det)
     end,
     -- Each warp owns 32 keys (its rows of dK and dV), or two warps share 32
@@ -131,9 +135,23 @@ M.PASSES = {
     -- warp, "quad": dV and dK split in column halves, for head dims past 128);
     -- the Q/dO tiles are double-buffered at least.
     check = function(t, path)
+      -- ws (templates/bwd_ws.cuh.tpl): two MMA warpgroups of 64 keys each and a producer
+      -- warpgroup (loads, dQ's adds); 64 queries per step, Q/dO double-buffered at least.
       if t.ws then
-        U.fail(path .. ".ws", t.ws, "ws tiles are forward tiles (the warp-specialized backward is not written yet)",
-          "ws = false with pass = \"bwd\"")
+        if t.warps ~= 12 then
+          U.fail(path .. ".warps", t.warps, "a backward ws tile takes two MMA warpgroups and a producer one", "12")
+        end
+        if t.block_n ~= 128 then
+          U.fail(path .. ".block_n", t.block_n, "a backward ws tile's two MMA warpgroups take 64 keys each", "128")
+        end
+        if t.block_m ~= 64 then
+          U.fail(path .. ".block_m", t.block_m, "a backward ws tile steps 64 queries at a time", "64")
+        end
+        if t.stages < 2 then
+          U.fail(path .. ".stages", t.stages, "a backward ws tile keeps the next step's loads in flight",
+            "2 to " .. M.MAX_STAGES)
+        end
+        return
       end
       -- wgmma: each warpgroup takes 64 keys (16 per warp), or two warpgroups
       -- share 64 ("pair": 8 per warp, one keeps dV, the other dK), and 64
@@ -334,8 +352,9 @@ end
 -- Dynamic shared memory of a variant with tiles filled in.
 function M.smem(v) return M.PASSES[v.pass].smem(v) end
 
--- The template a variant renders: its pass's, or fwd_ws.cu.tpl for ws tiles.
-function M.template(v) return v.ws and "fwd_ws.cu.tpl" or M.PASSES[v.pass].template end
+-- The template a variant renders: its pass's, or fwd_ws.cu.tpl for ws forward tiles
+-- (bwd.cu.tpl includes bwd_ws.cuh.tpl for ws backward ones).
+function M.template(v) return v.ws and v.pass == "fwd" and "fwd_ws.cu.tpl" or M.PASSES[v.pass].template end
 
 function M.runs_wgmma(arch) return arch == M.WGMMA_ARCH end
 
@@ -389,6 +408,8 @@ function M.auto_tile(pass, head_dim, arch, modified, balanced, positional)
   if arch == M.WGMMA_ARCH and D[name .. "_SM90"][head_dim] then name = name .. "_SM90" end
   if name == "BWD_TILES_SM90" and positional and D.BWD_TILES_SM90_POSITIONAL[head_dim] then
     name = "BWD_TILES_SM90_POSITIONAL"
+  elseif name == "BWD_TILES_SM90" and not modified and D.BWD_TILES_SM90_WS[head_dim] then
+    name = "BWD_TILES_SM90_WS"
   end
   if name == "TILES_SM90" and D.TILES_SM90_WS[head_dim] then name = "TILES_SM90_WS" end
   if name == "TILES" and modified and arch ~= M.WGMMA_ARCH and D.TILES_MODIFIED[head_dim] then
@@ -485,9 +506,23 @@ function M.complete(v, arch, tiles_arch)
   -- The backward's dQ step gives each warpgroup a slice of whole 64-column blocks
   -- (a pair: the first 128 columns, or half of them at d = 128, and the rest); d = 64
   -- on two warpgroups splits the block's keys instead (bwd_wgmma.cuh.tpl's dq_split).
+  -- The ws backward: plain variants of 64 or 128 columns (its registers and dQ staging),
+  -- or a head dim padded to them.
+  if c.ws and c.pass == "bwd" then
+    if c.tile_dim ~= 64 and c.tile_dim ~= 128 then
+      U.fail("head_dim", c.head_dim, "backward ws tiles take head dims of one or two 64-column blocks",
+        "40-64, 104-128 (multiples of 8)")
+    end
+    for _, m in ipairs({ "varlen", "window", "alibi", "softcap", "dropout" }) do
+      if c[m] then
+        U.fail(m, c[m], "backward ws tiles are written for plain variants (" .. m .. " is not)",
+          "a wgmma tile (ws = false) with " .. m)
+      end
+    end
+  end
   local pair = M.bwd_layout(c) == "pair"
   local dq_split = not pair and c.tile_dim == 64 and c.warps == 8
-  if c.wgmma and c.pass == "bwd" and (pair and c.tile_dim < 128
+  if c.wgmma and not c.ws and c.pass == "bwd" and (pair and c.tile_dim < 128
       or not pair and not dq_split and (c.tile_dim // (c.warps // 4)) % 64 ~= 0) then
     U.fail("tiles.warps", c.warps, string.format("head_dim %d has %d 64-column block(s) for the "
       .. "backward's dQ step, one per warpgroup at least", c.tile_dim, c.tile_dim // 64),
@@ -534,11 +569,11 @@ function M.complete(v, arch, tiles_arch)
   -- registers: two consumer warpgroups (with three, 160 registers each, it spilled 64-128
   -- bytes), and not a window with softcap (32-56 bytes in paper and robust at d = 128) or
   -- with varlen (robust at d = 128: 20 bytes since the item hand-over's two slots).
-  c.persistent = c.ws and c.block_m == 128 and not (c.window and (c.softcap or c.varlen)) or false
+  c.persistent = c.ws and c.pass == "fwd" and c.block_m == 128 and not (c.window and (c.softcap or c.varlen)) or false
   if c.persistent and M.smem(c) > M.ARCH_SMEM[M.WGMMA_ARCH] then c.persistent = false end
   c.smem_bytes = M.smem(c)
   c.entries = {}
-  for i, e in ipairs(c.ws and M.WS_ENTRIES or M.PASSES[c.pass].entries) do c.entries[i] = e end
+  for i, e in ipairs(c.ws and c.pass == "fwd" and M.WS_ENTRIES or M.PASSES[c.pass].entries) do c.entries[i] = e end
   -- A dropout forward also carries the mask kernel (fa2_dropout_mask: the keep bits
   -- of a call, one element per thread, from the same fa2_philox.h), for tests.
   if c.dropout and c.pass == "fwd" then c.entries[#c.entries + 1] = "fa2_dropout_mask" end

@@ -27,7 +27,7 @@ typedef struct rt_kernel {
   char name[160];
   int block_m, block_n, threads, smem_bytes, n_fn;
   int tile_dim; /* the tiles' head dim (dQ's accumulator rows, the row kernels' columns) */
-  int ws; /* a warp-specialized forward: launched with its TMA maps (rt_tma.h) */
+  int ws; /* a warp-specialized tile: launched with its TMA maps (rt_tma.h) */
   int persistent; /* ... that can run one block per SM off ctx->tile_counter */
   CUmodule module;
   CUfunction fn[GEN_MAX_ENTRIES];

@@ -229,11 +229,21 @@ int rt_launch_bwd(fa2_context *ctx, const rt_kernel *k, const fa2_bwd_args *a, v
   int rc;
   fa2_bwd_params p;
   fill_bwd_params(a, ws, &p);
-  void *params[] = {&p};
-  const unsigned warps = (unsigned)k->threads / 32;
+  rt_bwd_maps maps; /* ws: the TMA maps, fa2_bwd's second parameter (the others take one) */
+  memset(&maps, 0, sizeof maps);
+  void *params[] = {&p, &maps};
+  if (k->ws && a->batch > 0 && a->seqlen_q > 0 && a->seqlen_k > 0 &&
+      (rc = rt_tma_bwd_maps(ctx->cu, &ctx->tma, &p, a->q.dtype == FA2_BF16, a->head_dim, k->block_n,
+                            &maps)) != FA2_OK)
+    return rc;
+  const unsigned det_threads = (unsigned)RT_BWD_DET_THREADS(k->threads);
+  const unsigned warps = det_threads / 32;
   /* the row kernels cover the tiles' columns (dQ's accumulator has them all) */
   const unsigned row_block = FA2_ROW_BLOCK((unsigned)k->threads, (unsigned)k->tile_dim);
   const unsigned rows_x = (unsigned)((a->seqlen_q + row_block - 1) / row_block);
+  /* ws: fa2_bwd_pre also fills the rows of its padded LSE and delta (rt_tma.h) */
+  const long long pre_rows = k->ws ? RT_BWD_WS_ROWS(a->seqlen_q) : a->seqlen_q;
+  const unsigned pre_x = (unsigned)((pre_rows + row_block - 1) / row_block);
   const unsigned keys_x = (unsigned)((a->seqlen_k + k->block_n - 1) / k->block_n);
   const unsigned det_x = (unsigned)((a->seqlen_q + 16 * warps - 1) / (16 * warps));
   /* pre (delta, zeroed accumulator), main (dK, dV, dQ atomics), dq (convert);
@@ -244,9 +254,9 @@ int rt_launch_bwd(fa2_context *ctx, const rt_kernel *k, const fa2_bwd_args *a, v
   typedef struct { int fn; unsigned gx, gy, gz, threads, smem; } step;
   const unsigned b = (unsigned)a->batch, t = (unsigned)k->threads, hq = (unsigned)a->heads_q;
   const unsigned smem = (unsigned)k->smem_bytes;
-  const step dq = a->deterministic ? (step){3, det_x, hq, b, t, smem} : (step){2, rows_x, hq, b, t, 0};
+  const step dq = a->deterministic ? (step){3, det_x, hq, b, det_threads, smem} : (step){2, rows_x, hq, b, t, 0};
   const step steps[4] = {
-      {0, rows_x, hq, b, t, 0},
+      {0, pre_x, hq, b, t, 0},
       {4, a->sinks ? hq : 0, 1, 1, FA2_BWD_SINK_THREADS, 0},
       {1, keys_x, (unsigned)a->heads_kv, b, t, smem},
       dq,

@@ -27,9 +27,9 @@ static int32_t len_class(long long seqlen_q, long long seqlen_k) {
  * persistent ws tile m128n128w12s2ws from N = 1k, 0.99-1.06x the
  * wgmma tile there on the H200 (at 512 0.99-1.04x: not taken); the ws tile
  * m192n128w16s2ws from N = 2k (8k causal), 1.07-1.31x the wgmma tile and 0.99-1.21x
- * m128 there, while causal m128 led it by 4-10 % at 2k-4k. Backward: two warpgroups
- * of 64 keys, m64n128w8s3wg (dQ's adds halved), from N = 4k, 1.02-1.06x the built-in
- * one there and 0.92-0.96x at 512-1k causal (two calls). Off sm_90 the generator refuses the
+ * m128 there, while causal m128 led it by 4-10 % at 2k-4k. The backward has no rule:
+ * its warp-specialized tile (gen/defaults.lua BWD_TILES_SM90_WS) leads at every length
+ * ("Session 26"; session 18's m64n128w8s3wg rule from 4k is gone). Off sm_90 the generator refuses the
  * tiles and the built-in one stays. A head dim's rules by rising length: the last one
  * reached holds; a head dim on another's tiles (d = 56 on 64's, columns masked; on sm_90
  * d 33-48 too, whose wgmma tiles are 64's) takes that one's rules. */
@@ -39,8 +39,7 @@ typedef struct length_rule {
 } length_rule;
 static const length_rule LENGTH_RULES[] = {{GEN_PASS_FWD, 64, 0, 256, 64, 64, 4, 2, 1, 0},
                                            {GEN_PASS_FWD, 64, 1024, 1024, 128, 128, 12, 2, 1, 1},
-                                           {GEN_PASS_FWD, 64, 2048, 8192, 192, 128, 16, 2, 1, 1},
-                                           {GEN_PASS_BWD, 64, 4096, 4096, 64, 128, 8, 3, 1, 0}};
+                                           {GEN_PASS_FWD, 64, 2048, 8192, 192, 128, 16, 2, 1, 1}};
 
 /* The length class from which r takes the rule's tile (a min_len of 0: never). */
 static int32_t rule_class(const length_rule *lr, const rt_request *r) {

@@ -1,4 +1,4 @@
-/* rt_tma: TMA tensor maps of the warp-specialized forward (see rt_tma.h). */
+/* rt_tma: TMA tensor maps of the warp-specialized kernels (see rt_tma.h). */
 #include "rt_tma.h"
 
 #include <string.h>
@@ -9,8 +9,10 @@
 /* The driver's enums (cuda.h, stable ABI). */
 enum {
   TMA_FLOAT16 = 6,
+  TMA_FLOAT32 = 7,
   TMA_BFLOAT16 = 9,
   TMA_INTERLEAVE_NONE = 0,
+  TMA_SWIZZLE_NONE = 0,
   TMA_SWIZZLE_128B = 3,
   TMA_L2_PROMOTION_128B = 2,
   TMA_OOB_FILL_ZEROS = 0,
@@ -43,11 +45,23 @@ static void make_key(int bf16, int head_dim, int box_rows, long long rows, long 
   }
 }
 
+/* A flat row of n fp32 elements (rank 1, boxes of box_rows, unswizzled): the ws
+ * backward's padded LSE and delta. */
+static void make_flat_key(long long n, int box_rows, rt_tma_key *k) {
+  memset(k, 0, sizeof *k);
+  k->dtype = TMA_FLOAT32;
+  k->box_rows = box_rows;
+  k->dims[0] = n > 1 ? (unsigned long long)n : 1;
+}
+
 static int encode(const rt_cuda_api *cu, const char *name, const void *data, const rt_tma_key *k,
                   rt_tmap *out) {
-  const unsigned box[4] = {64, (unsigned)k->box_rows, 1, 1}, ones[4] = {1, 1, 1, 1};
-  CUresult r = cu->cuTensorMapEncodeTiled(out, k->dtype, 4, (void *)data, k->dims, k->strides, box,
-                                          ones, TMA_INTERLEAVE_NONE, TMA_SWIZZLE_128B,
+  const int flat = k->dtype == TMA_FLOAT32;
+  const unsigned box[4] = {flat ? (unsigned)k->box_rows : 64, (unsigned)k->box_rows, 1, 1};
+  const unsigned ones[4] = {1, 1, 1, 1};
+  CUresult r = cu->cuTensorMapEncodeTiled(out, k->dtype, flat ? 1 : 4, (void *)data, k->dims,
+                                          k->strides, box, ones, TMA_INTERLEAVE_NONE,
+                                          flat ? TMA_SWIZZLE_NONE : TMA_SWIZZLE_128B,
                                           TMA_L2_PROMOTION_128B, TMA_OOB_FILL_ZEROS);
   if (r != RT_CUDA_SUCCESS)
     return rt_cuda_fail(r,
@@ -116,6 +130,37 @@ int rt_tma_fwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_fwd_pa
       (rc = tensor_map(cu, cache, "k", kd, &k[1], &out->k)) != FA2_OK ||
       (rc = tensor_map(cu, cache, "v", vd, &k[2], &out->v)) != FA2_OK ||
       (rc = tensor_map(cu, cache, "o", p->o, &k[3], &out->o)) != FA2_OK)
+    return rc;
+  return FA2_OK;
+}
+
+int rt_tma_bwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_bwd_params *p, int bf16,
+                    int head_dim, int block_n, rt_bwd_maps *out) {
+  if (!cu->cuTensorMapEncodeTiled || !cu->cuTensorMapReplaceAddress)
+    return rt_set_error(FA2_ERR_UNSUPPORTED,
+                        "the CUDA driver lacks %s, which ws backward tiles (TMA) need: a CUDA 12.0 "
+                        "or newer driver runs them; or use a wgmma tile (\"wg\" names)",
+                        !cu->cuTensorMapEncodeTiled ? "cuTensorMapEncodeTiled"
+                                                    : "cuTensorMapReplaceAddress");
+  rt_tma_key k[5];
+  make_key(bf16, head_dim, 64, p->seqlen_q, p->heads_q, p->batch, p->q_row_stride, p->q_head_stride,
+           p->q_batch_stride, &k[0]);
+  make_key(bf16, head_dim, block_n, p->seqlen_k, p->heads_kv, p->batch, p->k_row_stride,
+           p->k_head_stride, p->k_batch_stride, &k[1]);
+  make_key(bf16, head_dim, block_n, p->seqlen_k, p->heads_kv, p->batch, p->v_row_stride,
+           p->v_head_stride, p->v_batch_stride, &k[2]);
+  make_key(bf16, head_dim, 64, p->seqlen_q, p->heads_q, p->batch, p->do_row_stride,
+           p->do_head_stride, p->do_batch_stride, &k[3]);
+  const long long rows = (long long)p->batch * p->heads_q * RT_BWD_WS_ROWS(p->seqlen_q);
+  const float *lse_pad = p->delta + ((long long)p->batch * p->heads_q * p->seqlen_q + 63) / 64 * 64;
+  make_flat_key(rows, 64, &k[4]);
+  int rc;
+  if ((rc = tensor_map(cu, cache, "q", p->q, &k[0], &out->q)) != FA2_OK ||
+      (rc = tensor_map(cu, cache, "k", p->k, &k[1], &out->k)) != FA2_OK ||
+      (rc = tensor_map(cu, cache, "v", p->v, &k[2], &out->v)) != FA2_OK ||
+      (rc = tensor_map(cu, cache, "dout", p->dout, &k[3], &out->dout)) != FA2_OK ||
+      (rc = tensor_map(cu, cache, "lse (padded)", lse_pad, &k[4], &out->lse)) != FA2_OK ||
+      (rc = tensor_map(cu, cache, "delta (padded)", lse_pad + rows, &k[4], &out->delta)) != FA2_OK)
     return rc;
   return FA2_OK;
 }

@@ -1,5 +1,5 @@
-/* rt_tma: the TMA tensor maps of a warp-specialized forward
- * (templates/fwd_ws.cu.tpl, `ws` tiles).
+/* rt_tma: the TMA tensor maps of the warp-specialized kernels (templates/fwd_ws.cu.tpl
+ * and bwd_ws.cuh.tpl, `ws` tiles).
  *
  * Q, K, V and O are each described to the TMA unit as a 4-d tensor of 16-bit
  * elements, (head_dim, rows, heads, batch) innermost first (varlen: batch 1 of
@@ -31,6 +31,21 @@ typedef struct rt_fwd_maps {
   rt_tmap q, k, v, o;
 } rt_fwd_maps;
 
+/* The ws backward's fa2_bwd_maps (templates/bwd_ws.cuh.tpl): fa2_bwd's second parameter. */
+typedef struct rt_bwd_maps {
+  rt_tmap q, k, v, dout, lse, delta;
+} rt_bwd_maps;
+
+/* A ws backward's LSE and delta rows, padded to 64 (a TMA box starts on 16 bytes):
+ * fa2_bwd_pre writes them after delta's batch x heads_q x seqlen_q rows (whole 64s of
+ * them), LSE then delta, each batch x heads_q x RT_BWD_WS_ROWS(seqlen_q) (bwd.cu.tpl's
+ * ws_pad; fa2_backward_workspace_size counts them). */
+#define RT_BWD_WS_ROWS(seqlen_q) (((long long)(seqlen_q) + 63) / 64 * 64)
+
+/* A ws backward (12 warps) runs fa2_bwd_dq_det on 8 (bwd.cu.tpl's kDetThreads: 12 would
+ * cap its registers at 168); other tiles on their own. 16 query rows per warp. */
+#define RT_BWD_DET_THREADS(threads) ((threads) > 256 ? 256 : (threads))
+
 /* Everything a map depends on but the address. */
 typedef struct rt_tma_key {
   int dtype, box_rows;
@@ -60,5 +75,12 @@ void rt_tma_cache_free(rt_tma_cache *c);
  * entry points, or refused a map (naming the tensor, its dims and strides). */
 int rt_tma_fwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_fwd_params *p, int total_k,
                     int bf16, int head_dim, int block_n, rt_fwd_maps *out);
+
+/* The six maps of a ws backward call: Q, K, V, dO as the forward's Q, K, V, O (boxes
+ * of 64 query rows, block_n key rows), and the padded LSE and delta after p->delta's
+ * rows as flat fp32 (boxes of 64). Fixed-length batches only (ws backward tiles take
+ * no varlen). Returns as rt_tma_fwd_maps. */
+int rt_tma_bwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_bwd_params *p, int bf16,
+                    int head_dim, int block_n, rt_bwd_maps *out);
 
 #endif

@@ -10,6 +10,7 @@
 #include "rt_dropout.h"
 #include "rt_error.h"
 #include "rt_head_dim.h"
+#include "rt_tma.h"
 
 const char *rt_dtype_name(int dtype) {
   return dtype == FA2_BF16 ? "bf16" : dtype == FA2_FP16 ? "fp16" : "?";
@@ -297,5 +298,9 @@ size_t rt_bwd_accum_bytes(const fa2_bwd_args *a) {
 
 size_t fa2_backward_workspace_size(const fa2_bwd_args *a) {
   if (!a || a->batch <= 0 || a->seqlen_q <= 0 || a->heads_q <= 0 || a->head_dim <= 0) return 0;
-  return rt_bwd_accum_bytes(a) + (rt_bwd_rows(a) * 4 + 255) / 256 * 256;
+  /* dQ's accumulator, delta, and for ws tiles (fixed-length) LSE and delta again in rows
+   * padded to 64 (rt_tma.h) */
+  const size_t ws_pad = a->cu_seqlens_q ? 0
+      : 2 * (size_t)a->batch * (size_t)a->heads_q * (size_t)RT_BWD_WS_ROWS(a->seqlen_q) * 4;
+  return rt_bwd_accum_bytes(a) + (rt_bwd_rows(a) * 4 + 255) / 256 * 256 + ws_pad;
 }

@@ -56,6 +56,9 @@
 {% if wgmma %}
 {% include "wgmma.cuh.tpl" %}
 {% end %}
+{% if ws %}
+{% include "hopper.cuh.tpl" %}
+{% end %}
 
 // ---- variant constants --------------------------------------------------------
 constexpr int kHeadDim = {{ head_dim }};
@@ -104,7 +107,13 @@ constexpr int kTileKV = kBlockN * kStride * 2; // bytes
 constexpr int kTileQ = kBlockM * kStride * 2;
 constexpr int kVec = kBlockM * 4;
 constexpr int kTileS = kBlockN * kStrideS * 2;
-{% if wgmma %}
+{% if ws %}
+// fa2_bwd warp-specialized (bwd_ws.cuh.tpl): K, V, stages x (Q, dO) swizzled, per
+// MMA warpgroup its dS^T (64 keys x 64 queries) and fp32 dQ staging (rows of d + 8),
+// stages x (LSE, delta), mbarriers, plus 1024 bytes to align the tiles.
+constexpr int kMainSmem = 1024 + 2 * kBlockN * kHeadDim * 2 + 2 * kStages * kBlockM * kHeadDim * 2 +
+                          kBlockN * kBlockM * 2 + kBlockN / 64 * kBlockM * (kHeadDim + 8) * 4 + 2 * kStages * kVec + 256;
+{% elif wgmma %}
 // fa2_bwd on wgmma: K, V, stages x (Q, dO) swizzled, LSE, delta, dS^T
 // swizzled (keys x 64 queries), plus 1024 bytes to align the tiles.
 constexpr int kMainSmem = 1024 + 2 * kBlockN * kHeadDim * 2 + 2 * kStages * kBlockM * kHeadDim * 2 +
@@ -114,14 +123,22 @@ constexpr int kMainSmem = 2 * kTileKV + 2 * kStages * kTileQ + 2 * kStages * kVe
 {% end %}
 // fa2_bwd_dq_det (deterministic mode): 16 query rows per warp, Q and dO of
 // its rows, then K and V of one key tile at a time.
+{% if ws %}
+// (on 8 warps, runtime/rt_tma.h RT_BWD_DET_THREADS: 12 would cap its registers at 168)
+constexpr int kDetThreads = kThreads > 256 ? 256 : kThreads;
+constexpr int kDetM = 16 * (kDetThreads / 32);
+{% else %}
 constexpr int kDetM = 16 * kWarps;
+{% end %}
 constexpr int kDetSmem = 2 * kDetM * kStride * 2 + 2 * kTileKV;
 constexpr int kSmemBytes = kMainSmem > kDetSmem ? kMainSmem : kDetSmem; // every entry's allocation
 static_assert(kSmemBytes == {{ smem_bytes }}, "smem layout differs from gen/variant.lua");
+{% if not ws %}
 static_assert(kKeyRows % 16 == 0 && kStages >= 2 && kQW % 16 == 0, "tile rules");
 static_assert(!kPaired || kWarps % 2 == 0, "paired warps");
 static_assert(kWarps % kRowGroups == 0 || kRowGroups % kWarps == 0, "dQ rows per warp");
 static_assert(kDQTiles % 2 == 0, "dQ columns per warp: pairs of n8 tiles");
+{% end %}
 
 __device__ __forceinline__ float pos_inf() { return __int_as_float(0x7f800000); }
 
@@ -200,6 +217,7 @@ __device__ __forceinline__ void add_dq_rows(float *dst, long long row_stride, in
   }
 }
 
+{% if not ws %}
 // A fragments of kKTiles x kQWSteps k16 steps (rows: keys from r0, columns:
 // queries from c0) into the keys x queries buffer at byte address s.
 __device__ __forceinline__ void store_frags(unsigned char *s, const unsigned (&f)[kKTiles][kQWSteps][4],
@@ -215,6 +233,7 @@ __device__ __forceinline__ void store_frags(unsigned char *s, const unsigned (&f
       *(unsigned *)(s + ((r + 8) * kStrideS + col + 8) * 2) = f[kt][qs][3];
     }
 }
+{% end %}
 
 // ---- fa2_bwd_pre: delta and the zeroed dQ accumulator; fa2_bwd_dq: dQ's conversion
 // The row kernels (fa2_bwd_pre, fa2_bwd_dq): FA2_ROW_LANES lanes per row, 8
@@ -231,6 +250,15 @@ __device__ __forceinline__ void pack8(void *dst, const float (&x)[8]) {
   *(uint4 *)dst = make_uint4(pack2(x[0], x[1]), pack2(x[2], x[3]), pack2(x[4], x[5]), pack2(x[6], x[7]));
 }
 
+{% if ws %}
+// ws tiles' padded LSE and delta (runtime/rt_tma.h rt_bwd_ws_pad, the same layout): after
+// delta's rows (whole 64s of them), LSE then delta of batch x heads_q rows of ws_rows(seqlen_q).
+__device__ __forceinline__ int ws_rows(int seqlen_q) { return (seqlen_q + 63) / 64 * 64; }
+__device__ __forceinline__ float *ws_pad(const fa2_bwd_params &p) {
+  return p.delta + ((long long)p.batch * p.heads_q * p.seqlen_q + 63) / 64 * 64;
+}
+
+{% end %}
 // delta = rowsum(dO * O) per query row, and dq_accum zeroed (not in deterministic mode).
 extern "C" __global__ void __launch_bounds__(kThreads) fa2_bwd_pre(const fa2_bwd_params p) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, col = (lane % kRowLanes) * 8;
@@ -271,6 +299,17 @@ extern "C" __global__ void __launch_bounds__(kThreads) fa2_bwd_pre(const fa2_bwd
 #pragma unroll
   for (int off = kRowLanes / 2; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
   if (mine && col == 0) p.delta[{{ LSE("head") }} + row] = sum;
+{% if ws %}
+  // LSE and delta again in rows padded to 64 for bwd_ws.cuh.tpl's TMA (a box starts on
+  // 16 bytes): +inf and 0 past seqlen_q, so P is 0 there. (The grid covers the padding.)
+  const int n_pad = ws_rows(p.seqlen_q);
+  if (col == 0 && row < n_pad) {
+    float *lse_pad = ws_pad(p), *delta_pad = lse_pad + (long long)p.batch * p.heads_q * n_pad;
+    const long long at = ((long long)batch * p.heads_q + head) * n_pad + row;
+    lse_pad[at] = mine ? p.lse[{{ LSE("head") }} + row] : pos_inf();
+    delta_pad[at] = mine ? sum : 0.f;
+  }
+{% end %}
 }
 
 // dQ = scale * dq_accum in {{ dtype }}{{ dropout and ", times 1 / (1 - p) (dropout)" or "" }}.
@@ -325,7 +364,9 @@ extern "C" __global__ void __launch_bounds__(FA2_BWD_SINK_THREADS) fa2_bwd_sink(
 }
 
 {% end %}
-{% if wgmma %}
+{% if ws %}
+{% include "bwd_ws.cuh.tpl" %}
+{% elif wgmma %}
 {% include "bwd_wgmma.cuh.tpl" %}
 {% else %}
 // ---- fa2_bwd: dK, dV and the dQ contributions of one key block ------------------
@@ -788,7 +829,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 // The forward kernel's loop with P from the LSE: per key tile, S = Q K^T and
 // dP = dO V^T (fp32), dS = P (dP - delta) rounded to {{ dtype }}, dQ += dS K.
 // Each warp owns 16 query rows; Q and dO stay in shared memory.
+{% local DLOAD = ws and "load_tile_det" or "load_tile" %}
+{% if ws %}
+template <int kRows>
+__device__ __forceinline__ void load_tile_det(unsigned dst, const elem_t *src, long long row_stride,
+                                              int row0, int rows, int tid) {
+  load_rows<kRows, kDetThreads, kChunks, kStride>(dst, src, row_stride, row0, rows, tid);
+}
+extern "C" __global__ void __launch_bounds__(kDetThreads, 1) fa2_bwd_dq_det(const fa2_bwd_params p) {
+{% else %}
 extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const fa2_bwd_params p) {
+{% end %}
   extern __shared__ __align__(16) unsigned char smem[];
   // Key tiles: the variant's, or 64 keys at d >= 128 with a score modifier or varlen (S
   // and dP of 128 keys beside dQ's fp32 accumulators leave no room for their values:
@@ -815,8 +866,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
   const elem_t *v = (const elem_t *)p.v + {{ BASE("v") }} + kv_head * p.v_head_stride;
   const unsigned sQ = smem_addr(smem), sdO = sQ + kDetM * kStride * 2;
   const unsigned sK = sdO + kDetM * kStride * 2, sV = sK + kTileKV;
-  load_tile<kDetM>(sQ, q, p.q_row_stride, m0, {{ SQ }}, tid);
-  load_tile<kDetM>(sdO, dout, p.do_row_stride, m0, {{ SQ }}, tid);
+  {{ DLOAD }}<kDetM>(sQ, q, p.q_row_stride, m0, {{ SQ }}, tid);
+  {{ DLOAD }}<kDetM>(sdO, dout, p.do_row_stride, m0, {{ SQ }}, tid);
 
   const int g = lane / 4, qd = lane % 4, mi = lane / 8, mr = lane % 8;
   const unsigned a_off = ((warp * 16 + (mi & 1) * 8 + mr) * kStride + (mi >> 1) * 8) * 2; // A: rows
@@ -853,8 +904,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd_dq_det(const f
 
   for (int j = {{ window and "j_first" or "0" }}; j < n_tiles; ++j) {
     __syncthreads(); // every warp is done with tile j-1
-    load_tile<kDetN>(sK, k, p.k_row_stride, j * kDetN, {{ SK }}, tid);
-    load_tile<kDetN>(sV, v, p.v_row_stride, j * kDetN, {{ SK }}, tid);
+    {{ DLOAD }}<kDetN>(sK, k, p.k_row_stride, j * kDetN, {{ SK }}, tid);
+    {{ DLOAD }}<kDetN>(sV, v, p.v_row_stride, j * kDetN, {{ SK }}, tid);
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();

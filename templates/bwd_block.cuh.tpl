@@ -23,6 +23,8 @@
 {% end %}
   const int n_i = max(0, i_end - i_begin);
   const int n_steps = group * n_i; // (query head of the group, query block) pairs
+{% if not ws %}
 
   const elem_t *k = (const elem_t *)p.k + {{ BASE("k") }} + kv_head * p.k_head_stride;
   const elem_t *v = (const elem_t *)p.v + {{ BASE("v") }} + kv_head * p.v_head_stride;
+{% end %}

@@ -164,7 +164,7 @@ __device__ __forceinline__ unsigned per_step(unsigned addr) {
 {% local pair = pass == "bwd" and block_n == 8 * warps %}
 {% local dqn0 = pair and (head_dim // 2 + 63) // 64 * 64 or 0 %}
 {% local ss_sizes = pass == "fwd" and { block_n } or { block_m } %}
-{% local tt_sizes = pass == "fwd" and {} or pair and (dqn0 * 2 == head_dim and { dqn0 } or { dqn0, head_dim - dqn0 }) or { head_dim // 64 < warps // 4 and head_dim or head_dim // (warps // 4) } %}
+{% local tt_sizes = pass == "fwd" and {} or ws and { 64 } or pair and (dqn0 * 2 == head_dim and { dqn0 } or { dqn0, head_dim - dqn0 }) or { head_dim // 64 < warps // 4 and head_dim or head_dim // (warps // 4) } %}
 {% for _, n in ipairs(ss_sizes) %}
 // D (64 x {{ n }}, fp32) = A B^T (+ D when scale_d), A 64x16 and B {{ n }}x16 both
 // K-major in shared memory. The accumulator layout per warp is that of

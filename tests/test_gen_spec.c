@@ -294,9 +294,9 @@ Test(spec, backward_pass_is_one_variant_per_shape) {
   /* 2 causal x 3 modes forward on sm_80's and sm_90's tiles + 2 causal backward on each */
   cr_assert_eq(s.n_variants, 16);
   cr_expect_str_eq(s.variants[12].name, "bwd_bf16_d64_m32n128w4s2_none");
-  cr_expect_str_eq(s.variants[13].name, "bwd_bf16_d64_m64n64w4s3wg_none");
+  cr_expect_str_eq(s.variants[13].name, "bwd_bf16_d64_m64n128w12s2ws_none");
   cr_expect_str_eq(s.variants[14].name, "bwd_bf16_d64_causal_m32n128w4s2_none");
-  cr_expect_str_eq(s.variants[15].name, "bwd_bf16_d64_causal_m64n64w4s3wg_none");
+  cr_expect_str_eq(s.variants[15].name, "bwd_bf16_d64_causal_m64n128w12s2ws_none");
   cr_expect_eq(s.variants[12].n_entries, 4);
   cr_expect_str_eq(s.variants[12].entries[0], "fa2_bwd_pre");
   cr_expect_str_eq(s.variants[12].entries[1], "fa2_bwd");
@@ -304,8 +304,10 @@ Test(spec, backward_pass_is_one_variant_per_shape) {
   cr_expect_str_eq(s.variants[12].entries[3], "fa2_bwd_dq_det");
   /* 2 (d+8)(2 block_n + 2 stages block_m) + 8 stages block_m + 2 block_n (block_m + 8) */
   cr_expect_eq(s.variants[12].smem_bytes, 2 * 72 * (2 * 128 + 2 * 2 * 32) + 8 * 2 * 32 + 2 * 128 * (32 + 8));
-  /* wgmma: 1024 + 2 d (2 block_n + 2 stages block_m) + 8 stages block_m + 2 block_n block_m */
-  cr_expect_eq(s.variants[13].smem_bytes, 1024 + 2 * 64 * (2 * 64 + 2 * 3 * 64) + 8 * 3 * 64 + 2 * 64 * 64);
+  /* ws: 1024 + 2 d (2 block_n + 2 stages block_m) + 8 stages block_m + 2 block_n block_m
+   * + (block_n / 64) block_m (d + 8) 4 (dQ's staging) + 256 (mbarriers) */
+  cr_expect_eq(s.variants[13].smem_bytes,
+               1024 + 2 * 64 * (2 * 128 + 2 * 2 * 64) + 8 * 2 * 64 + 2 * 128 * 64 + 2 * 64 * 72 * 4 + 256);
   gen_spec_free(&s);
   char *tdir = tu_tmpdir();
   free(tu_write(tdir, "fwd.cu.tpl", "// fwd\n"));

@@ -277,12 +277,14 @@ Test(rt_context, seqlen_zero_is_a_noop) {
 }
 
 /* Three launches in order: delta (FA2_ROW_LANES lanes per row), dK/dV per key block,
- * dQ conversion; the workspace holds the fp32 dQ accumulator then delta. */
+ * dQ conversion; the workspace holds the fp32 dQ accumulator, delta, then (for ws tiles)
+ * LSE and delta in rows padded to 64 (200 -> 256). */
 Test(rt_context, backward_launches_and_arguments) {
   fa2_context *ctx = fu_ctx(fu_path(0, "cache"), 0);
   fa2_bwd_args a = fu_bwd_args(3, 200, 12, 4, 128, WORKSPACE);
   const size_t accum = 3 * 200 * 12 * 128 * 4; /* a multiple of 256 */
-  cr_expect_eq(fa2_backward_workspace_size(&a), accum + (3 * 200 * 12 * 4 + 255) / 256 * 256);
+  cr_expect_eq(fa2_backward_workspace_size(&a),
+               accum + (3 * 200 * 12 * 4 + 255) / 256 * 256 + 2 * 3 * 12 * 256 * 4);
   fake->n_log = 0;
   cr_assert_eq(fa2_backward(ctx, &a, (void *)0xabc), FA2_OK, "%s", fa2_last_error());
   cr_assert_eq(fake->n_log, 3);

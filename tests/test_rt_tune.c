@@ -585,27 +585,36 @@ static void expect_bwd_launch_of(fa2_context *ctx, fa2_bwd_args a, const char *n
             fake->last_image_head, name);
 }
 
-/* The backward's length rule (rt_select.c): sm_90's plain d = 64 backward takes two
- * warpgroups of 64 keys (m64n128w8s3wg) from N = 4096, causal and not; below, a
- * modifier, d = 128 or sm_80 keep the built-in tile. */
-Test(tuning, d64_backward_takes_two_warpgroups_from_its_length_rule) {
+/* sm_90's plain backward at d 40-64 and 104-128 takes the warp-specialized tile
+ * (gen/defaults.lua BWD_TILES_SM90_WS) at every length: 12 warps, key blocks of 128, and
+ * fa2_bwd_dq_det on 8 warps (rt_tma.h RT_BWD_DET_THREADS), fa2_bwd_pre over the padded
+ * rows; a modifier keeps the wgmma tile, sm_80 the mma.sync one. */
+Test(tuning, sm90_plain_backward_takes_the_ws_tile) {
   fa2_context *ctx = ctx_with_db("");
-  expect_bwd_launch_of(ctx, bwd_n(64, 0, 2048), "bwd_bf16_d64_m64n64w4s3wg_none");
-  expect_bwd_launch_of(ctx, bwd_n(64, 0, 4096), "bwd_bf16_d64_m64n128w8s3wg_none");
-  expect_bwd_launch_of(ctx, bwd_n(64, 1, 3000), "bwd_bf16_d64_causal_m64n64w4s3wg_none");
+  expect_bwd_launch_of(ctx, bwd_n(64, 0, 512), "bwd_bf16_d64_m64n128w12s2ws_none");
+  expect_bwd_launch_of(ctx, bwd_n(64, 1, 3000), "bwd_bf16_d64_causal_m64n128w12s2ws_none");
   fake->n_log = 0;
-  expect_bwd_launch_of(ctx, bwd_n(64, 1, 16384), "bwd_bf16_d64_causal_m64n128w8s3wg_none");
+  expect_bwd_launch_of(ctx, bwd_n(64, 1, 16384), "bwd_bf16_d64_causal_m64n128w12s2ws_none");
   cr_assert_eq(fake->n_log, 3, "delta, dK/dV, dQ");
   cr_expect_str_eq(fake->log[1].fn_name, "fa2_bwd");
-  cr_expect_eq(fake->log[1].block[0], 256u, "two warpgroups");
+  cr_expect_eq(fake->log[1].block[0], 384u, "two MMA warpgroups and a producer one");
   cr_expect_eq(fake->log[1].grid[0], 16384u / 128, "key blocks of 128");
-  fa2_bwd_args a = bwd_n(64, 0, 8192);
+  fa2_bwd_args a = bwd_n(128, 0, 1000);
+  a.deterministic = 1;
+  fake->n_log = 0;
+  expect_bwd_launch_of(ctx, a, "bwd_bf16_d128_m64n128w12s2ws_none");
+  cr_assert_eq(fake->n_log, 3, "delta, dK/dV, dQ");
+  cr_expect_str_eq(fake->log[2].fn_name, "fa2_bwd_dq_det");
+  cr_expect_eq(fake->log[2].block[0], 256u, "dq_det on eight warps");
+  cr_expect_eq(fake->log[2].grid[0], (1000u + 127) / 128, "16 query rows a warp");
+  const unsigned pre_rows = (unsigned)FA2_ROW_BLOCK(384, 128);
+  cr_expect_eq(fake->log[0].grid[0], (1024u + pre_rows - 1) / pre_rows, "fa2_bwd_pre over 1024 rows");
+  a = bwd_n(64, 0, 8192);
   a.softcap = 30.f;
   expect_bwd_launch_of(ctx, a, "bwd_bf16_d64_softcap_m64n64w4s3wg_none");
-  expect_bwd_launch_of(ctx, bwd_n(128, 0, 8192), "bwd_bf16_d128_m64n128w8s2wg_none");
-  expect_bwd_launch_of(ctx, bwd_n(56, 0, 8192), "bwd_bf16_d56_m64n128w8s3wg_none"); /* on 64's tiles */
-  expect_bwd_launch_of(ctx, bwd_n(40, 0, 8192), "bwd_bf16_d40_m64n128w8s3wg_none"); /* sm_90: 64's too */
-  expect_bwd_launch_of(ctx, bwd_n(40, 0, 2048), "bwd_bf16_d40_m64n64w4s3wg_none");
+  expect_bwd_launch_of(ctx, bwd_n(56, 0, 8192), "bwd_bf16_d56_m64n128w12s2ws_none"); /* on 64's tiles */
+  expect_bwd_launch_of(ctx, bwd_n(40, 0, 2048), "bwd_bf16_d40_m64n128w12s2ws_none"); /* sm_90: 64's too */
+  expect_bwd_launch_of(ctx, bwd_n(120, 1, 2048), "bwd_bf16_d120_causal_m64n128w12s2ws_none");
   cr_expect_eq(seen.count[FA2_LOG_WARN], 0, "%s", seen.last);
   fa2_destroy(ctx);
   fake->cc_major = 8;
@@ -1183,7 +1192,8 @@ Test(tuning, backward_workspace_holds_the_widest_accumulator) {
   spec_plan(path, lens, 1, &p);
   cr_expect_eq(rt_tune_max_heads(&p), 32);
   const long long tokens = 16384;
-  const size_t want = (size_t)tokens * 19 * 128 * 4 + (size_t)tokens * 19 * 4; /* accumulator + delta */
+  /* accumulator + delta + the ws tiles' padded LSE and delta (2048 rows: no padding) */
+  const size_t want = (size_t)tokens * 19 * 128 * 4 + (size_t)tokens * 19 * 4 + 2 * (size_t)tokens * 19 * 4;
   cr_expect_eq(rt_tune_bwd_workspace(&p, tokens), want, "%zu bytes", rt_tune_bwd_workspace(&p, tokens));
   fa2_bwd_args a = {0};
   a.batch = 1, a.seqlen_q = (int)tokens, a.heads_q = 32, a.head_dim = 64;

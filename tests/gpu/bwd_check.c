@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fa2.h"
 #include "fa2_params.h"
+#include "rt_tma.h"
 
 typedef struct ref_fwd_params { /* ref_params of ref_attention.cu */
   CUdeviceptr q, k, v, o64, lse64, o_plain;
@@ -91,7 +93,9 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
         CUdeviceptr o = gpu_alloc(g, nQ * 2), of32 = gpu_alloc(g, nQ * 4), lse = gpu_alloc(g, nL * 4);
         CUdeviceptr grads = gpu_alloc(g, (size_t)(nQ + 2 * nK) * 2);
         const long long nA = B * nq * Hq * v->tile_dim; /* dQ's accumulator: the tiles' columns */
-        CUdeviceptr work = gpu_alloc(g, (size_t)(nA + nL) * 4);
+        /* accumulator, delta, and (ws tiles) padded LSE and delta: fa2_backward_workspace_size's layout */
+        const long long nPad = (nL + 63) / 64 * 64 + 2 * B * Hq * ((nq + 63) / 64 * 64);
+        CUdeviceptr work = gpu_alloc(g, (size_t)(nA + nPad) * 4);
         double *h64 = malloc((size_t)(nQ + 2 * nK) * 8);
         unsigned short *hp = malloc((size_t)(nQ + 2 * nK) * 2), *hg = malloc((size_t)(nQ + 2 * nK) * 2);
         if (!buf || !o64 || !lse64 || !oplain || !delta64 || !dq64 || !dk64 || !dv64 || !rstat ||
@@ -145,24 +149,7 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
         p.batch = (int)B, p.seqlen_q = (int)nq, p.seqlen_k = (int)nk;
         p.heads_q = (int)Hq, p.heads_kv = (int)Hk, p.scale = scale, p.inv_scale = 1.f / scale;
         p.deterministic = det;
-        void *args[] = {&p};
-        const int warps = v->threads / 32;
-        const int row_block = FA2_ROW_BLOCK(v->threads, v->tile_dim);
-        const unsigned rows_grid = (unsigned)((nq + row_block - 1) / row_block);
-        const unsigned det_grid = (unsigned)((nq + 16 * warps - 1) / (16 * warps));
-        const unsigned key_grid = (unsigned)((nk + v->block_n - 1) / v->block_n);
-        if ((nq > 0 && !GPU_OK(g, cu->cuLaunchKernel(v->pre, rows_grid, (unsigned)Hq, (unsigned)B,
-                                                      (unsigned)v->threads, 1, 1, 0, NULL, args, NULL))) ||
-            (nk > 0 && !GPU_OK(g, cu->cuLaunchKernel(v->main, key_grid, (unsigned)Hk, (unsigned)B,
-                                          (unsigned)v->threads, 1, 1, (unsigned)v->smem_bytes, NULL,
-                                          args, NULL))) || /* no keys: no key blocks (as rt_launch) */
-            (nq > 0 && !det && !GPU_OK(g, cu->cuLaunchKernel(v->dq, rows_grid, (unsigned)Hq, (unsigned)B,
-                                                     (unsigned)v->threads, 1, 1, 0, NULL, args, NULL))) ||
-            (nq > 0 && det && !GPU_OK(g, cu->cuLaunchKernel(v->dq_det, det_grid, (unsigned)Hq, (unsigned)B,
-                                                    (unsigned)v->threads, 1, 1, (unsigned)v->smem_bytes,
-                                                    NULL, args, NULL))) ||
-            gpu_sync(g, 30, v->name))
-          return -1;
+        if (gpu_launch_bwd(g, v, &p, NULL) || gpu_sync(g, 30, v->name)) return -1;
         if (!GPU_OK(g, cu->cuMemcpyDtoH(h64, dq64, nQ * 8)) ||
             !GPU_OK(g, cu->cuMemcpyDtoH(h64 + nQ, dk64, nK * 8)) ||
             !GPU_OK(g, cu->cuMemcpyDtoH(h64 + nQ + nK, dv64, nK * 8)) ||
@@ -214,4 +201,40 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
         free(hg);
       }
   return failures;
+}
+
+int gpu_launch_bwd(gpu *g, const bwd_variant *v, const fa2_bwd_params *p, CUstream stream) {
+  static rt_tma_cache cache; /* one process, one thread: maps by shape, re-addressed */
+  static int cache_ready;
+  const rt_cuda_api *cu = g->cu;
+  const long long nq = p->seqlen_q, nk = p->seqlen_k;
+  fa2_bwd_params args = *p;
+  rt_bwd_maps maps;
+  memset(&maps, 0, sizeof maps);
+  void *params[] = {&args, &maps}; /* (fa2_bwd alone takes the maps) */
+  if (!cache_ready) cache_ready = rt_tma_cache_init(&cache) == 0;
+  if (v->ws && nq > 0 && nk > 0 && p->batch > 0 &&
+      rt_tma_bwd_maps(cu, cache_ready ? &cache : NULL, p, v->bf16, v->head_dim, v->block_n, &maps) != FA2_OK) {
+    fprintf(stderr, "%s: %s\n", v->name, fa2_last_error());
+    return -1;
+  }
+  const unsigned B = (unsigned)p->batch, Hq = (unsigned)p->heads_q, Hk = (unsigned)p->heads_kv;
+  const unsigned t = (unsigned)v->threads, det_t = (unsigned)RT_BWD_DET_THREADS(v->threads);
+  const unsigned row_block = (unsigned)FA2_ROW_BLOCK(v->threads, v->tile_dim);
+  const unsigned rows_grid = (unsigned)((nq + row_block - 1) / row_block);
+  const long long nq_pre = v->ws ? (nq + 63) / 64 * 64 : nq; /* ws: fa2_bwd_pre also fills the padded rows */
+  const unsigned pre_grid = (unsigned)((nq_pre + row_block - 1) / row_block);
+  const unsigned det_grid = (unsigned)((nq + det_t / 2 - 1) / (det_t / 2)); /* 16 rows a warp */
+  const unsigned key_grid = (unsigned)((nk + v->block_n - 1) / v->block_n);
+  const unsigned smem = (unsigned)v->smem_bytes;
+  const int det = p->deterministic;
+  return (nq > 0 && !GPU_OK(g, cu->cuLaunchKernel(v->pre, pre_grid, Hq, B, t, 1, 1, 0, stream, params, NULL))) ||
+                 (nk > 0 && /* no keys: no key blocks (as rt_launch) */
+                  !GPU_OK(g, cu->cuLaunchKernel(v->main, key_grid, Hk, B, t, 1, 1, smem, stream, params, NULL))) ||
+                 (nq > 0 && !det &&
+                  !GPU_OK(g, cu->cuLaunchKernel(v->dq, rows_grid, Hq, B, t, 1, 1, 0, stream, params, NULL))) ||
+                 (nq > 0 && det &&
+                  !GPU_OK(g, cu->cuLaunchKernel(v->dq_det, det_grid, Hq, B, det_t, 1, 1, smem, stream, params, NULL)))
+             ? -1
+             : 0;
 }

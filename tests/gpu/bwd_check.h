@@ -7,6 +7,7 @@ typedef struct bwd_variant {
   char name[160];
   int bf16, head_dim, causal, block_n, threads, smem_bytes;
   int tile_dim; /* the tiles' head dim (dQ's fp32 accumulator has that many columns) */
+  int ws;       /* a warp-specialized tile: fa2_bwd takes TMA maps (runtime/rt_tma.h) */
   CUfunction pre, main, dq, dq_det; /* loaded; dynamic smem limits of main, dq_det raised */
 } bwd_variant;
 
@@ -27,6 +28,11 @@ typedef void (*bwd_report_fn)(void *ctx, const bwd_variant *v, const fwd_shape *
  * of failed checks, or -1 on a CUDA failure. */
 int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shapes, int n_shapes,
               bwd_report_fn report, void *ctx);
+
+/* One backward as the runtime launches it (rt_launch.c): fa2_bwd_pre, fa2_bwd (with its
+ * TMA maps for a ws tile), then fa2_bwd_dq, or fa2_bwd_dq_det when p->deterministic;
+ * a grid with no rows or keys is skipped. 0, or -1 on a CUDA failure (printed). */
+int gpu_launch_bwd(gpu *g, const bwd_variant *v, const fa2_bwd_params *p, CUstream stream);
 
 /* Renders, compiles and loads every backward variant of a spec file. */
 int gpu_render_bwd_variants(gpu *g, const char *spec_path, bwd_variant **out);

@@ -269,6 +269,7 @@ static int load_bwd(gpu *g, const gen_variant *gv, const rt_blob *cubin, void *o
   v->block_n = gv->block_n;
   v->threads = gv->threads;
   v->smem_bytes = gv->smem_bytes;
+  v->ws = gv->ws;
   CUmodule mod;
   if (!GPU_OK(g, g->cu->cuModuleLoadData(&mod, cubin->data)) ||
       !GPU_OK(g, g->cu->cuModuleGetFunction(&v->pre, mod, "fa2_bwd_pre")) ||

@@ -1,0 +1,326 @@
+{# fa2_bwd warp-specialized for Hopper (sm_90a), included by bwd.cu.tpl for ws tiles. #}
+{# SQ, SK, BASE, LSE, HIDDEN, I_BEGIN, QROW0: set by tensor_index.tpl and bwd.cu.tpl. #}
+// ---- fa2_bwd, warp-specialized (templates/bwd_ws.cuh.tpl) -----------------------
+// One block per (key block of 128, kv head, batch), as bwd_wgmma.cuh.tpl, with its
+// loads and dQ's global adds taken off the MMA warps:
+//   Producer warp: K and V once, then per step (query head, block of 64 queries)
+//     Q, dO, LSE and delta with TMA into stage slots (templates/hopper.cuh.tpl).
+//   MMA warpgroup w (keys 64w .. 64w+63: their dK and dV in registers), per step:
+//     S^T = K Q^T, dP^T = V dO^T | P^T = exp2(S^T c - LSE) while dP^T runs |
+//     dS^T = P^T (dP^T - delta) | dV += P^T dO, dK += dS^T Q | frees the slot |
+//     dQ_w = dS K over its own 64 keys (dS^T through shared memory) into its
+//     fp32 staging buffer.
+//   dQ warps (the producer warpgroup's other three): per step, the two warpgroups'
+//     partial dQ added together and to dq_accum (red.v4 over whole rows).
+// The warpgroups meet only through the dQ warps (one buffer each): one can run up
+// to a step ahead of the other, so one's exponentials overlap the other's MMAs.
+constexpr int kMma = 2;                        // MMA warpgroups
+static_assert(kWarps == 4 * (kMma + 1) && kBlockN == 64 * kMma && kBlockM == 64, "ws backward tile rules");
+static_assert(kHeadDim % 64 == 0 && kHeadDim <= 128, "ws backward: 64 or 128 columns");
+constexpr int kSwKV = kBlockN * kHeadDim * 2;  // bytes of a swizzled K or V tile
+constexpr int kSwQ = kBlockM * kHeadDim * 2;   // ... of a Q or dO tile
+constexpr int kSwS = 64 * kBlockM * 2;         // ... of a warpgroup's dS^T (its keys x 64 queries)
+constexpr int kColBlocks = kHeadDim / 64;      // 64-column blocks: one TMA box each
+constexpr int kSQSteps = kBlockM / 16;         // k16 query steps of dV, dK
+constexpr int kDQPitch = (kHeadDim + 8) * 4;   // bytes per row of a dQ staging buffer (no bank conflicts)
+constexpr int kDQBuf = kBlockM * kDQPitch;
+constexpr int kDQThreads = 96;                 // the dQ warps
+static_assert(kMainSmem == 1024 + 2 * kSwKV + 2 * kStages * kSwQ + kMma * (kSwS + kDQBuf) + 2 * kStages * kVec + 256,
+              "bwd.cu.tpl's kMainSmem is this layout");
+static_assert(kSwKV % 1024 == 0 && kSwQ % 1024 == 0 && kSwS % 1024 == 0 && kDQBuf % 128 == 0,
+              "swizzled tiles on 1024-byte boundaries, TMA destinations on 128");
+// Register budgets (setmaxnreg), as fwd_ws.cu.tpl: the MMA warpgroups take 240.
+constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
+constexpr int kMmaRegs = kHeadDim == 128 ? 240 : 232; // (d = 128's dK and dV: 128 of them)
+constexpr int kProducerRegs = (kLaunchRegs * kThreads - kMmaRegs * 128 * kMma) / 128 / 8 * 8;
+static_assert(kProducerRegs >= 24, "register budgets");
+// Named barriers: warpgroup w's dQ staged (kDQFull + w) and read (kDQEmpty + w), its
+// dS^T stored (kDSBar + w).
+constexpr int kDQFull = 1, kDQEmpty = 1 + kMma, kDSBar = 1 + 2 * kMma;
+constexpr int kDQMeet = 128 + kDQThreads;
+
+// The kernel's TMA maps (runtime/rt_tma.c rt_tma_bwd_maps, the same layout): Q, K,
+// V and dO as the forward's; LSE and delta as fa2_bwd_pre's flat copies in rows padded
+// to 64 (ws_pad: a TMA box starts on 16 bytes), boxes of 64.
+struct fa2_bwd_maps {
+  fa2_tmap q, k, v, dout, lse, delta;
+};
+
+__device__ __forceinline__ void tma_load_1d(unsigned dst, const fa2_tmap &map, int c0, unsigned bar) {
+  asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, { %2 }], [%3];\n" ::"r"(dst), "l"(&map), "r"(c0), "r"(bar)
+               : "memory");
+}
+
+// Two n8 query tiles x, x + 1 of the accumulator rounded to {{ dtype }}: the A
+// fragment of one k16 step.
+__device__ __forceinline__ void a_frag(const float (&x0)[4], const float (&x1)[4], unsigned (&a)[4]) {
+  a[0] = pack2(x0[0], x0[1]);
+  a[1] = pack2(x0[2], x0[3]);
+  a[2] = pack2(x1[0], x1[1]);
+  a[3] = pack2(x1[2], x1[3]);
+}
+
+// A fragment f of 16 keys (rows r, r + 8) x 16 queries (8-query chunks ch, ch + 1)
+// into a swizzled keys x 64 queries tile at s.
+__device__ __forceinline__ void store_sw_frag(unsigned char *s, const unsigned (&f)[4], int r, int ch, int qd) {
+  *(unsigned *)(s + sw128_offset<64>(r, ch) + qd * 4) = f[0];
+  *(unsigned *)(s + sw128_offset<64>(r + 8, ch) + qd * 4) = f[1];
+  *(unsigned *)(s + sw128_offset<64>(r, ch + 1) + qd * 4) = f[2];
+  *(unsigned *)(s + sw128_offset<64>(r + 8, ch + 1) + qd * 4) = f[3];
+}
+
+__device__ __forceinline__ void st_shared2(unsigned addr, float a, float b) {
+  asm volatile("st.shared.v2.f32 [%0], { %1, %2 };\n" ::"r"(addr), "f"(a), "f"(b) : "memory");
+}
+
+// dS^T = P^T (dP^T - delta) in place of dP^T in x, for one n8 query tile nt of the
+// accumulator, with P^T from pt and delta from the step's row at dl.
+__device__ __forceinline__ void ds_tile(float (&x)[4], const float (&pt)[4], const float *dl, int nt, int qd) {
+#pragma unroll
+  for (int e = 0; e < 2; ++e) {
+    const float d = dl[nt * 8 + 2 * qd + e];
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) x[2 * hh + e] = pt[2 * hh + e] * (x[2 * hh + e] - d);
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(kThreads, 1)
+    fa2_bwd(const fa2_bwd_params p, const __grid_constant__ fa2_bwd_maps maps) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  // Swizzled tiles must start on 1024-byte boundaries (in the shared window).
+  unsigned char *smem = smem_raw + ((1024 - smem_addr(smem_raw) % 1024) % 1024);
+  const int tid = threadIdx.x, wg = tid / 128;
+
+  const unsigned sK = smem_addr(smem);
+  const unsigned sV = sK + kSwKV;
+  const unsigned sQ = sV + kSwKV;
+  const unsigned sdO = sQ + kStages * kSwQ;
+  const unsigned sS = sdO + kStages * kSwQ;  // dS^T, warpgroup by warpgroup
+  const unsigned sDQ = sS + kMma * kSwS;     // dQ staging, warpgroup by warpgroup
+  const unsigned sL = sDQ + kMma * kDQBuf;   // LSE rows, then delta rows, per stage
+  const unsigned sD = sL + kStages * kVec;
+  const unsigned kv_full = sD + kStages * kVec, q_full = kv_full + 8, q_empty = q_full + 8 * kStages;
+  static_assert(8 * (1 + 2 * kStages) <= 256, "mbarriers fit their 256 bytes");
+  if (tid == 0) {
+    mbar_init(kv_full, 1);
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(q_full + 8 * s, 1);
+      mbar_init(q_empty + 8 * s, 4 * kMma); // every MMA warp is done with the slot
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
+
+  if (wg == kMma) { // ---- producer warpgroup: the loads (warp 0), dQ's adds (warps 1-3)
+    regs_release<kProducerRegs>();
+    // (each role works out its block after its setmaxnreg: values live across one spill)
+    const int warp = tid / 32, lane = tid % 32;
+{% include "bwd_block.cuh.tpl" %}
+    if (warp == 4 * kMma) { // K, V, then each step's Q, dO, LSE and delta by TMA
+      if (lane == 0 && n_steps > 0) {
+        tma_prefetch(maps.q);
+        tma_prefetch(maps.dout);
+        mbar_arrive_tx(kv_full, 2 * kSwKV);
+#pragma unroll
+        for (int cb = 0; cb < kColBlocks; ++cb) {
+          tma_load(sK + cb * kBlockN * 128, maps.k, cb * 64, n0, kv_head, batch, kv_full);
+          tma_load(sV + cb * kBlockN * 128, maps.v, cb * 64, n0, kv_head, batch, kv_full);
+        }
+        const int n_pad = ws_rows(p.seqlen_q);
+        for (int t = 0, h = kv_head * group, i_q = 0; t < n_steps; ++t, i_q = i_q + 1 == n_i ? 0 : i_q + 1, h += i_q == 0) {
+          const int m0 = (i_begin + i_q) * kBlockM, slot = t % kStages;
+          mbar_wait(q_empty + 8 * slot, ((t / kStages) & 1) ^ 1); // every MMA warp freed it
+          mbar_arrive_tx(q_full + 8 * slot, 2 * kSwQ + 2 * kVec);
+#pragma unroll
+          for (int cb = 0; cb < kColBlocks; ++cb) {
+            tma_load(sQ + slot * kSwQ + cb * kBlockM * 128, maps.q, cb * 64, m0, h, batch, q_full + 8 * slot);
+            tma_load(sdO + slot * kSwQ + cb * kBlockM * 128, maps.dout, cb * 64, m0, h, batch, q_full + 8 * slot);
+          }
+          const int row = (batch * p.heads_q + h) * n_pad + m0; // (TMA coordinates are 32-bit)
+          tma_load_1d(sL + slot * kVec, maps.lse, row, q_full + 8 * slot);
+          tma_load_1d(sD + slot * kVec, maps.delta, row, q_full + 8 * slot);
+        }
+      }
+    } else if (!p.deterministic) {
+      // dQ warps: the two warpgroups' partial dQ of a step summed, added to dq_accum
+      // in 16-byte units, each thread one column unit of every kPass-th row (a warp's
+      // units cover whole rows). Counters, not divisions, and one pointer: 24 registers.
+      constexpr int kUnits = kHeadDim / 4, kPass = kDQThreads / kUnits;
+      static_assert(kDQThreads % kUnits == 0, "the dQ warps cover whole rows");
+      const int dtid = tid - 32 * (4 * kMma + 1), r0 = dtid / kUnits;
+      const unsigned buf0 = sDQ + r0 * kDQPitch + (dtid % kUnits) * 16;
+      for (int left = n_steps, h = kv_head * group, i_q = 0; left > 0; --left, i_q = i_q + 1 == n_i ? 0 : i_q + 1, h += i_q == 0) {
+        const int m0 = (i_begin + i_q) * kBlockM;
+        const int rows = min(kBlockM, {{ SQ }} - m0);
+        const int row = batch * p.seqlen_q + m0 + r0; // (32-bit: a 64-bit product spilled)
+        float *dst = p.dq_accum + ((long long)row * p.heads_q + h) * kHeadDim + (dtid % kUnits) * 4;
+#pragma unroll
+        for (int w = 0; w < kMma; ++w) bar_sync(kDQFull + w, kDQMeet);
+        const unsigned src_end = sDQ + rows * kDQPitch; // (past the step's last row)
+        for (unsigned src = buf0; src < src_end; src += kPass * kDQPitch, dst += (long long)kPass * p.heads_q * kHeadDim) {
+          float4 a, b;
+          asm volatile("ld.shared.v4.f32 { %0, %1, %2, %3 }, [%4];\n"
+                       : "=f"(a.x), "=f"(a.y), "=f"(a.z), "=f"(a.w) : "r"(src) : "memory");
+          asm volatile("ld.shared.v4.f32 { %0, %1, %2, %3 }, [%4];\n"
+                       : "=f"(b.x), "=f"(b.y), "=f"(b.z), "=f"(b.w) : "r"(src + kDQBuf) : "memory");
+          add4(dst, make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w));
+        }
+        if (left > 1) // (the warpgroups wait for it from their second step on)
+#pragma unroll
+          for (int w = 0; w < kMma; ++w) bar_arrive(kDQEmpty + w, kDQMeet);
+      }
+    }
+    return;
+  }
+
+  // ---- MMA warpgroups --------------------------------------------------------------
+  regs_claim<kMmaRegs>();
+  const int warp = tid / 32, lane = tid % 32;
+{% include "bwd_block.cuh.tpl" %}
+  const int g = lane / 4, qd = lane % 4;
+  const int key_row = warp * 16;                 // this warp's 16 keys in the block
+  const int wrow = (warp % 4) * 16;              // ... in its warpgroup's 64
+  const unsigned sKw = sK + wg * 64 * 128, sVw = sV + wg * 64 * 128; // its warpgroup's 64 keys
+  unsigned char *sSw = smem + (sS - sK) + wg * kSwS;
+  const float *sLf = (const float *)(smem + (sL - sK));
+  const float *sDf = (const float *)(smem + (sD - sK));
+  const float c = p.scale * 1.44269504f;         // scores -> log2 units
+  float acc_v[kDTiles][4], acc_k[kDTiles][4];    // dV and dK of the warp's keys
+#pragma unroll
+  for (int dt = 0; dt < kDTiles; ++dt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc_v[dt][e] = acc_k[dt][e] = 0.f;
+
+  if (n_steps > 0) mbar_wait(kv_full, 0);
+  for (int t = 0; t < n_steps; ++t) {
+    const int slot = t % kStages;
+    const int m0 = (i_begin + t % n_i) * kBlockM;
+    mbar_wait(q_full + 8 * slot, (t / kStages) & 1);
+    const unsigned sQt = sQ + slot * kSwQ, sdOt = sdO + slot * kSwQ;
+    const unsigned sKws = per_step(sKw), sVws = per_step(sVw);
+
+    // S^T = K Q^T and dP^T = V dO^T for the warpgroup's 64 keys (fp32), two groups
+    float st[kBlockM / 8][4], dpt[kBlockM / 8][4];
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks)
+      wgmma_ss_n{{ block_m }}(st, sw128_desc(sKws + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
+                       sw128_desc(sQt + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
+    wgmma_commit();
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks)
+      wgmma_ss_n{{ block_m }}(dpt, sw128_desc(sVws + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
+                       sw128_desc(sdOt + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
+    wgmma_commit();
+    wgmma_wait<1>(); // S^T has landed; dP^T runs on through P^T's exponentials
+    fence_regs(st);
+
+    // P^T = exp2(S^T c - LSE log2 e), kept for dS^T; masked entries are 0.
+    unsigned ap[kSQSteps][4]; // P^T rounded to {{ dtype }}, packed as each k16 step completes
+    const bool masked = m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
+                        (kCausal && n0 + kBlockN - 1 > m0 + diag);
+#pragma unroll
+    for (int nt = 0; nt < kBlockM / 8; ++nt) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int col = nt * 8 + 2 * qd + e;
+        const float l2 = sLf[slot * kBlockM + col] * 1.44269504f;
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          float pe = exp2_approx(fmaf(st[nt][2 * hh + e], c, -l2));
+          if (masked) {
+            const int key = n0 + key_row + hh * 8 + g, q = m0 + col;
+            if (q >= {{ SQ }} || key >= {{ SK }} || {{ HIDDEN("key", "q") }}) pe = 0.f;
+          }
+          st[nt][2 * hh + e] = pe;
+        }
+      }
+      if (nt % 2 == 1) a_frag(st[nt - 1], st[nt], ap[nt / 2]); // the k16 step's P^T (st keeps it)
+    }
+    wgmma_wait<0>(); // dP^T has landed
+    fence_regs(dpt);
+
+    // dS^T = P^T (dP^T - delta), rounded as each k16 step completes, also to shared
+    // memory for dQ unless fa2_bwd_dq_det computes dQ.
+    unsigned as[kSQSteps][4];
+#pragma unroll
+    for (int qs = 0; qs < kSQSteps; ++qs) {
+#pragma unroll
+      for (int nt = 2 * qs; nt < 2 * qs + 2; ++nt) ds_tile(dpt[nt], st[nt], sDf + slot * kBlockM, nt, qd);
+      a_frag(dpt[2 * qs], dpt[2 * qs + 1], as[qs]);
+      if (!p.deterministic) store_sw_frag(sSw, as[qs], wrow + g, qs * 2, qd);
+    }
+
+    // dV += P^T dO and dK += dS^T Q: dO and Q rows (queries) 128 bytes apart,
+    // 64-column blocks kBlockM * 128 bytes apart.
+    fence_regs(acc_v);
+    fence_regs(acc_k);
+    wgmma_fence();
+#pragma unroll
+    for (int qs = 0; qs < kSQSteps; ++qs)
+      wgmma_rs_n{{ head_dim }}(acc_v, ap[qs], sw128_desc(sdOt + qs * 16 * 128, kBlockM * 128));
+#pragma unroll
+    for (int qs = 0; qs < kSQSteps; ++qs)
+      wgmma_rs_n{{ head_dim }}(acc_k, as[qs], sw128_desc(sQt + qs * 16 * 128, kBlockM * 128));
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_regs(acc_v);
+    fence_regs(acc_k);
+    keep_regs(ap);
+    keep_regs(as);
+    if (lane == 0) mbar_arrive(q_empty + 8 * slot); // Q, dO, LSE and delta read
+    if (p.deterministic) continue;                  // (uniform)
+    fence_proxy_async();                            // dS^T stores -> wgmma reads
+    bar_sync(kDSBar + wg, 128);                     // the warpgroup's dS^T complete
+
+    // dQ_w (64 queries x every column) = dS K over the warpgroup's 64 keys, in
+    // 64-column blocks: A = its dS^T read transposed (queries contiguous), B = its
+    // rows of K. Then into its staging buffer once the dQ warps read the last one.
+{% for cb = 0, head_dim // 64 - 1 %}
+    float dq{{ cb }}[8][4];
+{% end %}
+    const unsigned sSa = per_step(sS + wg * kSwS);
+    wgmma_fence();
+{% for cb = 0, head_dim // 64 - 1 %}
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+      wgmma_tt_n64(dq{{ cb }}, sw128_desc(sSa + kk * 16 * 128, 64 * 128),
+                   sw128_desc(sKws + {{ cb }} * kBlockN * 128 + kk * 16 * 128, kBlockN * 128), kk > 0);
+    wgmma_commit();
+{% end %}
+    // (its rows g, g + 8 of the warp's 16, columns 2 qd, 2 qd + 1 of each n8 tile: one
+    // address a step, the rest immediate offsets, else 32 addresses live across the loop)
+    const unsigned dq_at = per_step(sDQ + wg * kDQBuf + (wrow + g) * kDQPitch + qd * 8);
+    if (t > 0) bar_sync(kDQEmpty + wg, kDQMeet);
+{% for cb = 0, head_dim // 64 - 1 %}
+    wgmma_wait<{{ head_dim // 64 - 1 - cb }}>();
+    fence_regs(dq{{ cb }});
+#pragma unroll
+    for (int dt = 0; dt < 8; ++dt)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh)
+        st_shared2(dq_at + hh * 8 * kDQPitch + ({{ cb * 64 }} + dt * 8) * 4, dq{{ cb }}[dt][2 * hh], dq{{ cb }}[dt][2 * hh + 1]);
+{% end %}
+    bar_arrive(kDQFull + wg, kDQMeet);
+  }
+
+  // dK = scale * dS^T Q, dV = P^T dO for this warp's keys, in {{ dtype }}.
+  elem_t *dkp = (elem_t *)p.dk + {{ BASE("dk") }} + kv_head * p.dk_head_stride;
+  elem_t *dvp = (elem_t *)p.dv + {{ BASE("dv") }} + kv_head * p.dv_head_stride;
+#pragma unroll
+  for (int hh = 0; hh < 2; ++hh) {
+    const int key = n0 + key_row + hh * 8 + g;
+    if (key >= {{ SK }}) continue;
+#pragma unroll
+    for (int dt = 0; dt < kDTiles; ++dt) {
+      const int col = dt * 8 + 2 * qd;
+{% if padded %}
+      if (dt * 8 >= kTensorDim) continue; // past the tensors' head dim
+{% end %}
+      *(unsigned *)(dkp + key * p.dk_row_stride + col) =
+          pack2(acc_k[dt][2 * hh] * p.scale, acc_k[dt][2 * hh + 1] * p.scale);
+      *(unsigned *)(dvp + key * p.dv_row_stride + col) = pack2(acc_v[dt][2 * hh], acc_v[dt][2 * hh + 1]);
+    }
+  }
+}
