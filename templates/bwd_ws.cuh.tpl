@@ -1,5 +1,9 @@
 {# fa2_bwd warp-specialized for Hopper (sm_90a), included by bwd.cu.tpl for ws tiles. #}
 {# SQ, SK, BASE, LSE, HIDDEN, I_BEGIN, QROW0: set by tensor_index.tpl and bwd.cu.tpl. #}
+{# dQ by the block's dS (shared_ds, two 64-column blocks: FA3's way, 1.04-1.12x each warpgroup's own #}
+{# on the H200, bench/NOTES.md "Session 26") or by each warpgroup's (one block: its dQ's columns #}
+{# would split a swizzled block). #}
+{% local shared_ds = head_dim > 64 %}
 // ---- fa2_bwd, warp-specialized (templates/bwd_ws.cuh.tpl) -----------------------
 // One block per (key block of 128, kv head, batch), as bwd_wgmma.cuh.tpl, with its
 // loads and dQ's global adds taken off the MMA warps:
@@ -7,6 +11,18 @@
 //     Q, dO, LSE and delta with TMA into stage slots (templates/hopper.cuh.tpl).
 //   MMA warpgroup w (keys 64w .. 64w+63: their dK and dV in registers), per step:
 //     S^T = K Q^T, dP^T = V dO^T | P^T = exp2(S^T c - LSE) while dP^T runs |
+{% if shared_ds %}
+//     dS^T = P^T (dP^T - delta), also into shared memory | dV += P^T dO, dK +=
+//     dS^T Q | frees the slot | both warpgroups' dS^T stored (a barrier of the
+//     two) | dQ's 64 columns of warpgroup w = dS K over the block's 128 keys,
+//     into the fp32 staging buffer.
+//   dQ warps (the producer warpgroup's other three): per step, the staged dQ added
+//     to dq_accum (red.v4 over whole rows).
+// dS^T is double-buffered: a warpgroup writes step t's while the other may still
+// read step t - 1's. (Half the staging traffic of each warpgroup's own dQ: shared
+// memory's bandwidth is what the step waits on, L1/TEX 77 % busy against the tensor
+// pipe's 48 %.)
+{% else %}
 //     dS^T = P^T (dP^T - delta) | dV += P^T dO, dK += dS^T Q | frees the slot |
 //     dQ_w = dS K over its own 64 keys (dS^T through shared memory) into its
 //     fp32 staging buffer.
@@ -14,12 +30,17 @@
 //     partial dQ added together and to dq_accum (red.v4 over whole rows).
 // The warpgroups meet only through the dQ warps (one buffer each): one can run up
 // to a step ahead of the other, so one's exponentials overlap the other's MMAs.
+{% end %}
 constexpr int kMma = 2;                        // MMA warpgroups
 static_assert(kWarps == 4 * (kMma + 1) && kBlockN == 64 * kMma && kBlockM == 64, "ws backward tile rules");
 static_assert(kHeadDim % 64 == 0 && kHeadDim <= 128, "ws backward: 64 or 128 columns");
 constexpr int kSwKV = kBlockN * kHeadDim * 2;  // bytes of a swizzled K or V tile
 constexpr int kSwQ = kBlockM * kHeadDim * 2;   // ... of a Q or dO tile
 constexpr int kSwS = 64 * kBlockM * 2;         // ... of a warpgroup's dS^T (its keys x 64 queries)
+{% if shared_ds %}
+constexpr int kSwSAll = kBlockN * kBlockM * 2; // ... of the block's (two buffers)
+constexpr int kDQN = kHeadDim / kMma;          // dQ columns per warpgroup
+{% end %}
 constexpr int kColBlocks = kHeadDim / 64;      // 64-column blocks: one TMA box each
 constexpr int kSQSteps = kBlockM / 16;         // k16 query steps of dV, dK
 constexpr int kDQPitch = (kHeadDim + 8) * 4;   // bytes per row of a dQ staging buffer (no bank conflicts)
@@ -34,8 +55,8 @@ constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
 constexpr int kMmaRegs = kHeadDim == 128 ? 240 : 232; // (d = 128's dK and dV: 128 of them)
 constexpr int kProducerRegs = (kLaunchRegs * kThreads - kMmaRegs * 128 * kMma) / 128 / 8 * 8;
 static_assert(kProducerRegs >= 24, "register budgets");
-// Named barriers: warpgroup w's dQ staged (kDQFull + w) and read (kDQEmpty + w), its
-// dS^T stored (kDSBar + w).
+// Named barriers: warpgroup w's dQ staged (kDQFull + w) and read (kDQEmpty + w),
+// {{ shared_ds and "the block's dS^T stored (kDSBar)." or "its dS^T stored (kDSBar + w)." }}
 constexpr int kDQFull = 1, kDQEmpty = 1 + kMma, kDSBar = 1 + 2 * kMma;
 constexpr int kDQMeet = 128 + kDQThreads;
 
@@ -96,9 +117,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   const unsigned sV = sK + kSwKV;
   const unsigned sQ = sV + kSwKV;
   const unsigned sdO = sQ + kStages * kSwQ;
+{% if shared_ds %}
+  const unsigned sS = sdO + kStages * kSwQ;  // dS^T, two buffers of the block's
+  const unsigned sDQ = sS + 2 * kSwSAll;     // dQ staging
+  const unsigned sL = sS + kMma * (kSwS + kDQBuf); // LSE rows, then delta rows, per stage
+  static_assert(2 * kSwSAll + kDQBuf <= kMma * (kSwS + kDQBuf), "within bwd.cu.tpl's kMainSmem");
+{% else %}
   const unsigned sS = sdO + kStages * kSwQ;  // dS^T, warpgroup by warpgroup
   const unsigned sDQ = sS + kMma * kSwS;     // dQ staging, warpgroup by warpgroup
   const unsigned sL = sDQ + kMma * kDQBuf;   // LSE rows, then delta rows, per stage
+{% end %}
   const unsigned sD = sL + kStages * kVec;
   const unsigned kv_full = sD + kStages * kVec, q_full = kv_full + 8, q_empty = q_full + 8 * kStages;
   static_assert(8 * (1 + 2 * kStages) <= 256, "mbarriers fit their 256 bytes");
@@ -143,7 +171,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         }
       }
     } else if (!p.deterministic) {
-      // dQ warps: the two warpgroups' partial dQ of a step summed, added to dq_accum
+      // dQ warps: the step's dQ{{ shared_ds and "" or " (the two warpgroups' partials summed)" }} added to dq_accum
       // in 16-byte units, each thread one column unit of every kPass-th row (a warp's
       // units cover whole rows). Counters, not divisions, and one pointer: 24 registers.
       constexpr int kUnits = kHeadDim / 4, kPass = kDQThreads / kUnits;
@@ -159,12 +187,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         for (int w = 0; w < kMma; ++w) bar_sync(kDQFull + w, kDQMeet);
         const unsigned src_end = sDQ + rows * kDQPitch; // (past the step's last row)
         for (unsigned src = buf0; src < src_end; src += kPass * kDQPitch, dst += (long long)kPass * p.heads_q * kHeadDim) {
-          float4 a, b;
+          float4 a;
           asm volatile("ld.shared.v4.f32 { %0, %1, %2, %3 }, [%4];\n"
                        : "=f"(a.x), "=f"(a.y), "=f"(a.z), "=f"(a.w) : "r"(src) : "memory");
+{% if shared_ds %}
+          add4(dst, a);
+{% else %}
+          float4 b;
           asm volatile("ld.shared.v4.f32 { %0, %1, %2, %3 }, [%4];\n"
                        : "=f"(b.x), "=f"(b.y), "=f"(b.z), "=f"(b.w) : "r"(src + kDQBuf) : "memory");
           add4(dst, make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w));
+{% end %}
         }
         if (left > 1) // (the warpgroups wait for it from their second step on)
 #pragma unroll
@@ -249,7 +282,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int nt = 2 * qs; nt < 2 * qs + 2; ++nt) ds_tile(dpt[nt], st[nt], sDf + slot * kBlockM, nt, qd);
       a_frag(dpt[2 * qs], dpt[2 * qs + 1], as[qs]);
-      if (!p.deterministic) store_sw_frag(sSw, as[qs], wrow + g, qs * 2, qd);
+      if (!p.deterministic) store_sw_frag(sSw{{ shared_ds and " + (t & 1) * kSwSAll" or "" }}, as[qs], wrow + g, qs * 2, qd);
     }
 
     // dV += P^T dO and dK += dS^T Q: dO and Q rows (queries) 128 bytes apart,
@@ -272,35 +305,56 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     if (lane == 0) mbar_arrive(q_empty + 8 * slot); // Q, dO, LSE and delta read
     if (p.deterministic) continue;                  // (uniform)
     fence_proxy_async();                            // dS^T stores -> wgmma reads
+{% if shared_ds %}
+    bar_sync(kDSBar, 256);                          // both warpgroups' dS^T complete
+
+    // dQ (64 queries x this warpgroup's kDQN columns) = dS K over the block's keys:
+    // A = dS^T read transposed (queries contiguous), B = K's rows. Then into the
+    // staging buffer once the dQ warps read the last step's.
+    float dq[kDQN / 8][4];
+    const unsigned sSa = per_step(sS + (t & 1) * kSwSAll), sKq = per_step(sK + wg * (kDQN / 64) * kBlockN * 128);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk)
+      wgmma_tt_n64(dq, sw128_desc(sSa + kk * 16 * 128, kBlockN * 128), sw128_desc(sKq + kk * 16 * 128, kBlockN * 128),
+                   kk > 0);
+    wgmma_commit();
+    // (its rows g, g + 8 of the warp's 16, columns 2 qd, 2 qd + 1 of each n8 tile: one
+    // address a step, the rest immediate offsets, else the addresses live across the loop)
+    const unsigned dq_at = per_step(sDQ + (wrow + g) * kDQPitch + (wg * kDQN + 2 * qd) * 4);
+    if (t > 0) bar_sync(kDQEmpty + wg, kDQMeet);
+    wgmma_wait<0>();
+    fence_regs(dq);
+#pragma unroll
+    for (int dt = 0; dt < kDQN / 8; ++dt)
+#pragma unroll
+      for (int hh = 0; hh < 2; ++hh)
+        st_shared2(dq_at + hh * 8 * kDQPitch + dt * 8 * 4, dq[dt][2 * hh], dq[dt][2 * hh + 1]);
+{% else %}
     bar_sync(kDSBar + wg, 128);                     // the warpgroup's dS^T complete
 
-    // dQ_w (64 queries x every column) = dS K over the warpgroup's 64 keys, in
-    // 64-column blocks: A = its dS^T read transposed (queries contiguous), B = its
-    // rows of K. Then into its staging buffer once the dQ warps read the last one.
-{% for cb = 0, head_dim // 64 - 1 %}
-    float dq{{ cb }}[8][4];
-{% end %}
+    // dQ_w (64 queries x the 64 columns) = dS K over the warpgroup's 64 keys: A = its
+    // dS^T read transposed (queries contiguous), B = its rows of K. Then into its
+    // staging buffer once the dQ warps read the last one.
+    float dq[8][4];
     const unsigned sSa = per_step(sS + wg * kSwS);
     wgmma_fence();
-{% for cb = 0, head_dim // 64 - 1 %}
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk)
-      wgmma_tt_n64(dq{{ cb }}, sw128_desc(sSa + kk * 16 * 128, 64 * 128),
-                   sw128_desc(sKws + {{ cb }} * kBlockN * 128 + kk * 16 * 128, kBlockN * 128), kk > 0);
+      wgmma_tt_n64(dq, sw128_desc(sSa + kk * 16 * 128, 64 * 128), sw128_desc(sKws + kk * 16 * 128, kBlockN * 128),
+                   kk > 0);
     wgmma_commit();
-{% end %}
     // (its rows g, g + 8 of the warp's 16, columns 2 qd, 2 qd + 1 of each n8 tile: one
-    // address a step, the rest immediate offsets, else 32 addresses live across the loop)
+    // address a step, the rest immediate offsets, else 16 addresses live across the loop)
     const unsigned dq_at = per_step(sDQ + wg * kDQBuf + (wrow + g) * kDQPitch + qd * 8);
     if (t > 0) bar_sync(kDQEmpty + wg, kDQMeet);
-{% for cb = 0, head_dim // 64 - 1 %}
-    wgmma_wait<{{ head_dim // 64 - 1 - cb }}>();
-    fence_regs(dq{{ cb }});
+    wgmma_wait<0>();
+    fence_regs(dq);
 #pragma unroll
     for (int dt = 0; dt < 8; ++dt)
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh)
-        st_shared2(dq_at + hh * 8 * kDQPitch + ({{ cb * 64 }} + dt * 8) * 4, dq{{ cb }}[dt][2 * hh], dq{{ cb }}[dt][2 * hh + 1]);
+        st_shared2(dq_at + hh * 8 * kDQPitch + dt * 8 * 4, dq[dt][2 * hh], dq[dt][2 * hh + 1]);
 {% end %}
     bar_arrive(kDQFull + wg, kDQMeet);
   }

@@ -1,8 +1,9 @@
 -- The warp-specialized backward under compute-sanitizer (memcheck, racecheck, synccheck;
--- fa2_gpu_tests --odd-shapes): bf16 d = 64, causal and not, two Q/dO stages.
+-- fa2_gpu_tests --odd-shapes): bf16 d = 64 (each warpgroup's own dQ) and 128 (the block's
+-- dS^T shared, double-buffered), causal and not, two Q/dO stages.
 return {
   dtype    = { "bf16" },
-  head_dim = { 64 },
+  head_dim = { 64, 128 },
   causal   = { false, true },
   pass     = { "bwd" },
   tiles    = { { block_m = 64, block_n = 128, warps = 12, stages = 2, ws = true } },
