@@ -216,7 +216,8 @@ typedef struct fa2_bwd_args {
   fa2_delta_mode delta;
   const float *o_fp32;   /* FA2_DELTA_FP32: O in fp32, contiguous (batch, seqlen_q, heads_q,
                             head_dim) */
-  void *workspace;       /* device scratch (fp32 dQ accumulator, delta); NULL: allocated */
+  void *workspace;       /* device scratch (fp32 dQ accumulator, delta, padded LSE/delta
+                            rows for Hopper's ws tiles); NULL: allocated */
   size_t workspace_bytes;
   int deterministic;     /* 1: dQ without atomics (a kernel per query block recomputes
                             S and dP): the same inputs give the same bits every run */
@@ -245,7 +246,8 @@ typedef struct fa2_bwd_args {
 
 FA2_API fa2_status fa2_backward(fa2_context *ctx, const fa2_bwd_args *args, void *stream);
 /* Bytes of device workspace fa2_backward needs for these sizes (fp32 dQ
- * accumulator and delta); pass at least that much as args->workspace, or
+ * accumulator, delta, and LSE and delta again in rows padded to 64, which
+ * sm_90's warp-specialized backward loads by TMA); pass at least that much as args->workspace, or
  * NULL to let the context keep a growing buffer (then do not run backward
  * passes of one context on several streams at once). */
 FA2_API size_t fa2_backward_workspace_size(const fa2_bwd_args *args);

@@ -1,0 +1,34 @@
+{# The backward's fragment helpers on wgmma, both kernels (bwd_wgmma.cuh.tpl, bwd_ws.cuh.tpl): #}
+{# P^T and dS^T rounded into A fragments, dS^T into its swizzled tile, and (DS_TILE, set by the #}
+{# includer) dS^T from dP^T in place. #}
+// Two n8 query tiles x, x + 1 of the accumulator rounded to {{ dtype }}: the A
+// fragment of one k16 step.
+__device__ __forceinline__ void a_frag(const float (&x0)[4], const float (&x1)[4], unsigned (&a)[4]) {
+  a[0] = pack2(x0[0], x0[1]);
+  a[1] = pack2(x0[2], x0[3]);
+  a[2] = pack2(x1[0], x1[1]);
+  a[3] = pack2(x1[2], x1[3]);
+}
+
+// A fragment f of 16 keys (rows r, r + 8) x 16 queries (8-query chunks ch, ch + 1)
+// into the swizzled dS^T tile at s (keys x 64 queries).
+__device__ __forceinline__ void store_sw_frag(unsigned char *s, const unsigned (&f)[4], int r, int ch, int qd) {
+  *(unsigned *)(s + sw128_offset<kBlockN>(r, ch) + qd * 4) = f[0];
+  *(unsigned *)(s + sw128_offset<kBlockN>(r + 8, ch) + qd * 4) = f[1];
+  *(unsigned *)(s + sw128_offset<kBlockN>(r, ch + 1) + qd * 4) = f[2];
+  *(unsigned *)(s + sw128_offset<kBlockN>(r + 8, ch + 1) + qd * 4) = f[3];
+}
+
+{% if DS_TILE %}
+// dS^T = P^T (dP^T - delta) in place of dP^T in x, for one n8 query tile nt of the
+// accumulator, with P^T from pt and delta from the step's row at dl.
+__device__ __forceinline__ void ds_tile(float (&x)[4], const float (&pt)[4], const float *dl, int nt, int qd) {
+#pragma unroll
+  for (int e = 0; e < 2; ++e) {
+    const float d = dl[nt * 8 + 2 * qd + e];
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) x[2 * hh + e] = pt[2 * hh + e] * (x[2 * hh + e] - d);
+  }
+}
+
+{% end %}
