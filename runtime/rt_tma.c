@@ -142,6 +142,12 @@ int rt_tma_bwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_bwd_pa
                         "or newer driver runs them; or use a wgmma tile (\"wg\" names)",
                         !cu->cuTensorMapEncodeTiled ? "cuTensorMapEncodeTiled"
                                                     : "cuTensorMapReplaceAddress");
+  /* the kernel's TMA row coordinate of LSE and delta is a 32-bit int */
+  if ((long long)p->batch * p->heads_q * RT_BWD_WS_ROWS(p->seqlen_q) > 0x7fffffffLL)
+    return rt_set_error(FA2_ERR_UNSUPPORTED,
+                        "batch %d x heads_q %d x seqlen_q %d (padded to 64) is past 2^31 LSE rows, the "
+                        "ws backward's 32-bit TMA coordinate; use a wgmma tile (\"wg\" names)",
+                        p->batch, p->heads_q, p->seqlen_q);
   rt_tma_key k[5];
   make_key(bf16, head_dim, 64, p->seqlen_q, p->heads_q, p->batch, p->q_row_stride, p->q_head_stride,
            p->q_batch_stride, &k[0]);

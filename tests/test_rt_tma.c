@@ -1,7 +1,7 @@
-/* TMA tensor maps of the warp-specialized forward (runtime/rt_tma.c) on the
- * stand-in driver, which writes what it was asked into each map: dims and
- * strides per tensor (GQA, fp16), the cache's keys and its fixed slots, and a
- * driver without the entry points. */
+/* TMA tensor maps of the warp-specialized forward and backward (runtime/rt_tma.c)
+ * on the stand-in driver, which writes what it was asked into each map: dims and
+ * strides per tensor (GQA, fp16), the cache's keys and its fixed slots, a driver
+ * without the entry points, the backward's padded LSE and delta rows. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -88,4 +88,32 @@ Test(rt_tma, driver_without_tensor_maps_is_a_clear_error) {
                                      "(TMA) need: a CUDA 12.0 or newer driver runs them"),
             "%s", fa2_last_error());
   cr_expect_eq(fake->tmap_encodes, 0);
+}
+
+/* The ws backward's six maps: Q and dO with boxes of 64 rows, K and V of block_n, and
+ * LSE and delta as flat fp32 rows (rank 1, unswizzled, boxes of 64) of fa2_bwd_pre's
+ * padded copies after delta's rows (3 x 8 x 1000 = 24000 rows, whole 64s: 24000; then
+ * 3 x 8 x 1024 of each). Past 2^31 padded rows (the kernel's 32-bit coordinate) it
+ * refuses, naming the sizes. */
+Test(rt_tma, backward_maps_and_padded_rows) {
+  fa2_bwd_params p;
+  memset(&p, 0, sizeof p);
+  p.q = (void *)0x100000, p.k = (void *)0x200000, p.v = (void *)0x300000, p.dout = (void *)0x400000;
+  p.delta = (float *)0x1000000;
+  p.q_row_stride = p.do_row_stride = 8 * 128, p.k_row_stride = p.v_row_stride = 2 * 128;
+  p.q_head_stride = p.do_head_stride = p.k_head_stride = p.v_head_stride = 128;
+  p.q_batch_stride = p.do_batch_stride = 1000LL * 8 * 128, p.k_batch_stride = p.v_batch_stride = 1000LL * 2 * 128;
+  p.batch = 3, p.seqlen_q = p.seqlen_k = 1000, p.heads_q = 8, p.heads_kv = 2;
+  rt_bwd_maps m;
+  cr_assert_eq(rt_tma_bwd_maps(cu, NULL, &p, 1, 128, 128, &m), FA2_OK, "%s", fa2_last_error());
+  const fake_tmap *q = map(&m.q), *k = map(&m.k), *o = map(&m.dout), *l = map(&m.lse), *d = map(&m.delta);
+  cr_expect(q->rank == 4 && q->box[1] == 64 && k->box[1] == 128 && o->box[1] == 64 && k->dims[2] == 2);
+  cr_expect_eq(o->address, 0x400000ull);
+  cr_expect(l->rank == 1 && l->dtype == 7 && l->swizzle == 0 && l->box[0] == 64, "flat fp32 rows");
+  cr_expect_eq(l->dims[0], 3ull * 8 * 1024);
+  cr_expect_eq(l->address, 0x1000000ull + 24000 * 4);
+  cr_expect_eq(d->address, 0x1000000ull + (24000 + 3 * 8 * 1024) * 4);
+  p.batch = 1, p.heads_q = 32768, p.seqlen_q = 65535; /* 2^31 rows once padded */
+  cr_expect_eq(rt_tma_bwd_maps(cu, NULL, &p, 1, 128, 128, &m), FA2_ERR_UNSUPPORTED);
+  cr_expect(strstr(fa2_last_error(), "batch 1 x heads_q 32768 x seqlen_q 65535"), "%s", fa2_last_error());
 }
