@@ -22,6 +22,11 @@
 #   wgmma     the forward's wgmma tiles against float64 (tests/gpu/wgmma_spec.lua)
 #             and under compute-sanitizer, then timed (bench/specs/wgmma_probe.lua)
 #             next to the mma.sync defaults (bench/specs/sync_fwd.lua) and SDPA
+#   ws_bwd    the warp-specialized backward (templates/bwd_ws.cuh.tpl, sm_90's plain default):
+#             tests/gpu/ws_bwd_spec.lua against float64 (normal with the deterministic mode,
+#             odd and empty-row shapes), the three sanitizers over
+#             tests/gpu/ws_bwd_sanitize_spec.lua, then bench/specs/bwd_ws.lua timed (ws beside
+#             the wgmma tiles it replaced)
 #   wgmma_bwd the backward's wgmma tiles against float64 (tests/gpu/wgmma_bwd_spec.lua),
 #             then timed (bench/specs/wgmma_bwd_probe.lua) next to the mma.sync
 #             built-ins and SDPA
@@ -63,7 +68,7 @@
 #             table (ws_perf alone)
 #   suites    every correctness check at once, no timings: all of tests/gpu/*.py on 8
 #             pytest-xdist workers beside fa2_gpu_tests on the default spec, the head
-#             dims past 128 and the ws tiles
+#             dims past 128 and the ws tiles (forward and backward)
 #   ws_sanitize compute-sanitizer memcheck, racecheck and synccheck over the odd
 #             shapes on tests/gpu/ws_sanitize_spec.lua
 #   ws_persistent the persistent ws forward: tests/gpu/ws_spec.lua against float64 on
@@ -229,6 +234,16 @@ for s in $steps; do
     step compare_wgmma 60 python3 bench/compare.py "$OUT/wgmma_bench.json" "$OUT/sdpa_fwd.json" --markdown
     step compare_sync 60 python3 bench/compare.py "$OUT/sync_bench.json" "$OUT/sdpa_fwd.json" --markdown
     ;;
+  ws_bwd)
+    step check_ws_bwd 200 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/ws_bwd_spec.lua
+    step check_ws_bwd_odd 60 bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/ws_bwd_spec.lua
+    step check_ws_bwd_empty 60 bin/fa2_gpu_tests --no-smoke --empty-rows --spec tests/gpu/ws_bwd_spec.lua
+    for tool in memcheck racecheck synccheck; do
+      step "${tool}_ws_bwd" 200 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        bin/fa2_gpu_tests --no-smoke --odd-shapes --spec tests/gpu/ws_bwd_sanitize_spec.lua
+    done
+    step ws_bwd_bench 200 bin/fa2_bench --spec bench/specs/bwd_ws.lua --json "$OUT/ws_bwd_bench.json" --rounds 3
+    ;;
   wgmma_bwd)
     step check_wgmma_bwd 300 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/wgmma_bwd_spec.lua
     for tool in memcheck racecheck synccheck; do
@@ -337,7 +352,8 @@ for s in $steps; do
   suites)
     # Correctness of everything at once, no timings: every PyTorch GPU suite on 8
     # pytest-xdist workers sharing one kernel cache (each kernel compiled once)
-    # beside the C checks: the default spec, the head dims past 128, the ws tiles.
+    # beside the C checks: the default spec, the head dims past 128, the ws tiles (forward
+    # and backward).
     ( t0=$SECONDS
       timeout "${SUITES_LIMIT:-480}" env FA2_LIB=lib/libfa2rt.so PYTHONPATH=python \
         python3 -m pytest -q -rfEsx -n 8 -p no:cacheprovider tests/gpu >"$OUT/pytest_suites.txt" 2>&1
@@ -347,6 +363,7 @@ for s in $steps; do
     step check_head_dims 200 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/head_dims_spec.lua
     step build_ws 60 bin/fa2 build tests/gpu/ws_spec.lua -o /tmp/fa2_ws -j 8
     step check_ws 100 bin/fa2_gpu_tests --no-smoke --src /tmp/fa2_ws
+    step check_ws_bwd 150 bin/fa2_gpu_tests --no-smoke --spec tests/gpu/ws_bwd_spec.lua
     step empty_rows_ws 40 bin/fa2_gpu_tests --no-smoke --empty-rows --src /tmp/fa2_ws
     wait
     summary+=("$(cat "$OUT/.pytest_summary" 2>/dev/null || echo 'pytest_suites    no summary')")

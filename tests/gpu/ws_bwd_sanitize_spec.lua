@@ -1,5 +1,5 @@
 -- The warp-specialized backward under compute-sanitizer (memcheck, racecheck, synccheck;
--- fa2_gpu_tests --odd-shapes): bf16 d = 64 (each warpgroup's own dQ) and 128 (the block's
+-- fa2_gpu_tests --odd-shapes; bench/gpu_run.sh ws_bwd): bf16 d = 64 (each warpgroup's own dQ) and 128 (the block's
 -- dS^T shared, double-buffered), causal and not, two Q/dO stages.
 return {
   dtype    = { "bf16" },
