@@ -236,8 +236,7 @@ int rt_launch_bwd(fa2_context *ctx, const rt_kernel *k, const fa2_bwd_args *a, v
       (rc = rt_tma_bwd_maps(ctx->cu, &ctx->tma, &p, a->q.dtype == FA2_BF16, a->head_dim, k->block_n,
                             &maps)) != FA2_OK)
     return rc;
-  const unsigned det_threads = (unsigned)RT_BWD_DET_THREADS(k->threads);
-  const unsigned warps = det_threads / 32;
+  const unsigned det_threads = (unsigned)RT_BWD_DET_THREADS(k->threads), det_warps = det_threads / 32;
   /* the row kernels cover the tiles' columns (dQ's accumulator has them all) */
   const unsigned row_block = FA2_ROW_BLOCK((unsigned)k->threads, (unsigned)k->tile_dim);
   const unsigned rows_x = (unsigned)((a->seqlen_q + row_block - 1) / row_block);
@@ -245,7 +244,7 @@ int rt_launch_bwd(fa2_context *ctx, const rt_kernel *k, const fa2_bwd_args *a, v
   const long long pre_rows = k->ws ? RT_BWD_WS_ROWS(a->seqlen_q) : a->seqlen_q;
   const unsigned pre_x = (unsigned)((pre_rows + row_block - 1) / row_block);
   const unsigned keys_x = (unsigned)((a->seqlen_k + k->block_n - 1) / k->block_n);
-  const unsigned det_x = (unsigned)((a->seqlen_q + 16 * warps - 1) / (16 * warps));
+  const unsigned det_x = (unsigned)((a->seqlen_q + 16 * det_warps - 1) / (16 * det_warps));
   /* pre (delta, zeroed accumulator), main (dK, dV, dQ atomics), dq (convert);
    * deterministic: main leaves dQ to dq_det (16 query rows per warp, no
    * atomics). A grid with no rows, keys or batch is skipped: no work. Sinks:

@@ -100,15 +100,21 @@ static int tensor_map(const rt_cuda_api *cu, rt_tma_cache *c, const char *name, 
   return FA2_OK;
 }
 
+/* FA2_OK when the driver has the entry points the maps need, else the error naming the
+ * missing one, the tiles that need it (what) and the tiles to use instead (instead). */
+static int need_tma(const rt_cuda_api *cu, const char *what, const char *instead) {
+  if (cu->cuTensorMapEncodeTiled && cu->cuTensorMapReplaceAddress) return FA2_OK;
+  return rt_set_error(FA2_ERR_UNSUPPORTED,
+                      "the CUDA driver lacks %s, which %s (TMA) need: a CUDA 12.0 or newer driver "
+                      "runs them; or use %s",
+                      !cu->cuTensorMapEncodeTiled ? "cuTensorMapEncodeTiled" : "cuTensorMapReplaceAddress",
+                      what, instead);
+}
+
 int rt_tma_fwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_fwd_params *p, int total_k,
                     int bf16, int head_dim, int block_n, rt_fwd_maps *out) {
-  if (!cu->cuTensorMapEncodeTiled || !cu->cuTensorMapReplaceAddress)
-    return rt_set_error(FA2_ERR_UNSUPPORTED,
-                        "the CUDA driver lacks %s, which ws tiles (TMA) need: a CUDA 12.0 or "
-                        "newer driver runs them; or use a wgmma tile (\"wg\" names, gen/defaults.lua "
-                        "TILES_SM90)",
-                        !cu->cuTensorMapEncodeTiled ? "cuTensorMapEncodeTiled"
-                                                    : "cuTensorMapReplaceAddress");
+  int rc = need_tma(cu, "ws tiles", "a wgmma tile (\"wg\" names, gen/defaults.lua TILES_SM90)");
+  if (rc != FA2_OK) return rc;
   /* varlen: one batch of total rows, each sequence's rows from its offset */
   const int varlen = p->cu_seqlens_q != NULL;
   const long long rows_q = varlen ? p->total_q : p->seqlen_q, rows_k = varlen ? total_k : p->seqlen_k;
@@ -125,7 +131,6 @@ int rt_tma_fwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_fwd_pa
   /* No keys: no key tile is ever loaded, and an empty tensor's address may be
    * NULL, which the driver refuses: K's and V's maps then point at Q. */
   const void *kd = rows_k > 0 ? p->k : p->q, *vd = rows_k > 0 ? p->v : p->q;
-  int rc;
   if ((rc = tensor_map(cu, cache, "q", p->q, &k[0], &out->q)) != FA2_OK ||
       (rc = tensor_map(cu, cache, "k", kd, &k[1], &out->k)) != FA2_OK ||
       (rc = tensor_map(cu, cache, "v", vd, &k[2], &out->v)) != FA2_OK ||
@@ -136,14 +141,11 @@ int rt_tma_fwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_fwd_pa
 
 int rt_tma_bwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_bwd_params *p, int bf16,
                     int head_dim, int block_n, rt_bwd_maps *out) {
-  if (!cu->cuTensorMapEncodeTiled || !cu->cuTensorMapReplaceAddress)
-    return rt_set_error(FA2_ERR_UNSUPPORTED,
-                        "the CUDA driver lacks %s, which ws backward tiles (TMA) need: a CUDA 12.0 "
-                        "or newer driver runs them; or use a wgmma tile (\"wg\" names)",
-                        !cu->cuTensorMapEncodeTiled ? "cuTensorMapEncodeTiled"
-                                                    : "cuTensorMapReplaceAddress");
-  /* the kernel's TMA row coordinate of LSE and delta is a 32-bit int */
-  if ((long long)p->batch * p->heads_q * RT_BWD_WS_ROWS(p->seqlen_q) > 0x7fffffffLL)
+  int rc = need_tma(cu, "ws backward tiles", "a wgmma tile (\"wg\" names)");
+  if (rc != FA2_OK) return rc;
+  /* the padded LSE and delta rows; the kernel's TMA row coordinate in them is a 32-bit int */
+  const long long rows = (long long)p->batch * p->heads_q * RT_BWD_WS_ROWS(p->seqlen_q);
+  if (rows > 0x7fffffffLL)
     return rt_set_error(FA2_ERR_UNSUPPORTED,
                         "batch %d x heads_q %d x seqlen_q %d (padded to 64) is past 2^31 LSE rows, the "
                         "ws backward's 32-bit TMA coordinate; use a wgmma tile (\"wg\" names)",
@@ -157,10 +159,8 @@ int rt_tma_bwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_bwd_pa
            p->v_head_stride, p->v_batch_stride, &k[2]);
   make_key(bf16, head_dim, 64, p->seqlen_q, p->heads_q, p->batch, p->do_row_stride,
            p->do_head_stride, p->do_batch_stride, &k[3]);
-  const long long rows = (long long)p->batch * p->heads_q * RT_BWD_WS_ROWS(p->seqlen_q);
   const float *lse_pad = p->delta + ((long long)p->batch * p->heads_q * p->seqlen_q + 63) / 64 * 64;
   make_flat_key(rows, 64, &k[4]);
-  int rc;
   if ((rc = tensor_map(cu, cache, "q", p->q, &k[0], &out->q)) != FA2_OK ||
       (rc = tensor_map(cu, cache, "k", p->k, &k[1], &out->k)) != FA2_OK ||
       (rc = tensor_map(cu, cache, "v", p->v, &k[2], &out->v)) != FA2_OK ||
