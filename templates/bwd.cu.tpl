@@ -251,7 +251,7 @@ __device__ __forceinline__ void pack8(void *dst, const float (&x)[8]) {
 }
 
 {% if ws %}
-// ws tiles' padded LSE and delta (runtime/rt_tma.h rt_bwd_ws_pad, the same layout): after
+// ws tiles' padded LSE and delta (runtime/rt_tma.h RT_BWD_WS_ROWS, the same layout): after
 // delta's rows (whole 64s of them), LSE then delta of batch x heads_q rows of ws_rows(seqlen_q).
 __device__ __forceinline__ int ws_rows(int seqlen_q) { return (seqlen_q + 63) / 64 * 64; }
 __device__ __forceinline__ float *ws_pad(const fa2_bwd_params &p) {

@@ -39,7 +39,6 @@ constexpr int kSwQ = kBlockM * kHeadDim * 2;   // ... of a Q or dO tile
 constexpr int kSwS = 64 * kBlockM * 2;         // ... of a warpgroup's dS^T (its keys x 64 queries)
 {% if shared_ds %}
 constexpr int kSwSAll = kBlockN * kBlockM * 2; // ... of the block's (two buffers)
-constexpr int kDQN = kHeadDim / kMma;          // dQ columns per warpgroup
 {% end %}
 constexpr int kColBlocks = kHeadDim / 64;      // 64-column blocks: one TMA box each
 constexpr int kSQSteps = kBlockM / 16;         // k16 query steps of dV, dK
@@ -281,45 +280,31 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 {% if shared_ds %}
     bar_sync(kDSBar, 256);                          // both warpgroups' dS^T complete
 
-    // dQ (64 queries x this warpgroup's kDQN columns) = dS K over the block's keys:
+    // dQ (64 queries x this warpgroup's 64 columns) = dS K over the block's 128 keys:
     // A = dS^T read transposed (queries contiguous), B = K's rows. Then into the
     // staging buffer once the dQ warps read the last step's.
-    float dq[kDQN / 8][4];
-    const unsigned sSa = per_step(sS + (t & 1) * kSwSAll), sKq = per_step(sK + wg * (kDQN / 64) * kBlockN * 128);
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < kBlockN / 16; ++kk)
-      wgmma_tt_n64(dq, sw128_desc(sSa + kk * 16 * 128, kBlockN * 128), sw128_desc(sKq + kk * 16 * 128, kBlockN * 128),
-                   kk > 0);
-    wgmma_commit();
-    // (its rows g, g + 8 of the warp's 16, columns 2 qd, 2 qd + 1 of each n8 tile: one
-    // address a step, the rest immediate offsets, else the addresses live across the loop)
-    const unsigned dq_at = per_step(sDQ + (wrow + g) * kDQPitch + (wg * kDQN + 2 * qd) * 4);
-    if (t > 0) bar_sync(kDQEmpty + wg, kDQMeet);
-    wgmma_wait<0>();
-    fence_regs(dq);
-#pragma unroll
-    for (int dt = 0; dt < kDQN / 8; ++dt)
-#pragma unroll
-      for (int hh = 0; hh < 2; ++hh)
-        st_shared2(dq_at + hh * 8 * kDQPitch + dt * 8 * 4, dq[dt][2 * hh], dq[dt][2 * hh + 1]);
+    constexpr int kDSRows = kBlockN;                // dS^T rows (keys) dQ sums over
+    const unsigned sSa = per_step(sS + (t & 1) * kSwSAll), sKq = per_step(sK + wg * kBlockN * 128);
 {% else %}
     bar_sync(kDSBar + wg, 128);                     // the warpgroup's dS^T complete
 
     // dQ_w (64 queries x the 64 columns) = dS K over the warpgroup's 64 keys: A = its
     // dS^T read transposed (queries contiguous), B = its rows of K. Then into its
     // staging buffer once the dQ warps read the last one.
+    constexpr int kDSRows = 64;                     // dS^T rows (keys) dQ sums over
+    const unsigned sSa = per_step(sS + wg * kSwS), sKq = sKws;
+{% end %}
     float dq[8][4];
-    const unsigned sSa = per_step(sS + wg * kSwS);
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
-      wgmma_tt_n64(dq, sw128_desc(sSa + kk * 16 * 128, 64 * 128), sw128_desc(sKws + kk * 16 * 128, kBlockN * 128),
+    for (int kk = 0; kk < kDSRows / 16; ++kk)
+      wgmma_tt_n64(dq, sw128_desc(sSa + kk * 16 * 128, kDSRows * 128), sw128_desc(sKq + kk * 16 * 128, kBlockN * 128),
                    kk > 0);
     wgmma_commit();
-    // (its rows g, g + 8 of the warp's 16, columns 2 qd, 2 qd + 1 of each n8 tile: one
-    // address a step, the rest immediate offsets, else 16 addresses live across the loop)
-    const unsigned dq_at = per_step(sDQ + wg * kDQBuf + (wrow + g) * kDQPitch + qd * 8);
+    // (in {{ shared_ds and "its 64 columns of the staging buffer" or "its staging buffer" }}, its rows g, g + 8 of the warp's 16, columns 2 qd,
+    // 2 qd + 1 of each n8 tile: one address a step, the rest immediate offsets, else 16
+    // addresses live across the loop)
+    const unsigned dq_at = per_step(sDQ + {{ shared_ds and "(wrow + g) * kDQPitch + (wg * 64 + 2 * qd) * 4" or "wg * kDQBuf + (wrow + g) * kDQPitch + qd * 8" }});
     if (t > 0) bar_sync(kDQEmpty + wg, kDQMeet);
     wgmma_wait<0>();
     fence_regs(dq);
@@ -328,7 +313,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int hh = 0; hh < 2; ++hh)
         st_shared2(dq_at + hh * 8 * kDQPitch + dt * 8 * 4, dq[dt][2 * hh], dq[dt][2 * hh + 1]);
-{% end %}
     bar_arrive(kDQFull + wg, kDQMeet);
   }
 
