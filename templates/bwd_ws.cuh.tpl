@@ -4,13 +4,17 @@
 {# on the H200, bench/NOTES.md "Session 26") or by each warpgroup's (one block: its dQ's columns #}
 {# would split a swizzled block). #}
 {% local shared_ds = head_dim > 64 %}
+{# d = 64: K's and V's A fragments of S^T and dP^T in registers, read once (32 of them; 32 KB #}
+{# less shared-memory reads a step, 1.02-1.06x, bench/NOTES.md "Session 27"). d = 128's would #}
+{# take 64 registers the warpgroups lack. #}
+{% local kv_regs = head_dim == 64 %}
 // ---- fa2_bwd, warp-specialized (templates/bwd_ws.cuh.tpl) -----------------------
 // One block per (key block of 128, kv head, batch), as bwd_wgmma.cuh.tpl, with its
 // loads and dQ's global adds taken off the MMA warps:
 //   Producer warp: K and V once, then per step (query head, block of 64 queries)
 //     Q, dO, LSE and delta with TMA into stage slots (templates/hopper.cuh.tpl).
 //   MMA warpgroup w (keys 64w .. 64w+63: their dK and dV in registers), per step:
-//     S^T = K Q^T, dP^T = V dO^T | P^T = exp2(S^T c - LSE) while dP^T runs |
+//     S^T = K Q^T, dP^T = V dO^T{{ kv_regs and " (K, V as register fragments)" or "" }} | P^T = exp2(S^T c - LSE) while dP^T runs |
 {% if shared_ds %}
 //     dS^T = P^T (dP^T - delta), also into shared memory | dV += P^T dO, dK +=
 //     dS^T Q | frees the slot | both warpgroups' dS^T stored (a barrier of the
@@ -74,6 +78,19 @@ __device__ __forceinline__ void tma_load_1d(unsigned dst, const fa2_tmap &map, i
 
 {% set DS_TILE = true %}
 {% include "bwd_frags.cuh.tpl" %}
+{% if kv_regs %}
+// The A fragments of the 4 k16 steps of the warp's 16 rows (from row r) of a
+// swizzled K or V tile (kBlockN rows of 64 columns).
+__device__ __forceinline__ void load_a_frags(const unsigned char *s, int r, int g, int qd, unsigned (&a)[4][4]) {
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks) {
+    a[ks][0] = *(const unsigned *)(s + sw128_offset<kBlockN>(r + g, 2 * ks) + qd * 4);
+    a[ks][1] = *(const unsigned *)(s + sw128_offset<kBlockN>(r + g + 8, 2 * ks) + qd * 4);
+    a[ks][2] = *(const unsigned *)(s + sw128_offset<kBlockN>(r + g, 2 * ks + 1) + qd * 4);
+    a[ks][3] = *(const unsigned *)(s + sw128_offset<kBlockN>(r + g + 8, 2 * ks + 1) + qd * 4);
+  }
+}
+{% end %}
 __device__ __forceinline__ void st_shared2(unsigned addr, float a, float b) {
   asm volatile("st.shared.v2.f32 [%0], { %1, %2 };\n" ::"r"(addr), "f"(a), "f"(b) : "memory");
 }
@@ -198,6 +215,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     for (int e = 0; e < 4; ++e) acc_v[dt][e] = acc_k[dt][e] = 0.f;
 
   if (n_steps > 0) mbar_wait(kv_full, 0);
+{% if kv_regs %}
+  unsigned kf[4][4], vf[4][4]; // the warp's 16 keys of K and V as A fragments
+  load_a_frags(smem, key_row, g, qd, kf);
+  load_a_frags(smem + kSwKV, key_row, g, qd, vf);
+{% end %}
   for (int t = 0; t < n_steps; ++t) {
     const int slot = t % kStages;
     const int m0 = (i_begin + t % n_i) * kBlockM;
@@ -208,6 +230,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     // S^T = K Q^T and dP^T = V dO^T for the warpgroup's 64 keys (fp32), two groups
     float st[kBlockM / 8][4], dpt[kBlockM / 8][4];
     wgmma_fence();
+{% if kv_regs %}
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks) wgmma_rk_n64(st, kf[ks], sw128_desc(sQt + ks * 32, 16), ks > 0);
+    wgmma_commit();
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks) wgmma_rk_n64(dpt, vf[ks], sw128_desc(sdOt + ks * 32, 16), ks > 0);
+    wgmma_commit();
+{% else %}
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks)
       wgmma_ss_n{{ block_m }}(st, sw128_desc(sKws + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
@@ -218,6 +248,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
       wgmma_ss_n{{ block_m }}(dpt, sw128_desc(sVws + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16),
                        sw128_desc(sdOt + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
     wgmma_commit();
+{% end %}
     wgmma_wait<1>(); // S^T has landed; dP^T runs on through P^T's exponentials
     fence_regs(st);
 

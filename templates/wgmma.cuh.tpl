@@ -191,6 +191,21 @@ __device__ __forceinline__ void wgmma_rs_n{{ head_dim }}(float (&d)[{{ head_dim 
                : {{ outs("d", head_dim // 2) }}
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
 }
+{% if ws and pass == "bwd" and head_dim == 64 %}
+
+// D (64 x 64, fp32) (+)= A B^T, A 64x16 from registers (mma.sync's A fragment per
+// warp), B 64x16 K-major in shared memory: the ws backward's S^T = K Q^T and
+// dP^T = V dO^T at d = 64, with K and V held in registers.
+__device__ __forceinline__ void wgmma_rk_n64(float (&d)[8][4], const unsigned (&a)[4], unsigned long long b,
+                                             int scale_d) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k16.f32.{{ mma_type }}.{{ mma_type }} "
+               "{ {{ regs(0, 32) }} }, "
+               "{ {{ regs(32, 4) }} }, %36, p, 1, 1, 0;\n}\n"
+               : {{ outs("d", 32) }}
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+}
+{% end %}
 {% for _, n in ipairs(tt_sizes) %}
 
 // D (64 x {{ n }}, fp32) (+)= A B, A 64x16 and B 16x{{ n }} both MN-major in shared
