@@ -263,7 +263,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) st[nt][2 * hh + e] = exp2_approx(fmaf(st[nt][2 * hh + e], c, -l2));
       }
-    if (m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} || (kCausal && n0 + kBlockN - 1 > m0 + diag)) {
+    if (m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
+        {{ window and WINDOW_EDGE:sub(1, -2) or "(kCausal && n0 + kBlockN - 1 > m0 + diag)" }}) {
 #pragma unroll
       for (int nt = 0; nt < kBlockM / 8; ++nt)
 #pragma unroll
@@ -283,12 +284,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     // dS^T = P^T (dP^T - delta), rounded as each k16 step completes, also to shared
     // memory for dQ unless fa2_bwd_dq_det computes dQ.
     unsigned as[kSQSteps][4];
+{% if window %}
+    // (the row opaque a step: its 16 swizzled store offsets, hoisted, spilled beside the window's bounds)
+    const int ds_row = (int)per_step(wrow + g);
+{% end %}
 #pragma unroll
     for (int qs = 0; qs < kSQSteps; ++qs) {
 #pragma unroll
       for (int nt = 2 * qs; nt < 2 * qs + 2; ++nt) ds_tile(dpt[nt], st[nt], sDf + slot * kBlockM, nt, qd);
       a_frag(dpt[2 * qs], dpt[2 * qs + 1], as[qs]);
-      if (!p.deterministic) store_sw_frag(sSw{{ shared_ds and " + (t & 1) * kSwSAll" or "" }}, as[qs], wrow + g, qs * 2, qd);
+      if (!p.deterministic) store_sw_frag(sSw{{ shared_ds and " + (t & 1) * kSwSAll" or "" }}, as[qs], {{ window and "ds_row" or "wrow + g" }}, qs * 2, qd);
     }
 
     // dV += P^T dO and dK += dS^T Q: dO and Q rows (queries) 128 bytes apart,

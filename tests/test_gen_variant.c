@@ -230,6 +230,16 @@ Test(variant, wgmma_tiles) {
   cr_expect_eq(w.threads, 384);
   cr_expect_eq(w.smem_bytes, 1024 + 2 * 128 * (2 * 128 + 2 * 2 * 64) + 8 * 2 * 64 + 2 * 128 * 64 +
                                  2 * 64 * 136 * 4 + 256);
+  /* a window is masks only: the ws tile takes it when asked (the default stays wgmma's) */
+  gen_variant win;
+  cr_assert_eq(gen_variant_from_name(g, "bwd_bf16_d128_window_m64n128w12s2ws_none", &win, &err), GEN_OK, "%s",
+               err.msg);
+  cr_expect(win.ws && win.window && !win.causal);
+  win = base(128, 0, GEN_STAB_NONE, 0, 0);
+  win.pass = GEN_PASS_BWD;
+  win.window = 1;
+  cr_assert_eq(gen_variant_complete(g, &win, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_expect(!win.ws && win.wgmma, "%s", win.name);
 }
 
 /* ws tiles (warp-specialized, TMA): the "ws" suffix, warps counting the
@@ -455,7 +465,7 @@ Test(variant, bad_and_non_canonical_names) {
       {"bwd_bf16_d128_m64n128w12s1ws_none", "stages = 1: a backward ws tile keeps the next step's loads"},
       {"bwd_bf16_d192_m64n128w12s2ws_none", "head_dim = 192: backward ws tiles take head dims of one or two"},
       {"bwd_bf16_d96_m64n128w12s2ws_none", "head_dim = 96: ws tiles need a head dim made of 64"},
-      {"bwd_bf16_d128_window_m64n128w12s2ws_none", "window = true: backward ws tiles are written for plain"},
+      {"bwd_bf16_d128_alibi_m64n128w12s2ws_none", "alibi = true: backward ws tiles are written for plain"},
       {"bwd_bf16_d128_varlen_m64n128w12s2ws_none", "varlen = true: backward ws tiles are written for plain"},
       {"fwd_bf16_d128_m128n64w2s2wg_none", "warps = 2: wgmma tiles take whole warpgroups"},
       {"fwd_bf16_d128_m128n64w4s2wg_none", "block_m = 128: a wgmma tile's warpgroups take 64"},

@@ -457,5 +457,8 @@ Test(build, padded_spec_compiles_without_spills) {
  * warpgroups, 160 with three): no spills (bench/gpu_run.sh ws builds all of
  * tests/gpu/ws_spec.lua, 60 variants, with the same check). */
 Test(build, ws_tiles_compile_without_spills) { full_check("tests/gpu/ws_sanitize_spec.lua", NULL); }
+/* the ws backward's windowed variants, which no default selects yet (specs/full.lua has
+ * the plain ones) */
+Test(build, ws_backward_tiles_compile_without_spills) { full_check("tests/gpu/ws_bwd_sanitize_spec.lua", NULL); }
 /* The tile of the causal forward's length rule below N = 1k (rt_select.c) at the head dims on 64's tiles. */
 Test(build, short_causal_tiles_compile_without_spills) { full_check("tests/gpu/short_causal_spec.lua", NULL); }

@@ -1,10 +1,12 @@
 -- The warp-specialized backward under compute-sanitizer (memcheck, racecheck, synccheck;
 -- fa2_gpu_tests --odd-shapes; bench/gpu_run.sh ws_bwd): bf16 d = 64 (each warpgroup's own dQ) and 128 (the block's
--- dS^T shared, double-buffered), causal and not, two Q/dO stages.
+-- dS^T shared, double-buffered), causal, windowed and neither, two Q/dO stages. make test compiles it for
+-- spills (tests/test_rt_build.c).
 return {
   dtype    = { "bf16" },
   head_dim = { 64, 128 },
   causal   = { false, true },
+  window   = { false, true },   -- (a window is never causal: its right edge is the causal mask)
   pass     = { "bwd" },
   tiles    = { { block_m = 64, block_n = 128, warps = 12, stages = 2, ws = true } },
   arch     = { "sm_90" },
