@@ -1,12 +1,11 @@
 -- The warp-specialized backward (templates/bwd_ws.cuh.tpl, Hopper sm_90a) against
 -- float64: both dtypes, d = 64 and 128 and two head dims padded to them (56, 120:
--- columns past d masked), causal, windowed and neither, 2 Q/dO stages and 3 at d = 64 (d = 128's
+-- columns past d masked), causal and not, 2 Q/dO stages and 3 at d = 64 (d = 128's
 -- do not fit 227 KB; bench/gpu_run.sh ws_bwd). On other GPUs fa2_gpu_tests skips them.
 return {
   dtype    = { "bf16", "fp16" },
   head_dim = { 56, 64, 120, 128 },
   causal   = { false, true },
-  window   = { false, true },   -- (a window is never causal: its right edge is the causal mask)
   pass     = { "bwd" },
   tiles    = {
     { block_m = 64, block_n = 128, warps = 12, stages = 2, ws = true },
