@@ -513,8 +513,8 @@ function M.complete(v, arch, tiles_arch)
       U.fail("head_dim", c.head_dim, "backward ws tiles take head dims of one or two 64-column blocks",
         "40-64, 104-128 (multiples of 8)")
     end
-    for _, m in ipairs(M.FEATURES) do -- every feature but sinks (their gradient is a kernel of its own) and windows (masks)
-      if m ~= "sinks" and m ~= "window" and c[m] then
+    for _, m in ipairs(M.FEATURES) do -- every feature but sinks (their gradient is a kernel of its own), windows (masks), ALiBi
+      if m ~= "sinks" and m ~= "window" and m ~= "alibi" and c[m] then
         U.fail(m, c[m], "backward ws tiles are written for plain variants (" .. m .. " is not)",
           "a wgmma tile (ws = false) with " .. m)
       end

@@ -223,6 +223,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   for (int t = 0; t < n_steps; ++t) {
     const int slot = t % kStages;
     const int m0 = (i_begin + t % n_i) * kBlockM;
+{% if alibi %}
+    // ALiBi: the step's query head's slope (raw units), each score less slope |q + diag - key|
+    const float alibi = p.alibi_slopes[batch * p.alibi_batch_stride + kv_head * group + t / n_i] * p.inv_scale;
+    const float dist0 = (float)(m0 + 2 * qd + diag - n0 - key_row - g);
+{% end %}
     mbar_wait(q_full + 8 * slot, (t / kStages) & 1);
     const unsigned sQt = sQ + slot * kSwQ, sdOt = sdO + slot * kSwQ;
     const unsigned sKws = per_step(sKw), sVws = per_step(sVw);
@@ -261,7 +266,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
       for (int e = 0; e < 2; ++e) {
         const float l2 = sLf[slot * kBlockM + nt * 8 + 2 * qd + e] * 1.44269504f;
 #pragma unroll
+{% if alibi %}
+        for (int hh = 0; hh < 2; ++hh)
+          st[nt][2 * hh + e] = exp2_approx(
+              fmaf(st[nt][2 * hh + e] - alibi * fabsf(dist0 + (float)(nt * 8 + e - hh * 8)), c, -l2));
+{% else %}
         for (int hh = 0; hh < 2; ++hh) st[nt][2 * hh + e] = exp2_approx(fmaf(st[nt][2 * hh + e], c, -l2));
+{% end %}
       }
     if (m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
         {{ window and WINDOW_EDGE:sub(1, -2) or "(kCausal && n0 + kBlockN - 1 > m0 + diag)" }}) {

@@ -1,13 +1,15 @@
 -- The warp-specialized backward under compute-sanitizer (memcheck, racecheck, synccheck;
 -- fa2_gpu_tests --odd-shapes; bench/gpu_run.sh ws_bwd): bf16 d = 64 (each warpgroup's own dQ) and 128 (the block's
--- dS^T shared, double-buffered), causal, windowed and neither, two Q/dO stages. make test compiles it for
+-- dS^T shared, double-buffered), causal, windowed, with ALiBi and plain, two Q/dO stages. make test compiles it for
 -- spills (tests/test_rt_build.c).
 return {
   dtype    = { "bf16" },
   head_dim = { 64, 128 },
   causal   = { false, true },
-  window   = { false, true },   -- (never causal; fa2_gpu_tests skips windows: tests/gpu/*.py check them)
+  window   = { false, true },   -- (never causal; fa2_gpu_tests skips windows and ALiBi: tests/gpu/*.py check them)
+  alibi    = { false, true },
   pass     = { "bwd" },
   tiles    = { { block_m = 64, block_n = 128, warps = 12, stages = 2, ws = true } },
   arch     = { "sm_90" },
+  exclude  = function(v) return v.window and v.alibi end,
 }
