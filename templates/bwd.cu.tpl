@@ -45,8 +45,10 @@
 {# Variants whose score values (edges, slopes, cap, sequence bounds) need registers that #}
 {# d >= 128 has not: fewer k steps in flight in fa2_bwd, smaller key tiles in dq_det. #}
 {% local modified = window or varlen or alibi or softcap %}
-{# A step crosses a window edge: some (query, key) of it outside the window. #}
-{% set WINDOW_EDGE = "(p.window_right >= 0 && n0 + kBlockN - 1 > m0 + diag + p.window_right) ||\n                        (p.window_left >= 0 && n0 < m0 + kBlockM - 1 + diag - p.window_left);" %}
+{# A step (queries m0.., keys n0..) crosses the causal diagonal or a window edge: some #}
+{# (query, key) of it hidden. The fa2_bwd kernels' masked steps: this, or a row or key #}
+{# past the sequence. #}
+{% set STEP_EDGE = window and "(p.window_right >= 0 && n0 + kBlockN - 1 > m0 + diag + p.window_right) ||\n                        (p.window_left >= 0 && n0 < m0 + kBlockM - 1 + diag - p.window_left)" or "(kCausal && n0 + kBlockN - 1 > m0 + diag)" %}
 {% set I_BEGIN = window and "p.window_right < 0 ? 0 : max(0, n0 - diag - p.window_right) / kBlockM" or "kCausal ? max(0, n0 - diag) / kBlockM : 0" %}
 {# 8 keys per warp (gen/variant.lua bwd_layout): "quad" (mma.sync, four warps share 32 keys) #}
 {# or "pair" (wgmma, two warpgroups share 64); nil: the layouts described above. #}
@@ -512,7 +514,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 {% end %}
     // P^T = exp2(S^T c - LSE log2 e), dS^T = P^T (dP^T - delta); masked entries are 0.
     const bool masked = m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
-                        {{ window and WINDOW_EDGE or "(kCausal && n0 + kBlockN - 1 > m0 + diag);" }}
+                        {{ STEP_EDGE }};
 {% if alibi %}
     // ALiBi's distance q + diag - key at this thread's first element, as a float: each
     // element adds a constant (exact, integers below 2^24), no conversion per score.

@@ -207,7 +207,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) fa2_bwd(const fa2_bwd_
 {% end %}
     // P^T = exp2(S^T c - LSE log2 e), {{ pair and "and its factor f for dS^T = f (dP^T - delta)" or overlap and "kept for dS^T = P^T (dP^T - delta)" or "dS^T = P^T (dP^T - delta)" }}; masked entries are 0.
     const bool masked = m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
-                        {{ window and WINDOW_EDGE or "(kCausal && n0 + kBlockN - 1 > m0 + diag);" }}
+                        {{ STEP_EDGE }};
 {% if alibi %}
     const float dist0 = (float)(m0 + 2 * qd + diag - n0 - key_row - g); // ALiBi, as in bwd.cu.tpl
 {% end %}

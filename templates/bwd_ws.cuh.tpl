@@ -275,7 +275,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 {% end %}
       }
     if (m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
-        {{ window and WINDOW_EDGE:sub(1, -2) or "(kCausal && n0 + kBlockN - 1 > m0 + diag)" }}) {
+        {{ STEP_EDGE }}) {
 #pragma unroll
       for (int nt = 0; nt < kBlockM / 8; ++nt)
 #pragma unroll
