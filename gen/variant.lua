@@ -403,12 +403,12 @@ end
 -- modified: the variant has a score modifier, dropout, sinks or varlen (a forward off
 -- sm_90 then takes TILES_MODIFIED where TILES would be its tile and it has one);
 -- balanced: a forward of mode balanced (TILES_BALANCED, likewise).
-function M.auto_tile(pass, head_dim, arch, modified, balanced, positional)
+function M.auto_tile(pass, head_dim, arch, modified, balanced, positional, ws_ok)
   local name = pass == "bwd" and "BWD_TILES" or "TILES"
   if arch == M.WGMMA_ARCH and D[name .. "_SM90"][head_dim] then name = name .. "_SM90" end
   if name == "BWD_TILES_SM90" and positional and D.BWD_TILES_SM90_POSITIONAL[head_dim] then
     name = "BWD_TILES_SM90_POSITIONAL"
-  elseif name == "BWD_TILES_SM90" and not modified and D.BWD_TILES_SM90_WS[head_dim] then
+  elseif name == "BWD_TILES_SM90" and (not modified or ws_ok) and D.BWD_TILES_SM90_WS[head_dim] then
     name = "BWD_TILES_SM90_WS"
   end
   if name == "TILES_SM90" and D.TILES_SM90_WS[head_dim] then name = "TILES_SM90_WS" end
@@ -436,10 +436,13 @@ end
 
 -- auto_tile for variant c (its pass, head dim and features) on arch.
 function M.auto_pick(c, arch)
-  local modified = false
-  for _, k in ipairs(M.FEATURES) do modified = modified or c[k] end
+  local modified, ws_ok = false, true -- ws_ok: no feature but windows and varlen (the ws backward takes them)
+  for _, k in ipairs(M.FEATURES) do
+    modified = modified or c[k]
+    if c[k] and k ~= "window" and k ~= "varlen" then ws_ok = false end
+  end
   local td = M.tile_dim(c.head_dim, arch == M.WGMMA_ARCH)
-  return M.auto_tile(c.pass, td, arch, modified, c.out_round == "balanced", c.alibi or c.window)
+  return M.auto_tile(c.pass, td, arch, modified, c.out_round == "balanced", c.alibi or c.window, ws_ok)
 end
 
 -- The supported arches whose "auto" tile for completed c is c's own tile.
@@ -513,8 +516,8 @@ function M.complete(v, arch, tiles_arch)
       U.fail("head_dim", c.head_dim, "backward ws tiles take head dims of one or two 64-column blocks",
         "40-64, 104-128 (multiples of 8)")
     end
-    for _, m in ipairs(M.FEATURES) do -- every feature but sinks (their gradient is a kernel of its own), windows (masks), ALiBi
-      if m ~= "sinks" and m ~= "window" and m ~= "alibi" and c[m] then
+    for _, m in ipairs(M.FEATURES) do -- every feature but sinks (their gradient is a kernel of its own), windows (masks),
+      if m ~= "sinks" and m ~= "window" and m ~= "alibi" and m ~= "varlen" and c[m] then -- ALiBi, varlen
         U.fail(m, c[m], "backward ws tiles are written for plain variants (" .. m .. " is not)",
           "a wgmma tile (ws = false) with " .. m)
       end

@@ -233,7 +233,7 @@ int rt_launch_bwd(fa2_context *ctx, const rt_kernel *k, const fa2_bwd_args *a, v
   memset(&maps, 0, sizeof maps);
   void *params[] = {&p, &maps};
   if (k->ws && a->batch > 0 && a->seqlen_q > 0 && a->seqlen_k > 0 &&
-      (rc = rt_tma_bwd_maps(ctx->cu, &ctx->tma, &p, a->q.dtype == FA2_BF16, a->head_dim, k->block_n,
+      (rc = rt_tma_bwd_maps(ctx->cu, &ctx->tma, &p, a->total_k, a->q.dtype == FA2_BF16, a->head_dim, k->block_n,
                             &maps)) != FA2_OK)
     return rc;
   const unsigned det_threads = (unsigned)RT_BWD_DET_THREADS(k->threads), det_warps = det_threads / 32;
@@ -241,7 +241,7 @@ int rt_launch_bwd(fa2_context *ctx, const rt_kernel *k, const fa2_bwd_args *a, v
   const unsigned row_block = FA2_ROW_BLOCK((unsigned)k->threads, (unsigned)k->tile_dim);
   const unsigned rows_x = (unsigned)((a->seqlen_q + row_block - 1) / row_block);
   /* ws: fa2_bwd_pre also fills the rows of its padded LSE and delta (rt_tma.h) */
-  const long long pre_rows = k->ws ? RT_BWD_WS_ROWS(a->seqlen_q) : a->seqlen_q;
+  const long long pre_rows = !k->ws ? a->seqlen_q : a->cu_seqlens_q ? a->seqlen_q + 3LL : RT_BWD_WS_ROWS(a->seqlen_q);
   const unsigned pre_x = (unsigned)((pre_rows + row_block - 1) / row_block);
   const unsigned keys_x = (unsigned)((a->seqlen_k + k->block_n - 1) / k->block_n);
   const unsigned det_x = (unsigned)((a->seqlen_q + 16 * det_warps - 1) / (16 * det_warps));

@@ -111,23 +111,34 @@ static int need_tma(const rt_cuda_api *cu, const char *what, const char *instead
                       what, instead);
 }
 
+/* The keys of Q, K, V and a fourth query-shaped tensor (the forward's O, the backward's
+ * dO) from their (row, head, batch) strides: boxes of 64 query rows, block_n key rows;
+ * varlen: one batch of total rows, each sequence's rows from its offset. Returns K's rows. */
+static long long qkvx_keys(int varlen, long long total_q, long long total_k, int seqlen_q, int seqlen_k,
+                           int batch, int heads_q, int heads_kv, int bf16, int head_dim, int block_n,
+                           const long long strides[12], rt_tma_key k[4]) {
+  const long long rows_q = varlen ? total_q : seqlen_q, rows_k = varlen ? total_k : seqlen_k;
+  const long long b = varlen ? 1 : batch;
+  for (int i = 0; i < 4; i++) {
+    const int kv = i == 1 || i == 2;
+    make_key(bf16, head_dim, kv ? block_n : 64, kv ? rows_k : rows_q, kv ? heads_kv : heads_q, b,
+             strides[3 * i], strides[3 * i + 1], strides[3 * i + 2], &k[i]);
+  }
+  return rows_k;
+}
+
 int rt_tma_fwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_fwd_params *p, int total_k,
                     int bf16, int head_dim, int block_n, rt_fwd_maps *out) {
   int rc = need_tma(cu, "ws tiles", "a wgmma tile (\"wg\" names, gen/defaults.lua TILES_SM90)");
   if (rc != FA2_OK) return rc;
-  /* varlen: one batch of total rows, each sequence's rows from its offset */
-  const int varlen = p->cu_seqlens_q != NULL;
-  const long long rows_q = varlen ? p->total_q : p->seqlen_q, rows_k = varlen ? total_k : p->seqlen_k;
-  const long long batch = varlen ? 1 : p->batch;
   rt_tma_key k[4];
-  make_key(bf16, head_dim, 64, rows_q, p->heads_q, batch, p->q_row_stride, p->q_head_stride,
-           p->q_batch_stride, &k[0]);
-  make_key(bf16, head_dim, block_n, rows_k, p->heads_kv, batch, p->k_row_stride, p->k_head_stride,
-           p->k_batch_stride, &k[1]);
-  make_key(bf16, head_dim, block_n, rows_k, p->heads_kv, batch, p->v_row_stride, p->v_head_stride,
-           p->v_batch_stride, &k[2]);
-  make_key(bf16, head_dim, 64, rows_q, p->heads_q, batch, p->o_row_stride, p->o_head_stride,
-           p->o_batch_stride, &k[3]);
+  const long long rows_k = qkvx_keys(p->cu_seqlens_q != NULL, p->total_q, total_k, p->seqlen_q, p->seqlen_k,
+                                     p->batch, p->heads_q, p->heads_kv, bf16, head_dim, block_n,
+                                     (const long long[]){p->q_row_stride, p->q_head_stride, p->q_batch_stride,
+                                                         p->k_row_stride, p->k_head_stride, p->k_batch_stride,
+                                                         p->v_row_stride, p->v_head_stride, p->v_batch_stride,
+                                                         p->o_row_stride, p->o_head_stride, p->o_batch_stride},
+                                     k);
   /* No keys: no key tile is ever loaded, and an empty tensor's address may be
    * NULL, which the driver refuses: K's and V's maps then point at Q. */
   const void *kd = rows_k > 0 ? p->k : p->q, *vd = rows_k > 0 ? p->v : p->q;
@@ -139,27 +150,29 @@ int rt_tma_fwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_fwd_pa
   return FA2_OK;
 }
 
-int rt_tma_bwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_bwd_params *p, int bf16,
-                    int head_dim, int block_n, rt_bwd_maps *out) {
+int rt_tma_bwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_bwd_params *p, int total_k,
+                    int bf16, int head_dim, int block_n, rt_bwd_maps *out) {
   int rc = need_tma(cu, "ws backward tiles", "a wgmma tile (\"wg\" names)");
   if (rc != FA2_OK) return rc;
+  const int varlen = p->cu_seqlens_q != NULL;
   /* the padded LSE and delta rows; the kernel's TMA row coordinate in them is a 32-bit int */
-  const long long rows = (long long)p->batch * p->heads_q * RT_BWD_WS_ROWS(p->seqlen_q);
+  const long long rows = varlen ? p->heads_q * RT_BWD_WS_SPAN(p->total_q, p->batch)
+                                : (long long)p->batch * p->heads_q * RT_BWD_WS_ROWS(p->seqlen_q);
   if (rows > 0x7fffffffLL)
     return rt_set_error(FA2_ERR_UNSUPPORTED,
-                        "batch %d x heads_q %d x seqlen_q %d (padded to 64) is past 2^31 LSE rows, the "
+                        "batch %d x heads_q %d x seqlen_q %d (padded) is past 2^31 LSE rows, the "
                         "ws backward's 32-bit TMA coordinate; use a wgmma tile (\"wg\" names)",
-                        p->batch, p->heads_q, p->seqlen_q);
+                        p->batch, p->heads_q, varlen ? p->total_q : p->seqlen_q);
   rt_tma_key k[5];
-  make_key(bf16, head_dim, 64, p->seqlen_q, p->heads_q, p->batch, p->q_row_stride, p->q_head_stride,
-           p->q_batch_stride, &k[0]);
-  make_key(bf16, head_dim, block_n, p->seqlen_k, p->heads_kv, p->batch, p->k_row_stride,
-           p->k_head_stride, p->k_batch_stride, &k[1]);
-  make_key(bf16, head_dim, block_n, p->seqlen_k, p->heads_kv, p->batch, p->v_row_stride,
-           p->v_head_stride, p->v_batch_stride, &k[2]);
-  make_key(bf16, head_dim, 64, p->seqlen_q, p->heads_q, p->batch, p->do_row_stride,
-           p->do_head_stride, p->do_batch_stride, &k[3]);
-  const float *lse_pad = p->delta + ((long long)p->batch * p->heads_q * p->seqlen_q + 63) / 64 * 64;
+  qkvx_keys(varlen, p->total_q, total_k, p->seqlen_q, p->seqlen_k, p->batch, p->heads_q, p->heads_kv, bf16,
+            head_dim, block_n,
+            (const long long[]){p->q_row_stride, p->q_head_stride, p->q_batch_stride, p->k_row_stride,
+                                p->k_head_stride, p->k_batch_stride, p->v_row_stride, p->v_head_stride,
+                                p->v_batch_stride, p->do_row_stride, p->do_head_stride, p->do_batch_stride},
+            k);
+  /* after delta's rows (varlen: heads_q x total_q, like LSE), whole 64s of them */
+  const long long delta_rows = varlen ? (long long)p->heads_q * p->total_q : (long long)p->batch * p->heads_q * p->seqlen_q;
+  const float *lse_pad = p->delta + (delta_rows + 63) / 64 * 64;
   make_flat_key(rows, 64, &k[4]);
   if ((rc = tensor_map(cu, cache, "q", p->q, &k[0], &out->q)) != FA2_OK ||
       (rc = tensor_map(cu, cache, "k", p->k, &k[1], &out->k)) != FA2_OK ||

@@ -41,6 +41,13 @@ typedef struct rt_bwd_maps {
  * them), LSE then delta, each batch x heads_q x RT_BWD_WS_ROWS(seqlen_q) (bwd.cu.tpl's
  * ws_pad; fa2_backward_workspace_size counts them). */
 #define RT_BWD_WS_ROWS(seqlen_q) (((long long)(seqlen_q) + 63) / 64 * 64)
+/* Varlen: a box needs a start on 16 bytes, 4 floats, not 64 rows: sequence b's padded
+ * rows start at RT_BWD_WS_START(cu_seqlens_q[b], b) (each sequence gets up to 3 more
+ * rows, which fa2_bwd_pre fills too), each head's RT_BWD_WS_SPAN(total_q, batch) rows
+ * apart; boxes that run past a sequence read the next one's rows (masked: its queries
+ * are past seqlen_q). fa2_bwd_pre runs over seqlen_q (the longest) + 3 rows. */
+#define RT_BWD_WS_START(cu_q, b) ((((long long)(cu_q) + 3LL * (b) + 3) / 4) * 4)
+#define RT_BWD_WS_SPAN(total_q, batch) RT_BWD_WS_START(total_q, batch)
 
 /* A ws backward (12 warps) runs fa2_bwd_dq_det on 8 (bwd.cu.tpl's kDetThreads: 12 would
  * cap its registers at 168); other tiles on their own. 16 query rows per warp. */
@@ -77,10 +84,10 @@ int rt_tma_fwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_fwd_pa
                     int bf16, int head_dim, int block_n, rt_fwd_maps *out);
 
 /* The six maps of a ws backward call: Q, K, V, dO as the forward's Q, K, V, O (boxes
- * of 64 query rows, block_n key rows), and the padded LSE and delta after p->delta's
- * rows as flat fp32 (boxes of 64). Fixed-length batches only (ws backward tiles take
- * no varlen). Returns as rt_tma_fwd_maps. */
-int rt_tma_bwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_bwd_params *p, int bf16,
-                    int head_dim, int block_n, rt_bwd_maps *out);
+ * of 64 query rows, block_n key rows; varlen: one batch of total_q, total_k rows), and
+ * the padded LSE and delta after p->delta's rows as flat fp32 (boxes of 64). Returns
+ * as rt_tma_fwd_maps. */
+int rt_tma_bwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_bwd_params *p, int total_k,
+                    int bf16, int head_dim, int block_n, rt_bwd_maps *out);
 
 #endif

@@ -252,7 +252,21 @@ __device__ __forceinline__ void pack8(void *dst, const float (&x)[8]) {
   *(uint4 *)dst = make_uint4(pack2(x[0], x[1]), pack2(x[2], x[3]), pack2(x[4], x[5]), pack2(x[6], x[7]));
 }
 
-{% if ws %}
+{% if ws and varlen %}
+// ws tiles' padded LSE and delta (runtime/rt_tma.h RT_BWD_WS_START, RT_BWD_WS_SPAN, the
+// same layout): after delta's heads_q x total_q rows (whole 64s of them), LSE then delta,
+// each head's ws_span rows apart, sequence b's rows from ws_start(b) (4-float aligned: a
+// TMA box starts on 16 bytes; up to 3 rows more a sequence).
+__device__ __forceinline__ int ws_start(const fa2_bwd_params &p, int b) {
+  return (int)(((long long)p.cu_seqlens_q[b] + 3LL * b + 3) / 4 * 4);
+}
+__device__ __forceinline__ int ws_span(const fa2_bwd_params &p) {
+  return (int)(((long long)p.total_q + 3LL * p.batch + 3) / 4 * 4);
+}
+__device__ __forceinline__ float *ws_pad(const fa2_bwd_params &p) {
+  return p.delta + ((long long)p.heads_q * p.total_q + 63) / 64 * 64;
+}
+{% elif ws %}
 // ws tiles' padded LSE and delta (runtime/rt_tma.h RT_BWD_WS_ROWS, the same layout): after
 // delta's rows (whole 64s of them), LSE then delta of batch x heads_q rows of ws_rows(seqlen_q).
 __device__ __forceinline__ int ws_rows(int seqlen_q) { return (seqlen_q + 63) / 64 * 64; }
@@ -304,10 +318,17 @@ extern "C" __global__ void __launch_bounds__(kThreads) fa2_bwd_pre(const fa2_bwd
 {% if ws %}
   // LSE and delta again in rows padded to 64 for bwd_ws.cuh.tpl's TMA (a box starts on
   // 16 bytes): +inf and 0 past seqlen_q, so P is 0 there. (The grid covers the padding.)
+{% if varlen %}
+  const int first = ws_start(p, batch), n_pad = ws_start(p, batch + 1) - first; // (the grid: seqlen_q + 3 rows)
+  if (col == 0 && row < n_pad) {
+    float *lse_pad = ws_pad(p), *delta_pad = lse_pad + (long long)p.heads_q * ws_span(p);
+    const long long at = (long long)head * ws_span(p) + first + row;
+{% else %}
   const int n_pad = ws_rows(p.seqlen_q);
   if (col == 0 && row < n_pad) {
     float *lse_pad = ws_pad(p), *delta_pad = lse_pad + (long long)p.batch * p.heads_q * n_pad;
     const long long at = ((long long)batch * p.heads_q + head) * n_pad + row;
+{% end %}
     lse_pad[at] = mine ? p.lse[{{ LSE("head") }} + row] : pos_inf();
     delta_pad[at] = mine ? sum : 0.f;
   }

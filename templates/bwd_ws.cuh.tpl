@@ -8,6 +8,10 @@
 {# less shared-memory reads a step, 1.02-1.06x, bench/NOTES.md "Session 27"). d = 128's would #}
 {# take 64 registers the warpgroups lack. #}
 {% local kv_regs = head_dim == 64 %}
+{# TMA coordinates: varlen maps are one batch of every sequence's rows (rt_tma_bwd_maps). #}
+{% local QROW = varlen and "seq_q0 + m0" or "m0" %}
+{% local KROW = varlen and "seq_k0 + n0" or "n0" %}
+{% local TBATCH = varlen and "0" or "batch" %}
 // ---- fa2_bwd, warp-specialized (templates/bwd_ws.cuh.tpl) -----------------------
 // One block per (key block of 128, kv head, batch), as bwd_wgmma.cuh.tpl, with its
 // loads and dQ's global adds taken off the MMA warps:
@@ -141,20 +145,24 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         mbar_arrive_tx(kv_full, 2 * kSwKV);
 #pragma unroll
         for (int cb = 0; cb < kColBlocks; ++cb) {
-          tma_load(sK + cb * kBlockN * 128, maps.k, cb * 64, n0, kv_head, batch, kv_full);
-          tma_load(sV + cb * kBlockN * 128, maps.v, cb * 64, n0, kv_head, batch, kv_full);
+          tma_load(sK + cb * kBlockN * 128, maps.k, cb * 64, {{ KROW }}, kv_head, {{ TBATCH }}, kv_full);
+          tma_load(sV + cb * kBlockN * 128, maps.v, cb * 64, {{ KROW }}, kv_head, {{ TBATCH }}, kv_full);
         }
+{% if varlen %}
+        const int first = ws_start(p, batch), span = ws_span(p); // the sequence's padded LSE rows, a head's
+{% else %}
         const int n_pad = ws_rows(p.seqlen_q);
+{% end %}
         for (int t = 0, h = kv_head * group, i_q = 0; t < n_steps; ++t, i_q = i_q + 1 == n_i ? 0 : i_q + 1, h += i_q == 0) {
           const int m0 = (i_begin + i_q) * kBlockM, slot = t % kStages;
           mbar_wait(q_empty + 8 * slot, ((t / kStages) & 1) ^ 1); // every MMA warp freed it
           mbar_arrive_tx(q_full + 8 * slot, 2 * kSwQ + 2 * kVec);
 #pragma unroll
           for (int cb = 0; cb < kColBlocks; ++cb) {
-            tma_load(sQ + slot * kSwQ + cb * kBlockM * 128, maps.q, cb * 64, m0, h, batch, q_full + 8 * slot);
-            tma_load(sdO + slot * kSwQ + cb * kBlockM * 128, maps.dout, cb * 64, m0, h, batch, q_full + 8 * slot);
+            tma_load(sQ + slot * kSwQ + cb * kBlockM * 128, maps.q, cb * 64, {{ QROW }}, h, {{ TBATCH }}, q_full + 8 * slot);
+            tma_load(sdO + slot * kSwQ + cb * kBlockM * 128, maps.dout, cb * 64, {{ QROW }}, h, {{ TBATCH }}, q_full + 8 * slot);
           }
-          const int row = (batch * p.heads_q + h) * n_pad + m0; // (TMA coordinates are 32-bit)
+          const int row = {{ varlen and "h * span + first + m0" or "(batch * p.heads_q + h) * n_pad + m0" }}; // (TMA coordinates are 32-bit)
           tma_load_1d(sL + slot * kVec, maps.lse, row, q_full + 8 * slot);
           tma_load_1d(sD + slot * kVec, maps.delta, row, q_full + 8 * slot);
         }
@@ -170,7 +178,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
       for (int left = n_steps, h = kv_head * group, i_q = 0; left > 0; --left, i_q = i_q + 1 == n_i ? 0 : i_q + 1, h += i_q == 0) {
         const int m0 = (i_begin + i_q) * kBlockM;
         const int rows = min(kBlockM, {{ SQ }} - m0);
-        const int row = batch * p.seqlen_q + m0 + r0; // (32-bit: a 64-bit product spilled)
+        const int row = {{ varlen and "seq_q0" or "batch * p.seqlen_q" }} + m0 + r0; // (32-bit: a 64-bit product spilled)
         float *dst = p.dq_accum + ((long long)row * p.heads_q + h) * kHeadDim + (dtid % kUnits) * 4;
 #pragma unroll
         for (int w = 0; w < kMma; ++w) bar_sync(kDQFull + w, kDQMeet);

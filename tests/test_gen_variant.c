@@ -239,8 +239,11 @@ Test(variant, wgmma_tiles) {
   win.pass = GEN_PASS_BWD;
   win.window = 1;
   cr_assert_eq(gen_variant_complete(g, &win, "sm_90", &err), GEN_OK, "%s", err.msg);
-  cr_expect(!win.ws && win.wgmma, "%s", win.name);
-  /* ALiBi is a score bias: the ws tile takes it when asked, "auto" keeps wgmma's */
+  cr_expect(win.ws, "%s", win.name); /* (this branch: "auto" takes ws for windows and varlen) */
+  win.window = 0, win.varlen = 1;
+  cr_assert_eq(gen_variant_complete(g, &win, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_expect(win.ws, "%s", win.name);
+  /* ALiBi is a score bias: the ws tile takes it when asked */
   cr_assert_eq(gen_variant_from_name(g, "bwd_bf16_d64_causal_alibi_m64n128w12s2ws_none", &win, &err), GEN_OK,
                "%s", err.msg);
   cr_expect(win.ws && win.alibi);
@@ -470,7 +473,6 @@ Test(variant, bad_and_non_canonical_names) {
       {"bwd_bf16_d192_m64n128w12s2ws_none", "head_dim = 192: backward ws tiles take head dims of one or two"},
       {"bwd_bf16_d96_m64n128w12s2ws_none", "head_dim = 96: ws tiles need a head dim made of 64"},
       {"bwd_bf16_d128_softcap_m64n128w12s2ws_none", "softcap = true: backward ws tiles are written for plain"},
-      {"bwd_bf16_d128_varlen_m64n128w12s2ws_none", "varlen = true: backward ws tiles are written for plain"},
       {"fwd_bf16_d128_m128n64w2s2wg_none", "warps = 2: wgmma tiles take whole warpgroups"},
       {"fwd_bf16_d128_m128n64w4s2wg_none", "block_m = 128: a wgmma tile's warpgroups take 64"},
       {"fwd_bf16_d128_m64n64w4s1wg_none", "stages = 1: wgmma tiles keep the next K/V tile in flight"},

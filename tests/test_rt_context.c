@@ -520,12 +520,13 @@ Test(rt_context, varlen_launch_and_checks) {
   cr_assert_eq(fa2_forward(ctx, &f, NULL), FA2_OK, "%s", fa2_last_error());
   cr_expect_str_eq(fake->last_image_head, "CUBIN:// fwd_bf16_d64_causal_m64n64w4s2_robust_b2_e0.001");
   cr_expect_eq(fake->last.params.cu_seqlens_q, NULL);
-  /* the backward: accumulator and delta for total_q rows */
+  /* the backward: accumulator and delta for total_q rows, then a ws tile's LSE and delta
+   * again, each head (1000 + 3 x 3 + 3) & ~3 = 1012 rows (rt_tma.h RT_BWD_WS_SPAN) */
   fa2_bwd_args b = fu_bwd_args(3, 700, 4, 2, 64, NULL);
   b.cu_seqlens_q = a.cu_seqlens_q, b.cu_seqlens_k = a.cu_seqlens_k;
   b.total_q = 1000, b.total_k = 900, b.causal = 1;
   const size_t accum = 1000 * 4 * 64 * 4;
-  cr_expect_eq(fa2_backward_workspace_size(&b), accum + (1000 * 4 * 4 + 255) / 256 * 256);
+  cr_expect_eq(fa2_backward_workspace_size(&b), accum + (1000 * 4 * 4 + 255) / 256 * 256 + 2 * 4 * 1012 * 4);
   b.workspace = WORKSPACE, b.workspace_bytes = fa2_backward_workspace_size(&b);
   fake->n_log = 0;
   cr_assert_eq(fa2_backward(ctx, &b, NULL), FA2_OK, "%s", fa2_last_error());

@@ -105,7 +105,7 @@ Test(rt_tma, backward_maps_and_padded_rows) {
   p.q_batch_stride = p.do_batch_stride = 1000LL * 8 * 128, p.k_batch_stride = p.v_batch_stride = 1000LL * 2 * 128;
   p.batch = 3, p.seqlen_q = p.seqlen_k = 1000, p.heads_q = 8, p.heads_kv = 2;
   rt_bwd_maps m;
-  cr_assert_eq(rt_tma_bwd_maps(cu, NULL, &p, 1, 128, 128, &m), FA2_OK, "%s", fa2_last_error());
+  cr_assert_eq(rt_tma_bwd_maps(cu, NULL, &p, p.seqlen_k, 1, 128, 128, &m), FA2_OK, "%s", fa2_last_error());
   const fake_tmap *q = map(&m.q), *k = map(&m.k), *o = map(&m.dout), *l = map(&m.lse), *d = map(&m.delta);
   cr_expect(q->rank == 4 && q->box[1] == 64 && k->box[1] == 128 && o->box[1] == 64 && k->dims[2] == 2);
   cr_expect_eq(o->address, 0x400000ull);
@@ -114,6 +114,31 @@ Test(rt_tma, backward_maps_and_padded_rows) {
   cr_expect_eq(l->address, 0x1000000ull + 24000 * 4);
   cr_expect_eq(d->address, 0x1000000ull + (24000 + 3 * 8 * 1024) * 4);
   p.batch = 1, p.heads_q = 32768, p.seqlen_q = 65535; /* 2^31 rows once padded */
-  cr_expect_eq(rt_tma_bwd_maps(cu, NULL, &p, 1, 128, 128, &m), FA2_ERR_UNSUPPORTED);
+  cr_expect_eq(rt_tma_bwd_maps(cu, NULL, &p, p.seqlen_k, 1, 128, 128, &m), FA2_ERR_UNSUPPORTED);
   cr_expect(strstr(fa2_last_error(), "batch 1 x heads_q 32768 x seqlen_q 65535"), "%s", fa2_last_error());
+}
+
+/* Varlen: Q, K, V, dO as one batch of total rows (3 sequences, 1000 query rows and 900
+ * key rows in all); LSE and delta after delta's 8 x 1000 = 8000 rows (whole 64s: 8000),
+ * each head (1000 + 3 x 3 + 3) & ~3 = 1012 rows (every sequence up to 3 rows more, 4-float
+ * aligned starts: RT_BWD_WS_START). */
+Test(rt_tma, backward_varlen_maps_and_padded_rows) {
+  static const int cu_q[4] = {0, 1, 500, 1000};
+  fa2_bwd_params p;
+  memset(&p, 0, sizeof p);
+  p.q = (void *)0x100000, p.k = (void *)0x200000, p.v = (void *)0x300000, p.dout = (void *)0x400000;
+  p.delta = (float *)0x1000000;
+  p.q_row_stride = p.do_row_stride = 8 * 128, p.k_row_stride = p.v_row_stride = 2 * 128;
+  p.q_head_stride = p.do_head_stride = p.k_head_stride = p.v_head_stride = 128;
+  p.batch = 3, p.seqlen_q = 500, p.seqlen_k = 600, p.heads_q = 8, p.heads_kv = 2;
+  p.cu_seqlens_q = cu_q, p.cu_seqlens_k = cu_q, p.total_q = 1000;
+  rt_bwd_maps m;
+  cr_assert_eq(rt_tma_bwd_maps(cu, NULL, &p, 900, 1, 128, 128, &m), FA2_OK, "%s", fa2_last_error());
+  const fake_tmap *q = map(&m.q), *k = map(&m.k), *l = map(&m.lse), *d = map(&m.delta);
+  cr_expect(q->dims[1] == 1000 && q->dims[3] == 1 && k->dims[1] == 900 && k->dims[3] == 1, "one batch of all rows");
+  cr_expect_eq(l->dims[0], 8ull * 1012);
+  cr_expect_eq(l->address, 0x1000000ull + 8000 * 4);
+  cr_expect_eq(d->address, 0x1000000ull + (8000 + 8 * 1012) * 4);
+  cr_expect_eq(RT_BWD_WS_START(1, 1), 4); /* sequence 1 (one row before it) starts on 4 floats */
+  cr_expect_eq(RT_BWD_WS_START(500, 2), 508);
 }

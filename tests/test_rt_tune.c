@@ -615,6 +615,18 @@ Test(tuning, sm90_plain_backward_takes_the_ws_tile) {
   expect_bwd_launch_of(ctx, bwd_n(56, 0, 8192), "bwd_bf16_d56_m64n128w12s2ws_none"); /* on 64's tiles */
   expect_bwd_launch_of(ctx, bwd_n(40, 0, 2048), "bwd_bf16_d40_m64n128w12s2ws_none"); /* sm_90: 64's too */
   expect_bwd_launch_of(ctx, bwd_n(120, 1, 2048), "bwd_bf16_d120_causal_m64n128w12s2ws_none");
+  /* varlen (this branch): the ws tile; fa2_bwd_pre over the longest sequence + 3 rows
+   * (rt_tma.h RT_BWD_WS_START: each sequence's padded LSE rows start on 4 floats) */
+  a = bwd_n(64, 1, 1000);
+  a.batch = 2, a.cu_seqlens_q = a.cu_seqlens_k = (const int *)0xc00000, a.total_q = a.total_k = 1500;
+  a.q.batch_stride = a.k.batch_stride = a.v.batch_stride = a.o.batch_stride = 0;
+  a.dout.batch_stride = a.dq.batch_stride = a.dk.batch_stride = a.dv.batch_stride = 0;
+  fake->n_log = 0;
+  expect_bwd_launch_of(ctx, a, "bwd_bf16_d64_causal_varlen_m64n128w12s2ws_none");
+  cr_assert_eq(fake->n_log, 3, "delta, dK/dV, dQ");
+  const unsigned pre64 = (unsigned)FA2_ROW_BLOCK(384, 64);
+  cr_expect_eq(fake->log[0].grid[0], (1003u + pre64 - 1) / pre64, "fa2_bwd_pre over 1003 rows");
+  cr_expect_eq(fake->log[1].grid[0], (1000u + 127) / 128, "key blocks of the longest sequence");
   cr_expect_eq(seen.count[FA2_LOG_WARN], 0, "%s", seen.last);
   fa2_destroy(ctx);
   fake->cc_major = 8;

@@ -214,7 +214,7 @@ int gpu_launch_bwd(gpu *g, const bwd_variant *v, const fa2_bwd_params *p, CUstre
   void *params[] = {&args, &maps}; /* (fa2_bwd alone takes the maps) */
   if (!cache_ready) cache_ready = rt_tma_cache_init(&cache) == 0;
   if (v->ws && nq > 0 && nk > 0 && p->batch > 0 &&
-      rt_tma_bwd_maps(cu, cache_ready ? &cache : NULL, p, v->bf16, v->head_dim, v->block_n, &maps) != FA2_OK) {
+      rt_tma_bwd_maps(cu, cache_ready ? &cache : NULL, p, (int)nk, v->bf16, v->head_dim, v->block_n, &maps) != FA2_OK) {
     fprintf(stderr, "%s: %s\n", v->name, fa2_last_error());
     return -1;
   }

@@ -6,10 +6,11 @@ return {
   dtype    = { "bf16" },
   head_dim = { 64, 128 },
   causal   = { false, true },
-  window   = { false, true },   -- (never causal; fa2_gpu_tests skips windows and ALiBi: tests/gpu/*.py check them)
+  window   = { false, true },   -- (never causal; fa2_gpu_tests skips windows, ALiBi, varlen: tests/gpu/*.py check them)
   alibi    = { false, true },
+  varlen   = { false, true },
   pass     = { "bwd" },
   tiles    = { { block_m = 64, block_n = 128, warps = 12, stages = 2, ws = true } },
   arch     = { "sm_90" },
-  exclude  = function(v) return v.window and v.alibi end,
+  exclude  = function(v) return v.alibi and (v.window or v.varlen) end,
 }
