@@ -402,7 +402,8 @@ end
 -- gen/defaults.lua keeps it: a forward on sm_90 takes TILES_SM90_WS where it has one;
 -- modified: the variant has a score modifier, dropout, sinks or varlen (a forward off
 -- sm_90 then takes TILES_MODIFIED where TILES would be its tile and it has one);
--- balanced: a forward of mode balanced (TILES_BALANCED, likewise).
+-- balanced: a forward of mode balanced (TILES_BALANCED, likewise); positional: ALiBi or a window
+-- (BWD_TILES_SM90_POSITIONAL first); ws_ok: a modified backward the ws tile takes.
 function M.auto_tile(pass, head_dim, arch, modified, balanced, positional, ws_ok)
   local name = pass == "bwd" and "BWD_TILES" or "TILES"
   if arch == M.WGMMA_ARCH and D[name .. "_SM90"][head_dim] then name = name .. "_SM90" end
@@ -436,12 +437,17 @@ end
 
 -- auto_tile for variant c (its pass, head dim and features) on arch.
 function M.auto_pick(c, arch)
-  local modified, ws_ok = false, true -- ws_ok: no feature but windows and varlen (the ws backward takes them)
+  local td = M.tile_dim(c.head_dim, arch == M.WGMMA_ARCH)
+  -- ws_ok: the backward's ws tile takes windows, ALiBi, varlen and sinks (their gradient is a kernel of its own),
+  -- and no other feature; a window at d <= 64
+  -- keeps wgmma's tile (a narrow window's key block has a handful of steps to fill and drain the ws pipeline:
+  -- 1.10-1.16x slower at 128 and 256 keys, bench/NOTES.md "Session 28")
+  local modified, ws_ok = false, true
   for _, k in ipairs(M.FEATURES) do
     modified = modified or c[k]
-    if c[k] and k ~= "window" and k ~= "varlen" then ws_ok = false end
+    if c[k] and k ~= "window" and k ~= "alibi" and k ~= "varlen" and k ~= "sinks" then ws_ok = false end
   end
-  local td = M.tile_dim(c.head_dim, arch == M.WGMMA_ARCH)
+  if c.window and td and td <= 64 then ws_ok = false end
   return M.auto_tile(c.pass, td, arch, modified, c.out_round == "balanced", c.alibi or c.window, ws_ok)
 end
 

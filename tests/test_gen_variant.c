@@ -239,8 +239,20 @@ Test(variant, wgmma_tiles) {
   win.pass = GEN_PASS_BWD;
   win.window = 1;
   cr_assert_eq(gen_variant_complete(g, &win, "sm_90", &err), GEN_OK, "%s", err.msg);
-  cr_expect(win.ws, "%s", win.name); /* (this branch: "auto" takes ws for windows and varlen) */
-  win.window = 0, win.varlen = 1;
+  cr_expect(win.ws, "%s", win.name); /* "auto" takes ws for windows, ALiBi, varlen, sinks */
+  win = base(128, 1, GEN_STAB_NONE, 0, 0);
+  win.pass = GEN_PASS_BWD;
+  win.varlen = 1, win.alibi = 1;
+  cr_assert_eq(gen_variant_complete(g, &win, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_expect(win.ws, "%s", win.name);
+  win = base(64, 0, GEN_STAB_NONE, 0, 0); /* but a window at d <= 64 keeps wgmma's tile */
+  win.pass = GEN_PASS_BWD;
+  win.window = 1, win.varlen = 1;
+  cr_assert_eq(gen_variant_complete(g, &win, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_expect(!win.ws && win.wgmma, "%s", win.name);
+  win = base(64, 0, GEN_STAB_NONE, 0, 0);
+  win.pass = GEN_PASS_BWD;
+  win.varlen = 1, win.sinks = 1;
   cr_assert_eq(gen_variant_complete(g, &win, "sm_90", &err), GEN_OK, "%s", err.msg);
   cr_expect(win.ws, "%s", win.name);
   /* ALiBi is a score bias: the ws tile takes it when asked */
