@@ -1,0 +1,26 @@
+"""One backward under compute-sanitizer (session 28, call 2): which case makes racecheck fail?
+python3 race_cases.py CASE, CASE one of plain, window, alibi, sinks, varlen_equal, varlen_mixed (d 64, bf16)."""
+import sys
+
+import torch
+
+import fa2gen
+
+torch.manual_seed(0)
+case, d, H = sys.argv[1], 64, 4
+dev, bf = "cuda", torch.bfloat16
+r = lambda *s: torch.randn(*s, device=dev, dtype=bf).requires_grad_()
+if case.startswith("varlen"):
+    lens = [300, 300, 300] if case == "varlen_equal" else [17, 128, 300, 0, 65]
+    cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0)), dtype=torch.int32, device=dev)
+    q, k, v = r(sum(lens), H, d), r(sum(lens), H, d), r(sum(lens), H, d)
+    o = fa2gen.flash_attn_varlen_func(q, k, v, cu, cu, max(lens), max(lens), causal=True, stab="none")
+else:
+    kw = {"plain": {}, "window": {"window_size": (127, 0)},
+          "alibi": {"alibi_slopes": torch.rand(H, device=dev), "causal": True},
+          "sinks": {"sinks": torch.randn(H, device=dev).requires_grad_(), "causal": True}}[case]
+    q, k, v = r(2, 300, H, d), r(2, 300, H, d), r(2, 300, H, d)
+    o = fa2gen.flash_attn_func(q, k, v, stab="none", **kw)
+o.backward(torch.randn_like(o))
+torch.cuda.synchronize()
+print(case, "ok", float(q.grad.float().abs().sum()))
