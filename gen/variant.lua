@@ -438,16 +438,12 @@ end
 -- auto_tile for variant c (its pass, head dim and features) on arch.
 function M.auto_pick(c, arch)
   local td = M.tile_dim(c.head_dim, arch == M.WGMMA_ARCH)
-  -- ws_ok: the backward's ws tile takes windows, ALiBi, varlen and sinks (their gradient is a kernel of its own),
-  -- and no other feature; a window at d <= 64
-  -- keeps wgmma's tile (a narrow window's key block has a handful of steps to fill and drain the ws pipeline:
-  -- 1.10-1.16x slower at 128 and 256 keys, bench/NOTES.md "Session 28")
-  local modified, ws_ok = false, true
-  for _, k in ipairs(M.FEATURES) do
-    modified = modified or c[k]
-    if c[k] and k ~= "window" and k ~= "alibi" and k ~= "varlen" and k ~= "sinks" then ws_ok = false end
-  end
-  if c.window and td and td <= 64 then ws_ok = false end
+  -- ws_ok: the backward's ws tile takes every feature but dropout; a window at d <= 64 keeps wgmma's tile (a
+  -- narrow window's key block has a handful of steps to fill and drain the ws pipeline: 1.10-1.16x slower at 128
+  -- and 256 keys, bench/NOTES.md "Session 28")
+  local modified = false
+  for _, k in ipairs(M.FEATURES) do modified = modified or c[k] end
+  local ws_ok = not c.dropout and not (c.window and td and td <= 64)
   return M.auto_tile(c.pass, td, arch, modified, c.out_round == "balanced", c.alibi or c.window, ws_ok)
 end
 
@@ -522,11 +518,12 @@ function M.complete(v, arch, tiles_arch)
       U.fail("head_dim", c.head_dim, "backward ws tiles take head dims of one or two 64-column blocks",
         "40-64, 104-128 (multiples of 8)")
     end
-    for _, m in ipairs(M.FEATURES) do -- every feature but sinks (their gradient is a kernel of its own), windows (masks),
-      if m ~= "sinks" and m ~= "window" and m ~= "alibi" and m ~= "varlen" and c[m] then -- ALiBi, varlen
-        U.fail(m, c[m], "backward ws tiles are written for plain variants (" .. m .. " is not)",
-          "a wgmma tile (ws = false) with " .. m)
-      end
+    if c.dropout then -- (every other feature: masks, score terms, the sinks' own kernel, sequence offsets)
+      U.fail("dropout", c.dropout, "backward ws tiles take no dropout", "a wgmma tile (ws = false) with dropout")
+    end
+    if c.softcap and c.window and c.head_dim <= 64 then -- (K's and V's register fragments beside both: 16-40 bytes)
+      U.fail("softcap", c.softcap, "backward ws tiles at head dims up to 64 spill with softcap and a window",
+        "a wgmma tile (ws = false), or head dims 104-128")
     end
   end
   local pair = M.bwd_layout(c) == "pair"

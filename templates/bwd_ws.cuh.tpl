@@ -265,6 +265,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     wgmma_wait<1>(); // S^T has landed; dP^T runs on through P^T's exponentials
     fence_regs(st);
 
+{% if softcap %}
+    // softcap: tanh(S^T cap_in) in place while dP^T runs, hidden entries -inf (P^T =
+    // exp2(-inf) = 0, dS^T = 0 through 1 - min(tanh^2, 1)); P^T and dS^T come together below.
+#pragma unroll
+    for (int nt = 0; nt < kBlockM / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) st[nt][e] = tanh_approx(st[nt][e] * p.cap_in);
+{% else %}
     // P^T = exp2(S^T c - LSE log2 e), kept for dS^T; masked entries are 0, in a pass of
     // their own on masked steps (tested inside the exponentials' loop, every score's
     // tests were predicated: ~3.5 instructions a score on every step).
@@ -282,6 +290,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         for (int hh = 0; hh < 2; ++hh) st[nt][2 * hh + e] = exp2_approx(fmaf(st[nt][2 * hh + e], c, -l2));
 {% end %}
       }
+{% end %}
     if (m0 + kBlockM > {{ SQ }} || n0 + kBlockN > {{ SK }} ||
         {{ STEP_EDGE }}) {
 #pragma unroll
@@ -291,12 +300,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
           for (int hh = 0; hh < 2; ++hh) {
             const int key = n0 + key_row + hh * 8 + g, q = m0 + nt * 8 + 2 * qd + e;
-            if (q >= {{ SQ }} || key >= {{ SK }} || {{ HIDDEN("key", "q") }}) st[nt][2 * hh + e] = 0.f;
+            if (q >= {{ SQ }} || key >= {{ SK }} || {{ HIDDEN("key", "q") }}) st[nt][2 * hh + e] = {{ softcap and "__int_as_float(0xff800000)" or "0.f" }};
           }
     }
     unsigned ap[kSQSteps][4]; // P^T rounded to {{ dtype }} (st keeps it)
+{% if not softcap %}
 #pragma unroll
     for (int qs = 0; qs < kSQSteps; ++qs) a_frag(st[2 * qs], st[2 * qs + 1], ap[qs]);
+{% end %}
     wgmma_wait<0>(); // dP^T has landed
     fence_regs(dpt);
 
@@ -309,8 +320,33 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 {% end %}
 #pragma unroll
     for (int qs = 0; qs < kSQSteps; ++qs) {
+{% if softcap %}
+#pragma unroll
+      for (int nt = 2 * qs; nt < 2 * qs + 2; ++nt) {
+        // P^T = exp2(cap_out tanh c - LSE log2 e), dS^T = P^T (dP^T - delta) (1 - tanh^2)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const float l2 = sLf[slot * kBlockM + nt * 8 + 2 * qd + e] * 1.44269504f;
+          const float dl = sDf[slot * kBlockM + nt * 8 + 2 * qd + e];
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) {
+            const float th = st[nt][2 * hh + e]; // (t: the step)
+{% if alibi %}
+            const float pe = exp2_approx(
+                fmaf(p.cap_out * th - alibi * fabsf(dist0 + (float)(nt * 8 + e - hh * 8)), c, -l2));
+{% else %}
+            const float pe = exp2_approx(fmaf(p.cap_out * th, c, -l2));
+{% end %}
+            st[nt][2 * hh + e] = pe;
+            dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dl) * (1.f - fminf(th * th, 1.f));
+          }
+        }
+      }
+      a_frag(st[2 * qs], st[2 * qs + 1], ap[qs]);
+{% else %}
 #pragma unroll
       for (int nt = 2 * qs; nt < 2 * qs + 2; ++nt) ds_tile(dpt[nt], st[nt], sDf + slot * kBlockM, nt, qd);
+{% end %}
       a_frag(dpt[2 * qs], dpt[2 * qs + 1], as[qs]);
       if (!p.deterministic) store_sw_frag(sSw{{ shared_ds and " + (t & 1) * kSwSAll" or "" }}, as[qs], {{ window and "ds_row" or "wrow + g" }}, qs * 2, qd);
     }

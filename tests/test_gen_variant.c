@@ -209,17 +209,17 @@ Test(variant, wgmma_tiles) {
   cr_assert_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_OK, "%s", err.msg);
   cr_expect_eq(w.wgmma, 0);
   /* The backward: 64 keys per warpgroup, 64 queries per step, auto on sm_90 for d = 64
-   * (one warpgroup, three Q/dO buffers) and 128 (two) with a modifier; plain, the ws
+   * (one warpgroup, three Q/dO buffers) and 128 (two) with dropout; otherwise the ws
    * tile (two MMA warpgroups, a producer one: 12 warps); d = 96 stays on mma.sync */
   for (int d = 64; d <= 128; d += 32) {
     w = base(d, 1, GEN_STAB_NONE, 0, 0);
     w.pass = GEN_PASS_BWD;
-    w.softcap = 1;
+    w.dropout = 1;
     cr_assert_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_OK, "%s", err.msg);
     cr_expect_eq(w.wgmma, d != 96, "%s", w.name);
-    if (d == 64) cr_expect_str_eq(w.name, "bwd_bf16_d64_causal_softcap_m64n64w4s3wg_none");
+    if (d == 64) cr_expect_str_eq(w.name, "bwd_bf16_d64_causal_dropout_m64n64w4s3wg_none");
   }
-  cr_expect_str_eq(w.name, "bwd_bf16_d128_causal_softcap_m64n128w8s2wg_none");
+  cr_expect_str_eq(w.name, "bwd_bf16_d128_causal_dropout_m64n128w8s2wg_none");
   cr_expect_eq(w.smem_bytes, 1024 + 2 * 128 * (2 * 128 + 2 * 2 * 64) + 8 * 2 * 64 + 2 * 128 * 64);
   cr_expect_eq(w.threads, 256);
   w = base(128, 1, GEN_STAB_NONE, 0, 0);
@@ -239,7 +239,7 @@ Test(variant, wgmma_tiles) {
   win.pass = GEN_PASS_BWD;
   win.window = 1;
   cr_assert_eq(gen_variant_complete(g, &win, "sm_90", &err), GEN_OK, "%s", err.msg);
-  cr_expect(win.ws, "%s", win.name); /* "auto" takes ws for windows, ALiBi, varlen, sinks */
+  cr_expect(win.ws, "%s", win.name); /* "auto" takes ws for every feature but dropout */
   win = base(128, 1, GEN_STAB_NONE, 0, 0);
   win.pass = GEN_PASS_BWD;
   win.varlen = 1, win.alibi = 1;
@@ -252,7 +252,7 @@ Test(variant, wgmma_tiles) {
   cr_expect(!win.ws && win.wgmma, "%s", win.name);
   win = base(64, 0, GEN_STAB_NONE, 0, 0);
   win.pass = GEN_PASS_BWD;
-  win.varlen = 1, win.sinks = 1;
+  win.varlen = 1, win.sinks = 1, win.softcap = 1;
   cr_assert_eq(gen_variant_complete(g, &win, "sm_90", &err), GEN_OK, "%s", err.msg);
   cr_expect(win.ws, "%s", win.name);
   /* ALiBi is a score bias: the ws tile takes it when asked */
@@ -484,7 +484,8 @@ Test(variant, bad_and_non_canonical_names) {
       {"bwd_bf16_d128_m64n128w12s1ws_none", "stages = 1: a backward ws tile keeps the next step's loads"},
       {"bwd_bf16_d192_m64n128w12s2ws_none", "head_dim = 192: backward ws tiles take head dims of one or two"},
       {"bwd_bf16_d96_m64n128w12s2ws_none", "head_dim = 96: ws tiles need a head dim made of 64"},
-      {"bwd_bf16_d128_softcap_m64n128w12s2ws_none", "softcap = true: backward ws tiles are written for plain"},
+      {"bwd_bf16_d128_dropout_m64n128w12s2ws_none", "dropout = true: backward ws tiles take no dropout"},
+      {"bwd_bf16_d64_window_softcap_m64n128w12s2ws_none", "softcap = true: backward ws tiles at head dims up to 64"},
       {"fwd_bf16_d128_m128n64w2s2wg_none", "warps = 2: wgmma tiles take whole warpgroups"},
       {"fwd_bf16_d128_m128n64w4s2wg_none", "block_m = 128: a wgmma tile's warpgroups take 64"},
       {"fwd_bf16_d128_m64n64w4s1wg_none", "stages = 1: wgmma tiles keep the next K/V tile in flight"},

@@ -1,5 +1,6 @@
-"""One backward under compute-sanitizer (session 28, call 2): which case makes racecheck fail?
-python3 race_cases.py CASE, CASE one of plain, window, alibi, sinks, varlen_equal, varlen_mixed (d 64, bf16)."""
+"""One backward under compute-sanitizer (session 28, calls 2-4): which case makes racecheck fail?
+python3 race_cases.py CASE, CASE one of plain, window, alibi, sinks, softcap, softcap_d128, varlen_equal, varlen_mixed (d 64
+unless named, bf16)."""
 import sys
 
 import torch
@@ -7,7 +8,8 @@ import torch
 import fa2gen
 
 torch.manual_seed(0)
-case, d, H = sys.argv[1], 64, 4
+case, H = sys.argv[1], 4
+d = 128 if case.endswith("_d128") else 64
 dev, bf = "cuda", torch.bfloat16
 r = lambda *s: torch.randn(*s, device=dev, dtype=bf).requires_grad_()
 if case.startswith("varlen"):
@@ -18,7 +20,8 @@ if case.startswith("varlen"):
 else:
     kw = {"plain": {}, "window": {"window_size": (127, 0)},
           "alibi": {"alibi_slopes": torch.rand(H, device=dev), "causal": True},
-          "sinks": {"sinks": torch.randn(H, device=dev).requires_grad_(), "causal": True}}[case]
+          "sinks": {"sinks": torch.randn(H, device=dev).requires_grad_(), "causal": True},
+          "softcap": {"softcap": 30.0, "causal": True}, "softcap_d128": {"softcap": 5.0}}[case]
     q, k, v = r(2, 300, H, d), r(2, 300, H, d), r(2, 300, H, d)
     o = fa2gen.flash_attn_func(q, k, v, stab="none", **kw)
 o.backward(torch.randn_like(o))
