@@ -588,7 +588,8 @@ static void expect_bwd_launch_of(fa2_context *ctx, fa2_bwd_args a, const char *n
 /* sm_90's plain backward at d 40-64 and 104-128 takes the warp-specialized tile
  * (gen/defaults.lua BWD_TILES_SM90_WS) at every length: 12 warps, key blocks of 128, and
  * fa2_bwd_dq_det on 8 warps (rt_tma.h RT_BWD_DET_THREADS), fa2_bwd_pre over the padded
- * rows; a modifier keeps the wgmma tile, sm_80 the mma.sync one. */
+ * rows; every feature but dropout too, but a window at d <= 64 keeps the wgmma tile, sm_80
+ * the mma.sync one. */
 Test(tuning, sm90_plain_backward_takes_the_ws_tile) {
   fa2_context *ctx = ctx_with_db("");
   expect_bwd_launch_of(ctx, bwd_n(64, 0, 512), "bwd_bf16_d64_m64n128w12s2ws_none");
@@ -611,11 +612,13 @@ Test(tuning, sm90_plain_backward_takes_the_ws_tile) {
   cr_expect_eq(fake->log[0].grid[0], (1024u + pre_rows - 1) / pre_rows, "fa2_bwd_pre over 1024 rows");
   a = bwd_n(64, 0, 8192);
   a.softcap = 30.f;
-  expect_bwd_launch_of(ctx, a, "bwd_bf16_d64_softcap_m64n64w4s3wg_none");
+  expect_bwd_launch_of(ctx, a, "bwd_bf16_d64_softcap_m64n128w12s2ws_none");
+  a.softcap = 0.f, a.window = 1, a.window_left = 100, a.window_right = 0;
+  expect_bwd_launch_of(ctx, a, "bwd_bf16_d64_window_m64n64w4s3wg_none");
   expect_bwd_launch_of(ctx, bwd_n(56, 0, 8192), "bwd_bf16_d56_m64n128w12s2ws_none"); /* on 64's tiles */
   expect_bwd_launch_of(ctx, bwd_n(40, 0, 2048), "bwd_bf16_d40_m64n128w12s2ws_none"); /* sm_90: 64's too */
   expect_bwd_launch_of(ctx, bwd_n(120, 1, 2048), "bwd_bf16_d120_causal_m64n128w12s2ws_none");
-  /* varlen (this branch): the ws tile; fa2_bwd_pre over the longest sequence + 3 rows
+  /* varlen: the ws tile; fa2_bwd_pre over the longest sequence + 3 rows
    * (rt_tma.h RT_BWD_WS_START: each sequence's padded LSE rows start on 4 floats) */
   a = bwd_n(64, 1, 1000);
   a.batch = 2, a.cu_seqlens_q = a.cu_seqlens_k = (const int *)0xc00000, a.total_q = a.total_k = 1500;
