@@ -109,11 +109,11 @@ M.BWD_TILES_SM90 = {
 -- Warp-specialized backward tiles on Hopper (ws: two MMA warpgroups of 64 keys, a TMA
 -- producer warp and three warps adding dQ, templates/bwd_ws.cuh.tpl): they replace
 -- BWD_TILES_SM90 of one or two 64-column blocks (d 40-64 and 104-128, columns past d
--- masked) for plain, varlen, ALiBi and sinks variants and windows past d = 64 (the rule is
--- variant.lua's auto_pick). H200, fa2_bench (bench/NOTES.md "Session 26"), N = 512..16k:
--- d = 64 1.18-1.47x the wgmma tile non-causal, 1.03-1.44x causal; d = 128 1.09-1.21x and
--- 1.06-1.23x; with the modifiers, through PyTorch, 0.77-0.96x its forward+backward time
--- ("Session 28").
+-- masked) for every variant but dropout's and windows at d <= 64 (the rule is variant.lua's
+-- auto_pick; at d <= 64 plain, a persistent grid: variant.lua's complete). H200, fa2_bench
+-- (bench/NOTES.md "Session 26"), N = 512..16k: d = 64 1.18-1.47x the wgmma tile non-causal,
+-- 1.03-1.44x causal; d = 128 1.09-1.21x and 1.06-1.23x; with the modifiers, through PyTorch,
+-- 0.77-0.96x its forward+backward time ("Session 28").
 M.BWD_TILES_SM90_WS = {
   [64]  = { block_m = 64, block_n = 128, warps = 12, stages = 2, ws = true },
   [128] = { block_m = 64, block_n = 128, warps = 12, stages = 2, ws = true },

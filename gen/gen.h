@@ -55,7 +55,8 @@ typedef struct gen_variant {
   int tile_dim;     /* head dim of the tiles: the next kernel head dim (head_dim's own for those) */
   int threads;      /* block size of every entry */
   int smem_bytes;   /* dynamic shared memory of the main entry */
-  int persistent;   /* a ws forward that can take work items from fa2_fwd_params.tile_counter */
+  int persistent;   /* a ws forward that can take work items from fa2_fwd_params.tile_counter, or a ws
+                       backward whose grid is one block an SM walking the key blocks (rt_launch_bwd) */
   int n_entries;
   char entries[GEN_MAX_ENTRIES][64]; /* extern "C" kernel names, launch order */
   char only_arch[16];   /* "" or the one arch v runs on (wgmma tiles: gen/variant.lua's "sm_90") */

@@ -577,6 +577,15 @@ function M.complete(v, arch, tiles_arch)
   -- with varlen (robust at d = 128: 20 bytes since the item hand-over's two slots).
   c.persistent = c.ws and c.pass == "fwd" and c.block_m == 128 and not (c.window and (c.softcap or c.varlen)) or false
   if c.persistent and M.smem(c) > M.ARCH_SMEM[M.WGMMA_ARCH] then c.persistent = false end
+  -- A persistent ws backward (bwd_ws.cuh.tpl): one block an SM walking pairs of key blocks, each
+  -- block's K and V loaded while the last one's dK and dV are stored. At d <= 64 and plain (sinks
+  -- alike: the same main kernel), what the float64 checks and sanitizers covered: 0.92-0.94x the
+  -- time at N <= 1k, 0.97-1.01x from 2k; at d = 128 0.98-1.04x, so not there (H200, bench/NOTES.md
+  -- "Session 28").
+  if c.ws and c.pass == "bwd" and c.head_dim <= 64 and
+      not (c.varlen or c.window or c.alibi or c.softcap or c.dropout) then
+    c.persistent = true
+  end
   c.smem_bytes = M.smem(c)
   c.entries = {}
   for i, e in ipairs(c.ws and c.pass == "fwd" and M.WS_ENTRIES or M.PASSES[c.pass].entries) do c.entries[i] = e end

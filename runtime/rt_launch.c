@@ -244,6 +244,9 @@ int rt_launch_bwd(fa2_context *ctx, const rt_kernel *k, const fa2_bwd_args *a, v
   const long long pre_rows = !k->ws ? a->seqlen_q : a->cu_seqlens_q ? a->seqlen_q + 3LL : RT_BWD_WS_ROWS(a->seqlen_q);
   const unsigned pre_x = (unsigned)((pre_rows + row_block - 1) / row_block);
   const unsigned keys_x = (unsigned)((a->seqlen_k + k->block_n - 1) / k->block_n);
+  /* a persistent ws backward: one block an SM walking pairs of key blocks (bwd_ws.cuh.tpl ws_walk_at) */
+  const long long items = (keys_x + 1) / 2 * (long long)a->heads_kv * a->batch;
+  const unsigned walk_x = (unsigned)(ctx->sm_count > 0 && items > ctx->sm_count ? ctx->sm_count : items);
   const unsigned det_x = (unsigned)((a->seqlen_q + 16 * det_warps - 1) / (16 * det_warps));
   /* pre (delta, zeroed accumulator), main (dK, dV, dQ atomics), dq (convert);
    * deterministic: main leaves dQ to dq_det (16 query rows per warp, no
@@ -257,7 +260,7 @@ int rt_launch_bwd(fa2_context *ctx, const rt_kernel *k, const fa2_bwd_args *a, v
   const step steps[4] = {
       {0, pre_x, hq, b, t, 0},
       {4, a->sinks ? hq : 0, 1, 1, FA2_BWD_SINK_THREADS, 0},
-      {1, keys_x, (unsigned)a->heads_kv, b, t, smem},
+      k->persistent ? (step){1, walk_x, 1, 1, t, smem} : (step){1, keys_x, (unsigned)a->heads_kv, b, t, smem},
       dq,
   };
   CUcontext saved;

@@ -12,9 +12,17 @@
 {% local QROW = varlen and "seq_q0 + m0" or "m0" %}
 {% local KROW = varlen and "seq_k0 + n0" or "n0" %}
 {% local TBATCH = varlen and "0" or "batch" %}
+{# A persistent grid's steps are counted over its walk (T) for the stage slots' parities and dS^T's buffers. #}
+{% local STEP = persistent and "T" or "t" %}
 // ---- fa2_bwd, warp-specialized (templates/bwd_ws.cuh.tpl) -----------------------
+{% if persistent %}
+// A persistent grid (one block an SM, rt_launch_bwd) whose blocks walk key blocks of 128 of
+// one (kv head, batch) each in turn (ws_walk_at), with the loads and dQ's global adds taken
+// off the MMA warps; each block's K and V load while the last one's dK and dV are stored:
+{% else %}
 // One block per (key block of 128, kv head, batch), as bwd_wgmma.cuh.tpl, with its
 // loads and dQ's global adds taken off the MMA warps:
+{% end %}
 //   Producer warp: K and V once, then per step (query head, block of 64 queries)
 //     Q, dO, LSE and delta with TMA into stage slots (templates/hopper.cuh.tpl).
 //   MMA warpgroup w (keys 64w .. 64w+63: their dK and dV in registers), per step:
@@ -73,6 +81,33 @@ constexpr int kDQMeet = 128 + kDQThreads;
 struct fa2_bwd_maps {
   fa2_tmap q, k, v, dout, lse, delta;
 };
+{% if persistent %}
+
+// The persistent walk: item w (blockIdx.x, then every gridDim.x-th) is key blocks j and
+// nb - 1 - j (j = w % pairs) of one (kv head, batch); a causal item's two blocks see about
+// nb + 1 query blocks together, so items cost alike and the blocks' shares match. Step s
+// of a block's walk: n_block -1 past its last item, -2 for an odd nb's middle block twice.
+// (Worked out afresh each block from opaque reads of the parameters and %nctaid: hoisted
+// out of the walk, its invariants stayed live beside the dQ warps' loop and spilled at
+// their 24 registers.)
+struct ws_walk {
+  int n_block, kv_head, batch, diag; // (diag: the causal offset of fixed lengths, bwd_block.cuh.tpl's)
+};
+__device__ __forceinline__ ws_walk ws_walk_at(const fa2_bwd_params &p, int s) {
+  const int seqlen_k = (int)per_step((unsigned)p.seqlen_k), heads_kv = (int)per_step((unsigned)p.heads_kv);
+  const int batch = (int)per_step((unsigned)p.batch);
+  const int nb = (seqlen_k + kBlockN - 1) / kBlockN, pairs = (nb + 1) / 2;
+  unsigned grid;
+  asm volatile("mov.u32 %0, %%nctaid.x;" : "=r"(grid));
+  const int w = blockIdx.x + (s >> 1) * (int)grid, j = w % pairs, jj = nb - 1 - j;
+  ws_walk b;
+  b.kv_head = w / pairs % heads_kv;
+  b.batch = w / pairs / heads_kv;
+  b.diag = seqlen_k - (int)per_step((unsigned)p.seqlen_q);
+  b.n_block = w >= pairs * heads_kv * batch ? -1 : (s & 1) == 0 ? j : jj == j ? -2 : jj;
+  return b;
+}
+{% end %}
 
 __device__ __forceinline__ void tma_load_1d(unsigned dst, const fa2_tmap &map, int c0, unsigned bar) {
   asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
@@ -121,10 +156,19 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   const unsigned sL = sDQ + kMma * kDQBuf;   // LSE rows, then delta rows, per stage
 {% end %}
   const unsigned sD = sL + kStages * kVec;
+{% if persistent %}
+  const unsigned kv_full = sD + kStages * kVec, kv_empty = kv_full + 8, q_full = kv_empty + 8;
+  const unsigned q_empty = q_full + 8 * kStages;
+  static_assert(8 * (2 + 2 * kStages) <= 256, "mbarriers fit their 256 bytes");
+{% else %}
   const unsigned kv_full = sD + kStages * kVec, q_full = kv_full + 8, q_empty = q_full + 8 * kStages;
   static_assert(8 * (1 + 2 * kStages) <= 256, "mbarriers fit their 256 bytes");
+{% end %}
   if (tid == 0) {
     mbar_init(kv_full, 1);
+{% if persistent %}
+    mbar_init(kv_empty, 4 * kMma); // every MMA warp is done with the block's K and V
+{% end %}
     for (int s = 0; s < kStages; ++s) {
       mbar_init(q_full + 8 * s, 1);
       mbar_init(q_empty + 8 * s, 4 * kMma); // every MMA warp is done with the slot
@@ -135,6 +179,48 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 
   if (wg == kMma) { // ---- producer warpgroup: the loads (warp 0), dQ's adds (warps 1-3)
     regs_release<kProducerRegs>();
+{% if persistent %}
+    // (each role walks the blocks after its setmaxnreg: values live across one spill)
+    const int warp = tid / 32, lane = tid % 32;
+    if (warp == 4 * kMma) { // each block's K and V, each step's Q, dO, LSE and delta by TMA
+      if (lane == 0) {
+        tma_prefetch(maps.q);
+        tma_prefetch(maps.dout);
+        for (int s = 0, n = 0, T = 0;; ++s) { // (n: blocks loaded, T: steps)
+          const ws_walk walk = ws_walk_at(p, s);
+          if (walk.n_block == -1) break;
+          if (walk.n_block == -2) continue;
+{% include "bwd_block.cuh.tpl" %}
+          if (n_steps == 0) continue;
+          if (n > 0) mbar_wait(kv_empty, (n - 1) & 1); // the warpgroups are done with the last block's K and V
+          ++n;
+          mbar_arrive_tx(kv_full, 2 * kSwKV);
+#pragma unroll
+          for (int cb = 0; cb < kColBlocks; ++cb) {
+            tma_load(sK + cb * kBlockN * 128, maps.k, cb * 64, {{ KROW }}, kv_head, {{ TBATCH }}, kv_full);
+            tma_load(sV + cb * kBlockN * 128, maps.v, cb * 64, {{ KROW }}, kv_head, {{ TBATCH }}, kv_full);
+          }
+{% if varlen %}
+          const int first = ws_start(p, batch), span = ws_span(p); // the sequence's padded LSE rows, a head's
+{% else %}
+          const int n_pad = ws_rows(p.seqlen_q);
+{% end %}
+          for (int left = n_steps, h = kv_head * group, i_q = 0; left > 0; --left, ++T, i_q = i_q + 1 == n_i ? 0 : i_q + 1, h += i_q == 0) {
+            const int m0 = (i_begin + i_q) * kBlockM, slot = T % kStages;
+            mbar_wait(q_empty + 8 * slot, ((T / kStages) & 1) ^ 1); // every MMA warp freed it
+            mbar_arrive_tx(q_full + 8 * slot, 2 * kSwQ + 2 * kVec);
+#pragma unroll
+            for (int cb = 0; cb < kColBlocks; ++cb) {
+              tma_load(sQ + slot * kSwQ + cb * kBlockM * 128, maps.q, cb * 64, {{ QROW }}, h, {{ TBATCH }}, q_full + 8 * slot);
+              tma_load(sdO + slot * kSwQ + cb * kBlockM * 128, maps.dout, cb * 64, {{ QROW }}, h, {{ TBATCH }}, q_full + 8 * slot);
+            }
+            const int row = {{ varlen and "h * span + first + m0" or "(batch * p.heads_q + h) * n_pad + m0" }}; // (TMA coordinates are 32-bit)
+            tma_load_1d(sL + slot * kVec, maps.lse, row, q_full + 8 * slot);
+            tma_load_1d(sD + slot * kVec, maps.delta, row, q_full + 8 * slot);
+          }
+        }
+      }
+{% else %}
     // (each role works out its block after its setmaxnreg: values live across one spill)
     const int warp = tid / 32, lane = tid % 32;
 {% include "bwd_block.cuh.tpl" %}
@@ -167,18 +253,36 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
           tma_load_1d(sD + slot * kVec, maps.delta, row, q_full + 8 * slot);
         }
       }
+{% end %}
     } else if (!p.deterministic) {
       // dQ warps: the step's dQ{{ shared_ds and "" or " (the two warpgroups' partials summed)" }} added to dq_accum
       // in 16-byte units, each thread one column unit of every kPass-th row (a warp's
       // units cover whole rows). Counters, not divisions, and one pointer: 24 registers.
       constexpr int kUnits = kHeadDim / 4, kPass = kDQThreads / kUnits;
       static_assert(kDQThreads % kUnits == 0, "the dQ warps cover whole rows");
+{% if persistent %}
+      const int dtid = tid - 32 * (4 * kMma + 1);
+      const unsigned buf0 = sDQ + dtid / kUnits * kDQPitch + (dtid % kUnits) * 16;
+      // the thread's first row of a step's, from %tid.x afresh each step (kept, it spilled
+      // beside the walk at the warps' 24 registers)
+      const auto dq_row0 = [] {
+        unsigned x;
+        asm volatile("mov.u32 %0, %%tid.x;" : "=r"(x));
+        return ((int)x - 32 * (4 * kMma + 1)) / kUnits;
+      };
+      for (int s = 0;; ++s) { // (the walk's blocks: their steps' loop below, not indented)
+        const ws_walk walk = ws_walk_at(p, s);
+        if (walk.n_block == -1) break;
+        if (walk.n_block == -2) continue;
+{% include "bwd_block.cuh.tpl" %}
+{% else %}
       const int dtid = tid - 32 * (4 * kMma + 1), r0 = dtid / kUnits;
       const unsigned buf0 = sDQ + r0 * kDQPitch + (dtid % kUnits) * 16;
+{% end %}
       for (int left = n_steps, h = kv_head * group, i_q = 0; left > 0; --left, i_q = i_q + 1 == n_i ? 0 : i_q + 1, h += i_q == 0) {
         const int m0 = (i_begin + i_q) * kBlockM;
         const int rows = min(kBlockM, {{ SQ }} - m0);
-        const int row = {{ varlen and "seq_q0" or "batch * p.seqlen_q" }} + m0 + r0; // (32-bit: a 64-bit product spilled)
+        const int row = {{ varlen and "seq_q0" or "batch * p.seqlen_q" }} + m0 + {{ persistent and "dq_row0()" or "r0" }}; // (32-bit: a 64-bit product spilled)
         float *dst = p.dq_accum + ((long long)row * p.heads_q + h) * kHeadDim + (dtid % kUnits) * 4;
 #pragma unroll
         for (int w = 0; w < kMma; ++w) bar_sync(kDQFull + w, kDQMeet);
@@ -196,10 +300,17 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
           add4(dst, make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w));
 {% end %}
         }
+{% if persistent %}
+#pragma unroll
+        for (int w = 0; w < kMma; ++w) bar_arrive(kDQEmpty + w, kDQMeet); // (the warpgroups meet the last at their end)
+      }
+      }
+{% else %}
         if (left > 1) // (the warpgroups wait for it from their second step on)
 #pragma unroll
           for (int w = 0; w < kMma; ++w) bar_arrive(kDQEmpty + w, kDQMeet);
       }
+{% end %}
     }
     return;
   }
@@ -207,7 +318,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   // ---- MMA warpgroups --------------------------------------------------------------
   regs_claim<kMmaRegs>();
   const int warp = tid / 32, lane = tid % 32;
+{% if not persistent %}
 {% include "bwd_block.cuh.tpl" %}
+{% end %}
   const int g = lane / 4, qd = lane % 4;
   const int key_row = warp * 16;                 // this warp's 16 keys in the block
   const int wrow = (warp % 4) * 16;              // ... in its warpgroup's 64
@@ -216,27 +329,35 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   const float *sLf = (const float *)(smem + (sL - sK));
   const float *sDf = (const float *)(smem + (sD - sK));
   const float c = p.scale * 1.44269504f;         // scores -> log2 units
+{% if persistent %}
+  int T = 0, n = 0; // steps and blocks so far, as the producer counts them
+  for (int s = 0;; ++s) { // (the walk's blocks: their body below, not indented)
+    const ws_walk walk = ws_walk_at(p, s);
+    if (walk.n_block == -1) break;
+    if (walk.n_block == -2) continue;
+{% include "bwd_block.cuh.tpl" %}
+{% end %}
   float acc_v[kDTiles][4], acc_k[kDTiles][4];    // dV and dK of the warp's keys
 #pragma unroll
   for (int dt = 0; dt < kDTiles; ++dt)
 #pragma unroll
     for (int e = 0; e < 4; ++e) acc_v[dt][e] = acc_k[dt][e] = 0.f;
 
-  if (n_steps > 0) mbar_wait(kv_full, 0);
+  if (n_steps > 0) mbar_wait(kv_full, {{ persistent and "n & 1" or "0" }});
 {% if kv_regs %}
   unsigned kf[4][4], vf[4][4]; // the warp's 16 keys of K and V as A fragments
   load_a_frags(smem, key_row, g, qd, kf);
   load_a_frags(smem + kSwKV, key_row, g, qd, vf);
 {% end %}
-  for (int t = 0; t < n_steps; ++t) {
-    const int slot = t % kStages;
+  for (int t = 0; t < n_steps; ++t{{ persistent and ", ++T) { // (t: the block's step, T: the walk's)" or ") {" }}
+    const int slot = {{ STEP }} % kStages;
     const int m0 = (i_begin + t % n_i) * kBlockM;
 {% if alibi %}
     // ALiBi: the step's query head's slope (raw units), each score less slope |q + diag - key|
     const float alibi = p.alibi_slopes[batch * p.alibi_batch_stride + kv_head * group + t / n_i] * p.inv_scale;
     const float dist0 = (float)(m0 + 2 * qd + diag - n0 - key_row - g);
 {% end %}
-    mbar_wait(q_full + 8 * slot, (t / kStages) & 1);
+    mbar_wait(q_full + 8 * slot, ({{ STEP }} / kStages) & 1);
     const unsigned sQt = sQ + slot * kSwQ, sdOt = sdO + slot * kSwQ;
     const unsigned sKws = per_step(sKw), sVws = per_step(sVw);
 
@@ -348,7 +469,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
       for (int nt = 2 * qs; nt < 2 * qs + 2; ++nt) ds_tile(dpt[nt], st[nt], sDf + slot * kBlockM, nt, qd);
 {% end %}
       a_frag(dpt[2 * qs], dpt[2 * qs + 1], as[qs]);
-      if (!p.deterministic) store_sw_frag(sSw{{ shared_ds and " + (t & 1) * kSwSAll" or "" }}, as[qs], {{ window and "ds_row" or "wrow + g" }}, qs * 2, qd);
+      if (!p.deterministic) store_sw_frag(sSw{{ shared_ds and " + (" .. STEP .. " & 1) * kSwSAll" or "" }}, as[qs], {{ window and "ds_row" or "wrow + g" }}, qs * 2, qd);
     }
 
     // dV += P^T dO and dK += dS^T Q: dO and Q rows (queries) 128 bytes apart,
@@ -378,7 +499,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     // A = dS^T read transposed (queries contiguous), B = K's rows. Then into the
     // staging buffer once the dQ warps read the last step's.
     constexpr int kDSRows = kBlockN;                // dS^T rows (keys) dQ sums over
-    const unsigned sSa = per_step(sS + (t & 1) * kSwSAll), sKq = per_step(sK + wg * kBlockN * 128);
+    const unsigned sSa = per_step(sS + ({{ STEP }} & 1) * kSwSAll), sKq = per_step(sK + wg * kBlockN * 128);
 {% else %}
     bar_sync(kDSBar + wg, 128);                     // the warpgroup's dS^T complete
 
@@ -399,7 +520,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
     // 2 qd + 1 of each n8 tile: one address a step, the rest immediate offsets, else 16
     // addresses live across the loop)
     const unsigned dq_at = per_step(sDQ + {{ shared_ds and "(wrow + g) * kDQPitch + (wg * 64 + 2 * qd) * 4" or "wg * kDQBuf + (wrow + g) * kDQPitch + qd * 8" }});
-    if (t > 0) bar_sync(kDQEmpty + wg, kDQMeet);
+    if ({{ STEP }} > 0) bar_sync(kDQEmpty + wg, kDQMeet);
     wgmma_wait<0>();
     fence_regs(dq);
 #pragma unroll
@@ -409,6 +530,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         st_shared2(dq_at + hh * 8 * kDQPitch + dt * 8 * 4, dq[dt][2 * hh], dq[dt][2 * hh + 1]);
     bar_arrive(kDQFull + wg, kDQMeet);
   }
+{% if persistent %}
+  if (n_steps > 0) { // K and V read: the producer may load the next block's
+    if (lane == 0) mbar_arrive(kv_empty);
+    ++n;
+  }
+{% end %}
 
   // dK = scale * dS^T Q, dV = P^T dO for this warp's keys, in {{ dtype }}.
   elem_t *dkp = (elem_t *)p.dk + {{ BASE("dk") }} + kv_head * p.dk_head_stride;
@@ -428,4 +555,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
       *(unsigned *)(dvp + key * p.dv_row_stride + col) = pack2(acc_v[dt][2 * hh], acc_v[dt][2 * hh + 1]);
     }
   }
+{% if persistent %}
+  }
+  if (T > 0 && !p.deterministic) bar_sync(kDQEmpty + wg, kDQMeet); // (the dQ warps' arrive after the last step)
+{% end %}
 }

@@ -226,7 +226,7 @@ Test(variant, wgmma_tiles) {
   w.pass = GEN_PASS_BWD;
   cr_assert_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_OK, "%s", err.msg);
   cr_expect_str_eq(w.name, "bwd_bf16_d128_causal_m64n128w12s2ws_none");
-  cr_expect(w.ws && w.wgmma);
+  cr_expect(w.ws && w.wgmma && !w.persistent); /* (d = 128: a block a key block) */
   cr_expect_eq(w.threads, 384);
   cr_expect_eq(w.smem_bytes, 1024 + 2 * 128 * (2 * 128 + 2 * 2 * 64) + 8 * 2 * 64 + 2 * 128 * 64 +
                                  2 * 64 * 136 * 4 + 256);
@@ -254,7 +254,13 @@ Test(variant, wgmma_tiles) {
   win.pass = GEN_PASS_BWD;
   win.varlen = 1, win.sinks = 1, win.softcap = 1;
   cr_assert_eq(gen_variant_complete(g, &win, "sm_90", &err), GEN_OK, "%s", err.msg);
-  cr_expect(win.ws, "%s", win.name);
+  cr_expect(win.ws && !win.persistent, "%s", win.name);
+  /* d <= 64 plain (or with sinks: the same main kernel): a persistent grid walking the key blocks */
+  win = base(48, 1, GEN_STAB_NONE, 0, 0);
+  win.pass = GEN_PASS_BWD;
+  win.sinks = 1;
+  cr_assert_eq(gen_variant_complete(g, &win, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_expect(win.ws && win.persistent, "%s", win.name);
   /* ALiBi is a score bias: the ws tile takes it when asked */
   cr_assert_eq(gen_variant_from_name(g, "bwd_bf16_d64_causal_alibi_m64n128w12s2ws_none", &win, &err), GEN_OK,
                "%s", err.msg);

@@ -90,18 +90,24 @@ Test(rt_tma, driver_without_tensor_maps_is_a_clear_error) {
   cr_expect_eq(fake->tmap_encodes, 0);
 }
 
-/* The ws backward's six maps: Q and dO with boxes of 64 rows, K and V of block_n, and
- * LSE and delta as flat fp32 rows (rank 1, unswizzled, boxes of 64) of fa2_bwd_pre's
- * padded copies after delta's rows (3 x 8 x 1000 = 24000 rows, whole 64s: 24000; then
- * 3 x 8 x 1024 of each). Past 2^31 padded rows (the kernel's 32-bit coordinate) it
- * refuses, naming the sizes. */
-Test(rt_tma, backward_maps_and_padded_rows) {
+/* A backward's tensors for the maps: Q and dO of 8 heads, K and V of 2, d = 128, rows packed. */
+static fa2_bwd_params bwd_params(void) {
   fa2_bwd_params p;
   memset(&p, 0, sizeof p);
   p.q = (void *)0x100000, p.k = (void *)0x200000, p.v = (void *)0x300000, p.dout = (void *)0x400000;
   p.delta = (float *)0x1000000;
   p.q_row_stride = p.do_row_stride = 8 * 128, p.k_row_stride = p.v_row_stride = 2 * 128;
   p.q_head_stride = p.do_head_stride = p.k_head_stride = p.v_head_stride = 128;
+  return p;
+}
+
+/* The ws backward's six maps: Q and dO with boxes of 64 rows, K and V of block_n, and
+ * LSE and delta as flat fp32 rows (rank 1, unswizzled, boxes of 64) of fa2_bwd_pre's
+ * padded copies after delta's rows (3 x 8 x 1000 = 24000 rows, whole 64s: 24000; then
+ * 3 x 8 x 1024 of each). Past 2^31 padded rows (the kernel's 32-bit coordinate) it
+ * refuses, naming the sizes. */
+Test(rt_tma, backward_maps_and_padded_rows) {
+  fa2_bwd_params p = bwd_params();
   p.q_batch_stride = p.do_batch_stride = 1000LL * 8 * 128, p.k_batch_stride = p.v_batch_stride = 1000LL * 2 * 128;
   p.batch = 3, p.seqlen_q = p.seqlen_k = 1000, p.heads_q = 8, p.heads_kv = 2;
   rt_bwd_maps m;
@@ -124,12 +130,7 @@ Test(rt_tma, backward_maps_and_padded_rows) {
  * aligned starts: RT_BWD_WS_START). */
 Test(rt_tma, backward_varlen_maps_and_padded_rows) {
   static const int cu_q[4] = {0, 1, 500, 1000};
-  fa2_bwd_params p;
-  memset(&p, 0, sizeof p);
-  p.q = (void *)0x100000, p.k = (void *)0x200000, p.v = (void *)0x300000, p.dout = (void *)0x400000;
-  p.delta = (float *)0x1000000;
-  p.q_row_stride = p.do_row_stride = 8 * 128, p.k_row_stride = p.v_row_stride = 2 * 128;
-  p.q_head_stride = p.do_head_stride = p.k_head_stride = p.v_head_stride = 128;
+  fa2_bwd_params p = bwd_params();
   p.batch = 3, p.seqlen_q = 500, p.seqlen_k = 600, p.heads_q = 8, p.heads_kv = 2;
   p.cu_seqlens_q = cu_q, p.cu_seqlens_k = cu_q, p.total_q = 1000;
   rt_bwd_maps m;

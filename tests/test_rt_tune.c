@@ -586,7 +586,8 @@ static void expect_bwd_launch_of(fa2_context *ctx, fa2_bwd_args a, const char *n
 }
 
 /* sm_90's plain backward at d 40-64 and 104-128 takes the warp-specialized tile
- * (gen/defaults.lua BWD_TILES_SM90_WS) at every length: 12 warps, key blocks of 128, and
+ * (gen/defaults.lua BWD_TILES_SM90_WS) at every length: 12 warps, key blocks of 128 (at
+ * d <= 64 plain a persistent grid: one block an SM walking items of two key blocks), and
  * fa2_bwd_dq_det on 8 warps (rt_tma.h RT_BWD_DET_THREADS), fa2_bwd_pre over the padded
  * rows; every feature but dropout too, but a window at d <= 64 keeps the wgmma tile, sm_80
  * the mma.sync one. */
@@ -599,11 +600,21 @@ Test(tuning, sm90_plain_backward_takes_the_ws_tile) {
   cr_assert_eq(fake->n_log, 3, "delta, dK/dV, dQ");
   cr_expect_str_eq(fake->log[1].fn_name, "fa2_bwd");
   cr_expect_eq(fake->log[1].block[0], 384u, "two MMA warpgroups and a producer one");
-  cr_expect_eq(fake->log[1].grid[0], 16384u / 128, "key blocks of 128");
-  fa2_bwd_args a = bwd_n(128, 0, 1000);
+  cr_expect(fake->log[1].grid[0] == 16384u / 128 / 2 * 2 && fake->log[1].grid[1] == 1 && fake->log[1].grid[2] == 1,
+            "persistent: 64 pairs of key blocks x 2 heads, fewer than 132 SMs: grid %u x %u x %u",
+            fake->log[1].grid[0], fake->log[1].grid[1], fake->log[1].grid[2]);
+  fa2_bwd_args a = bwd_n(64, 0, 16384);
+  a.batch = 3; /* 384 items: one block an SM */
+  fake->n_log = 0;
+  cr_assert_eq(fa2_backward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error()); /* (N = 512's kernel, loaded) */
+  cr_expect(fake->log[1].grid[0] == 132 && fake->log[1].grid[1] == 1, "grid %u x %u", fake->log[1].grid[0],
+            fake->log[1].grid[1]);
+  a = bwd_n(128, 0, 1000);
   a.deterministic = 1;
   fake->n_log = 0;
   expect_bwd_launch_of(ctx, a, "bwd_bf16_d128_m64n128w12s2ws_none");
+  cr_expect(fake->log[1].grid[0] == 8 && fake->log[1].grid[1] == 2, "d = 128: a block a key block, grid %u x %u",
+            fake->log[1].grid[0], fake->log[1].grid[1]);
   cr_assert_eq(fake->n_log, 3, "delta, dK/dV, dQ");
   cr_expect_str_eq(fake->log[2].fn_name, "fa2_bwd_dq_det");
   cr_expect_eq(fake->log[2].block[0], 256u, "dq_det on eight warps");
@@ -629,7 +640,7 @@ Test(tuning, sm90_plain_backward_takes_the_ws_tile) {
   cr_assert_eq(fake->n_log, 3, "delta, dK/dV, dQ");
   const unsigned pre64 = (unsigned)FA2_ROW_BLOCK(384, 64);
   cr_expect_eq(fake->log[0].grid[0], (1003u + pre64 - 1) / pre64, "fa2_bwd_pre over 1003 rows");
-  cr_expect_eq(fake->log[1].grid[0], (1000u + 127) / 128, "key blocks of the longest sequence");
+  cr_expect_eq(fake->log[1].grid[0], (1000u + 127) / 128, "key blocks of the longest sequence (not persistent)");
   cr_expect_eq(seen.count[FA2_LOG_WARN], 0, "%s", seen.last);
   fa2_destroy(ctx);
   fake->cc_major = 8;

@@ -74,6 +74,7 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
     for (int si = 0; si < n_shapes; si++)
       for (int mode = 0; mode < 3; mode++) { /* atomics, precise delta, deterministic */
         const bwd_variant *v = &vars[a];
+        g->ws_blocks = mode == 0 ? 13 : 0; /* persistent: atomics on 13 blocks, so each walks several items */
         const fwd_shape *s = &shapes[si];
         const int fp32_delta = mode == 1, det = mode == 2;
         if (fp32_delta && si != n_shapes - 1) continue; /* the precise delta on the last shape */
@@ -200,6 +201,7 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
         free(hp);
         free(hg);
       }
+  g->ws_blocks = 0;
   return failures;
 }
 
@@ -226,11 +228,17 @@ int gpu_launch_bwd(gpu *g, const bwd_variant *v, const fa2_bwd_params *p, CUstre
   const unsigned pre_grid = (unsigned)((nq_pre + row_block - 1) / row_block);
   const unsigned det_grid = (unsigned)((nq + det_t / 2 - 1) / (det_t / 2)); /* 16 rows a warp */
   const unsigned key_grid = (unsigned)((nk + v->block_n - 1) / v->block_n);
+  /* persistent: the walk over items of two key blocks (bwd_ws.cuh.tpl ws_walk_at), one block an SM
+   * (g->ws_blocks: fewer); the others: one block a key block */
+  const unsigned items = (key_grid + 1) / 2 * Hk * B, walk_max = (unsigned)(g->ws_blocks ? g->ws_blocks : g->sms);
+  const unsigned walk_grid = items < walk_max ? items : walk_max;
   const unsigned smem = (unsigned)v->smem_bytes;
   const int det = p->deterministic;
   return (nq > 0 && !GPU_OK(g, cu->cuLaunchKernel(v->pre, pre_grid, Hq, B, t, 1, 1, 0, stream, params, NULL))) ||
                  (nk > 0 && /* no keys: no key blocks (as rt_launch) */
-                  !GPU_OK(g, cu->cuLaunchKernel(v->main, key_grid, Hk, B, t, 1, 1, smem, stream, params, NULL))) ||
+                  !GPU_OK(g, v->persistent
+                                 ? cu->cuLaunchKernel(v->main, walk_grid, 1, 1, t, 1, 1, smem, stream, params, NULL)
+                                 : cu->cuLaunchKernel(v->main, key_grid, Hk, B, t, 1, 1, smem, stream, params, NULL))) ||
                  (nq > 0 && !det &&
                   !GPU_OK(g, cu->cuLaunchKernel(v->dq, rows_grid, Hq, B, t, 1, 1, 0, stream, params, NULL))) ||
                  (nq > 0 && det &&

@@ -8,6 +8,7 @@ typedef struct bwd_variant {
   int bf16, head_dim, causal, block_n, threads, smem_bytes;
   int tile_dim; /* the tiles' head dim (dQ's fp32 accumulator has that many columns) */
   int ws;       /* a warp-specialized tile: fa2_bwd takes TMA maps (runtime/rt_tma.h) */
+  int persistent; /* ... whose grid walks the key blocks (g->ws_blocks blocks, or one an SM) */
   CUfunction pre, main, dq, dq_det; /* loaded; dynamic smem limits of main, dq_det raised */
 } bwd_variant;
 

@@ -270,6 +270,7 @@ static int load_bwd(gpu *g, const gen_variant *gv, const rt_blob *cubin, void *o
   v->threads = gv->threads;
   v->smem_bytes = gv->smem_bytes;
   v->ws = gv->ws;
+  v->persistent = gv->persistent;
   CUmodule mod;
   if (!GPU_OK(g, g->cu->cuModuleLoadData(&mod, cubin->data)) ||
       !GPU_OK(g, g->cu->cuModuleGetFunction(&v->pre, mod, "fa2_bwd_pre")) ||
