@@ -511,8 +511,8 @@ function M.complete(v, arch, tiles_arch)
   -- The backward's dQ step gives each warpgroup a slice of whole 64-column blocks
   -- (a pair: the first 128 columns, or half of them at d = 128, and the rest); d = 64
   -- on two warpgroups splits the block's keys instead (bwd_wgmma.cuh.tpl's dq_split).
-  -- The ws backward: plain variants of 64 or 128 columns (its registers and dQ staging),
-  -- or a head dim padded to them.
+  -- The ws backward: 64 or 128 columns (its registers and dQ staging), or a head dim padded
+  -- to them, and every feature but dropout (its keep bits).
   if c.ws and c.pass == "bwd" then
     if c.tile_dim ~= 64 and c.tile_dim ~= 128 then
       U.fail("head_dim", c.head_dim, "backward ws tiles take head dims of one or two 64-column blocks",
