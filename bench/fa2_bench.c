@@ -94,7 +94,7 @@ static int time_bwd(gpu *g, const bwd_variant *var, const bench_buffers *b, CUde
   p.deterministic = deterministic;
   for (int r = -1; r < reps; r++) {
     if (r >= 0 && !GPU_OK(g, cu->cuEventRecord(ev[2 * r], NULL))) return -1;
-    if (gpu_launch_bwd(g, var, &p, NULL)) return -1;
+    if (gpu_launch_bwd(g, var, &p, 0, NULL)) return -1;
     if (r >= 0 && !GPU_OK(g, cu->cuEventRecord(ev[2 * r + 1], NULL))) return -1;
   }
   if (gpu_sync(g, 60, var->name) != 0) return -1;

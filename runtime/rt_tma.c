@@ -156,8 +156,7 @@ int rt_tma_bwd_maps(const rt_cuda_api *cu, rt_tma_cache *cache, const fa2_bwd_pa
   if (rc != FA2_OK) return rc;
   const int varlen = p->cu_seqlens_q != NULL;
   /* the padded LSE and delta rows; the kernel's TMA row coordinate in them is a 32-bit int */
-  const long long rows = varlen ? p->heads_q * RT_BWD_WS_SPAN(p->total_q, p->batch)
-                                : (long long)p->batch * p->heads_q * RT_BWD_WS_ROWS(p->seqlen_q);
+  const long long rows = RT_BWD_WS_PAD_ROWS(varlen, p->batch, p->heads_q, p->seqlen_q, p->total_q);
   if (rows > 0x7fffffffLL)
     return rt_set_error(FA2_ERR_UNSUPPORTED,
                         "batch %d x heads_q %d x seqlen_q %d (padded) is past 2^31 LSE rows, the "

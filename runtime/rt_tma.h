@@ -48,6 +48,11 @@ typedef struct rt_bwd_maps {
  * are past seqlen_q). fa2_bwd_pre runs over seqlen_q (the longest) + 3 rows. */
 #define RT_BWD_WS_START(cu_q, b) ((((long long)(cu_q) + 3LL * (b) + 3) / 4) * 4)
 #define RT_BWD_WS_SPAN(total_q, batch) RT_BWD_WS_START(total_q, batch)
+/* The padded LSE's rows (delta's copy has as many): varlen each head's span, else batch x
+ * heads_q x RT_BWD_WS_ROWS. */
+#define RT_BWD_WS_PAD_ROWS(varlen, batch, heads_q, seqlen_q, total_q)                   \
+  ((varlen) ? (long long)(heads_q) * RT_BWD_WS_SPAN(total_q, batch)                   \
+            : (long long)(batch) * (heads_q) * RT_BWD_WS_ROWS(seqlen_q))
 
 /* A ws backward (12 warps) runs fa2_bwd_dq_det on 8 (bwd.cu.tpl's kDetThreads: 12 would
  * cap its registers at 168); other tiles on their own. 16 query rows per warp. */

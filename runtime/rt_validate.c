@@ -299,8 +299,7 @@ size_t rt_bwd_accum_bytes(const fa2_bwd_args *a) {
 size_t fa2_backward_workspace_size(const fa2_bwd_args *a) {
   if (!a || a->batch <= 0 || a->seqlen_q <= 0 || a->heads_q <= 0 || a->head_dim <= 0) return 0;
   /* dQ's accumulator, delta, and for ws tiles LSE and delta again in padded rows (rt_tma.h) */
-  const size_t ws_pad = 2 * (size_t)a->heads_q * 4 *
-      (a->cu_seqlens_q ? (size_t)RT_BWD_WS_SPAN(a->total_q > 0 ? a->total_q : 0, a->batch)
-                       : (size_t)a->batch * (size_t)RT_BWD_WS_ROWS(a->seqlen_q));
+  const size_t ws_pad = 2 * 4 * (size_t)RT_BWD_WS_PAD_ROWS(a->cu_seqlens_q != NULL, a->batch, a->heads_q, a->seqlen_q,
+                                                           a->total_q > 0 ? a->total_q : 0);
   return rt_bwd_accum_bytes(a) + (rt_bwd_rows(a) * 4 + 255) / 256 * 256 + ws_pad;
 }

@@ -257,12 +257,9 @@ __device__ __forceinline__ void pack8(void *dst, const float (&x)[8]) {
 // same layout): after delta's heads_q x total_q rows (whole 64s of them), LSE then delta,
 // each head's ws_span rows apart, sequence b's rows from ws_start(b) (4-float aligned: a
 // TMA box starts on 16 bytes; up to 3 rows more a sequence).
-__device__ __forceinline__ int ws_start(const fa2_bwd_params &p, int b) {
-  return (int)(((long long)p.cu_seqlens_q[b] + 3LL * b + 3) / 4 * 4);
-}
-__device__ __forceinline__ int ws_span(const fa2_bwd_params &p) {
-  return (int)(((long long)p.total_q + 3LL * p.batch + 3) / 4 * 4);
-}
+__device__ __forceinline__ int ws_start_at(long long cu_q, int b) { return (int)((cu_q + 3LL * b + 3) / 4 * 4); }
+__device__ __forceinline__ int ws_start(const fa2_bwd_params &p, int b) { return ws_start_at(p.cu_seqlens_q[b], b); }
+__device__ __forceinline__ int ws_span(const fa2_bwd_params &p) { return ws_start_at(p.total_q, p.batch); } // (past the last)
 __device__ __forceinline__ float *ws_pad(const fa2_bwd_params &p) {
   return p.delta + ((long long)p.heads_q * p.total_q + 63) / 64 * 64;
 }

@@ -74,7 +74,6 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
     for (int si = 0; si < n_shapes; si++)
       for (int mode = 0; mode < 3; mode++) { /* atomics, precise delta, deterministic */
         const bwd_variant *v = &vars[a];
-        g->ws_blocks = mode == 0 ? 13 : 0; /* persistent: atomics on 13 blocks, so each walks several items */
         const fwd_shape *s = &shapes[si];
         const int fp32_delta = mode == 1, det = mode == 2;
         if (fp32_delta && si != n_shapes - 1) continue; /* the precise delta on the last shape */
@@ -150,7 +149,8 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
         p.batch = (int)B, p.seqlen_q = (int)nq, p.seqlen_k = (int)nk;
         p.heads_q = (int)Hq, p.heads_kv = (int)Hk, p.scale = scale, p.inv_scale = 1.f / scale;
         p.deterministic = det;
-        if (gpu_launch_bwd(g, v, &p, NULL) || gpu_sync(g, 30, v->name)) return -1;
+        /* (persistent: the atomics mode on 13 blocks, so each walks several items) */
+        if (gpu_launch_bwd(g, v, &p, mode == 0 ? 13 : 0, NULL) || gpu_sync(g, 30, v->name)) return -1;
         if (!GPU_OK(g, cu->cuMemcpyDtoH(h64, dq64, nQ * 8)) ||
             !GPU_OK(g, cu->cuMemcpyDtoH(h64 + nQ, dk64, nK * 8)) ||
             !GPU_OK(g, cu->cuMemcpyDtoH(h64 + nQ + nK, dv64, nK * 8)) ||
@@ -201,11 +201,10 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
         free(hp);
         free(hg);
       }
-  g->ws_blocks = 0;
   return failures;
 }
 
-int gpu_launch_bwd(gpu *g, const bwd_variant *v, const fa2_bwd_params *p, CUstream stream) {
+int gpu_launch_bwd(gpu *g, const bwd_variant *v, const fa2_bwd_params *p, int walk_blocks, CUstream stream) {
   static rt_tma_cache cache; /* one process, one thread: maps by shape, re-addressed */
   static int cache_ready;
   const rt_cuda_api *cu = g->cu;
@@ -229,8 +228,8 @@ int gpu_launch_bwd(gpu *g, const bwd_variant *v, const fa2_bwd_params *p, CUstre
   const unsigned det_grid = (unsigned)((nq + det_t / 2 - 1) / (det_t / 2)); /* 16 rows a warp */
   const unsigned key_grid = (unsigned)((nk + v->block_n - 1) / v->block_n);
   /* persistent: the walk over items of two key blocks (bwd_ws.cuh.tpl ws_walk_at), one block an SM
-   * (g->ws_blocks: fewer); the others: one block a key block */
-  const unsigned items = (key_grid + 1) / 2 * Hk * B, walk_max = (unsigned)(g->ws_blocks ? g->ws_blocks : g->sms);
+   * (walk_blocks: fewer); the others: one block a key block */
+  const unsigned items = (key_grid + 1) / 2 * Hk * B, walk_max = (unsigned)(walk_blocks ? walk_blocks : g->sms);
   const unsigned walk_grid = items < walk_max ? items : walk_max;
   const unsigned smem = (unsigned)v->smem_bytes;
   const int det = p->deterministic;

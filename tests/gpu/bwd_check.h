@@ -8,7 +8,7 @@ typedef struct bwd_variant {
   int bf16, head_dim, causal, block_n, threads, smem_bytes;
   int tile_dim; /* the tiles' head dim (dQ's fp32 accumulator has that many columns) */
   int ws;       /* a warp-specialized tile: fa2_bwd takes TMA maps (runtime/rt_tma.h) */
-  int persistent; /* ... whose grid walks the key blocks (g->ws_blocks blocks, or one an SM) */
+  int persistent; /* ... whose grid walks the key blocks (gpu_launch_bwd's walk_blocks) */
   CUfunction pre, main, dq, dq_det; /* loaded; dynamic smem limits of main, dq_det raised */
 } bwd_variant;
 
@@ -32,8 +32,9 @@ int bwd_check(gpu *g, const bwd_variant *vars, int n_vars, const fwd_shape *shap
 
 /* One backward as the runtime launches it (rt_launch.c): fa2_bwd_pre, fa2_bwd (with its
  * TMA maps for a ws tile), then fa2_bwd_dq, or fa2_bwd_dq_det when p->deterministic;
- * a grid with no rows or keys is skipped. 0, or -1 on a CUDA failure (printed). */
-int gpu_launch_bwd(gpu *g, const bwd_variant *v, const fa2_bwd_params *p, CUstream stream);
+ * a grid with no rows or keys is skipped. A persistent fa2_bwd on walk_blocks blocks at
+ * most (0: one an SM, as the runtime). 0, or -1 on a CUDA failure (printed). */
+int gpu_launch_bwd(gpu *g, const bwd_variant *v, const fa2_bwd_params *p, int walk_blocks, CUstream stream);
 
 /* Renders, compiles and loads every backward variant of a spec file. */
 int gpu_render_bwd_variants(gpu *g, const char *spec_path, bwd_variant **out);

@@ -12,7 +12,6 @@ typedef struct gpu {
   CUdevice dev;
   CUcontext ctx;
   int cc_major, cc_minor, sms;
-  int ws_blocks; /* a persistent ws backward's grid (gpu_launch_bwd): 0 one block an SM, as the runtime */
   char name[256];
   char arch[16]; /* "sm_90" */
 } gpu;
