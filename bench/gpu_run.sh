@@ -128,8 +128,8 @@
 #   lib_ab    another build ($AB_BASE, default build/base_lib/libfa2rt.so: make one from
 #             an older commit) against $AB_TEST (default lib/libfa2rt.so) through PyTorch
 #             (bench/lib_ab.py: plain, each modifier, deterministic, d 64/128/256;
-#             $AB_DIMS the head dims, $AB_TAG a suffix of the files; $AB_CASES and $AB_TOKENS
-#             are its --cases and --tokens), alternating runs; ratios
+#             $AB_DIMS the head dims, $AB_TAG a suffix of the files; $AB_CASES, $AB_TOKENS and
+#             $AB_SEQLEN are its --cases, --tokens and --seqlen), alternating runs; ratios
 #   bwd_breakdown the backward's kernels, fa2gen against SDPA flash and cuDNN, under
 #             torch.profiler (bench/bwd_breakdown.py at head dims $AB_DIMS, N 1k and 4k)
 #   wide_bwd  the backward's wide layouts through PyTorch (every modifier, both dQ
@@ -503,7 +503,7 @@ for s in $steps; do
     # base, test, base, test; the ratio table
     base=${AB_BASE:-build/base_lib/libfa2rt.so} test=${AB_TEST:-lib/libfa2rt.so} tag=${AB_TAG:-}
     ab=(env PYTHONPATH=python:bench python3 bench/lib_ab.py --run --cases "${AB_CASES:-}"
-        --tokens "${AB_TOKENS:-16384}" --head-dims "${AB_DIMS:-64,128,256}" --json)
+        --tokens "${AB_TOKENS:-16384}" --seqlen "${AB_SEQLEN:-4096}" --head-dims "${AB_DIMS:-64,128,256}" --json)
     step "ab_warm_base$tag" 420 env FA2_LIB="$base" "${ab[@]}" /tmp/ab_warm_base.json
     step "ab_warm_test$tag" 420 env FA2_LIB="$test" "${ab[@]}" /tmp/ab_warm_test.json
     for i in 1 2; do

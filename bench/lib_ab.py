@@ -6,8 +6,8 @@
     python3 bench/lib_ab.py --base a1.json a2.json --test b1.json b2.json [--title T]
 
 --run times fa2gen.flash_attn_func's forward and forward + backward (bf16, B*N = 16k
-tokens, H*d = 2048, N = 4096, robust) for each case: plain and with each score modifier
-(softcap 30, ALiBi, a window of 1024 keys to the left, and of 128, 256, 511 and 3072, sinks) at
+tokens, H*d = 2048, N = 4096 or --seqlen, robust) for each case: plain and with each score modifier
+(softcap 30, ALiBi, a window of 1024 keys to the left, and of 128, 256, 511 and 3072, sinks), dropout 0.1, at
 d 64 and 128, causal and not (a window: not causal), plain in deterministic mode, and
 plain d 256; --cases keeps the cases whose name starts with one of its words, --tokens
 sets B*N (more tokens: small windows' calls stop being host-bound). Medians of
@@ -30,7 +30,8 @@ def cases(head_dims=(64, 128, 256)):
             mods = [("plain", {})]
             if d != 256:
                 mods += [("softcap", {"softcap": 30.0}), ("alibi", {"alibi_slopes": "slopes"}),
-                         ("sinks", {"sinks": "sinks"}), ("deterministic", {"deterministic": True})]
+                         ("sinks", {"sinks": "sinks"}), ("deterministic", {"deterministic": True}),
+                         ("dropout", {"dropout_p": 0.1})]
             if d != 256 and not causal:
                 mods += [("window", {"window_size": (1024, 0)}), ("window128", {"window_size": (128, 0)}),
                          ("window256", {"window_size": (256, 0)}), ("window511", {"window_size": (511, 0)}),
@@ -39,12 +40,11 @@ def cases(head_dims=(64, 128, 256)):
     return out
 
 
-def run(path, only, tokens, head_dims):
+def run(path, only, tokens, head_dims, N=4096):
     import torch
     import fa2gen
     from modifiers_bench import alibi_slopes
     from varlen_bench import fwd_bwd, rand, spin_up, timed_group
-    N = 4096
     rows = []
     spin_up()
     for name, d, causal, kw in cases(head_dims):
@@ -103,7 +103,8 @@ def main():
     ap.add_argument("--run", action="store_true", help="time the cases with FA2_LIB's library")
     ap.add_argument("--json", help="--run's output")
     ap.add_argument("--cases", default="", help="comma-separated name prefixes (default: all)")
-    ap.add_argument("--tokens", type=int, default=16384, help="B*N (N = 4096)")
+    ap.add_argument("--tokens", type=int, default=16384, help="B*N")
+    ap.add_argument("--seqlen", type=int, default=4096, help="N")
     ap.add_argument("--head-dims", default="64,128,256", help="comma-separated (256: plain only)")
     ap.add_argument("--base", nargs="+")
     ap.add_argument("--test", nargs="+")
@@ -112,7 +113,7 @@ def main():
     if a.run:
         if not a.json:
             ap.error("--run needs --json")
-        run(a.json, [c for c in a.cases.split(",") if c], a.tokens, [int(d) for d in a.head_dims.split(",")])
+        run(a.json, [c for c in a.cases.split(",") if c], a.tokens, [int(d) for d in a.head_dims.split(",")], a.seqlen)
     elif a.base and a.test:
         table(a.base, a.test, a.title)
     else:
