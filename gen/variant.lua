@@ -438,12 +438,12 @@ end
 -- auto_tile for variant c (its pass, head dim and features) on arch.
 function M.auto_pick(c, arch)
   local td = M.tile_dim(c.head_dim, arch == M.WGMMA_ARCH)
-  -- ws_ok: the backward's ws tile takes every feature but dropout; a window at d <= 64 keeps wgmma's tile (a
+  -- ws_ok: the backward's ws tile takes every feature; a window at d <= 64 keeps wgmma's tile (a
   -- narrow window's key block has a handful of steps to fill and drain the ws pipeline: 1.10-1.16x slower at 128
-  -- and 256 keys, bench/NOTES.md "Session 28")
+  -- and 256 keys, bench/NOTES.md "Session 28"), and so does a window with dropout (ws spills there)
   local modified = false
   for _, k in ipairs(M.FEATURES) do modified = modified or c[k] end
-  local ws_ok = not c.dropout and not (c.window and td and td <= 64)
+  local ws_ok = not (c.window and (c.dropout or td and td <= 64))
   return M.auto_tile(c.pass, td, arch, modified, c.out_round == "balanced", c.alibi or c.window, ws_ok)
 end
 
@@ -512,18 +512,19 @@ function M.complete(v, arch, tiles_arch)
   -- (a pair: the first 128 columns, or half of them at d = 128, and the rest); d = 64
   -- on two warpgroups splits the block's keys instead (bwd_wgmma.cuh.tpl's dq_split).
   -- The ws backward: 64 or 128 columns (its registers and dQ staging), or a head dim padded
-  -- to them, and every feature but dropout (its keep bits).
+  -- to them, and every feature.
   if c.ws and c.pass == "bwd" then
     if c.tile_dim ~= 64 and c.tile_dim ~= 128 then
       U.fail("head_dim", c.head_dim, "backward ws tiles take head dims of one or two 64-column blocks",
         "40-64, 104-128 (multiples of 8)")
     end
-    if c.dropout then -- (every other feature: masks, score terms, the sinks' own kernel, sequence offsets)
-      U.fail("dropout", c.dropout, "backward ws tiles take no dropout", "a wgmma tile (ws = false) with dropout")
-    end
     if c.softcap and c.window and c.head_dim <= 64 then -- (K's and V's register fragments beside both: 16-40 bytes)
       U.fail("softcap", c.softcap, "backward ws tiles at head dims up to 64 spill with softcap and a window",
         "a wgmma tile (ws = false), or head dims 104-128")
+    end
+    if c.dropout and c.window then -- (the keep bits beside the window's bounds: 4 bytes at d 104-128)
+      U.fail("dropout", c.dropout, "backward ws tiles spill with dropout and a window",
+        "a wgmma tile (ws = false) for dropout with a window")
     end
   end
   local pair = M.bwd_layout(c) == "pair"
@@ -578,12 +579,10 @@ function M.complete(v, arch, tiles_arch)
   c.persistent = c.ws and c.pass == "fwd" and c.block_m == 128 and not (c.window and (c.softcap or c.varlen)) or false
   if c.persistent and M.smem(c) > M.ARCH_SMEM[M.WGMMA_ARCH] then c.persistent = false end
   -- A persistent ws backward (bwd_ws.cuh.tpl): one block an SM walking pairs of key blocks, each
-  -- block's K and V loaded while the last one's dK and dV are stored. At d <= 64 and plain (sinks
-  -- alike: the same main kernel), what the float64 checks and sanitizers covered: 0.92-0.94x the
+  -- block's K and V loaded while the last one's dK and dV are stored. At d <= 64: 0.92-0.94x the
   -- time at N <= 1k, 0.97-1.01x from 2k; at d = 128 0.98-1.04x, so not there (H200, bench/NOTES.md
-  -- "Session 28").
-  if c.ws and c.pass == "bwd" and c.head_dim <= 64 and
-      not (c.varlen or c.window or c.alibi or c.softcap or c.dropout) then
+  -- "Session 28"). Windows keep a block a key block (their few steps a block).
+  if c.ws and c.pass == "bwd" and c.head_dim <= 64 and not c.window then
     c.persistent = true
   end
   c.smem_bytes = M.smem(c)

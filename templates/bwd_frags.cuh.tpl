@@ -20,6 +20,42 @@ __device__ __forceinline__ void store_sw_frag(unsigned char *s, const unsigned (
 }
 
 {% if DS_TILE %}
+{% if dropout %}
+// Whether score i (= 2 hh + e) of n8 query tile nt of the S^T accumulator was kept:
+// its bit of drop_bits (common.cuh.tpl), unit nt / 2 per 16 queries.
+template <typename Kept>
+__device__ __forceinline__ bool kept_at(const Kept &kept, int nt, int i) {
+  return kept.has(8 * (nt / 2) + 4 * (i % 2) + 2 * (nt % 2) + i / 2);
+}
+
+// a_frag of P^T Z (dV's operand): the dropped scores as 0.
+template <typename Kept>
+__device__ __forceinline__ void a_frag_kept(const float (&x0)[4], const float (&x1)[4], const Kept &kept, int nt,
+                                            unsigned (&a)[4]) {
+  float y0[4], y1[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    y0[i] = kept_at(kept, nt, i) ? x0[i] : 0.f;
+    y1[i] = kept_at(kept, nt + 1, i) ? x1[i] : 0.f;
+  }
+  a_frag(y0, y1, a);
+}
+
+// dS^T (1 - p) = P^T (dP^T Z - (1 - p) delta) in place of dP^T in x, for one n8 query
+// tile nt of the accumulator, with P^T from pt and delta from the step's row at dl
+// (bwd.cu.tpl's arrangement: dK and dQ take the 1 / (1 - p) at the end).
+template <typename Kept>
+__device__ __forceinline__ void ds_tile(float (&x)[4], const float (&pt)[4], const float *dl, int nt, int qd,
+                                        const Kept &kept, float keep) {
+#pragma unroll
+  for (int e = 0; e < 2; ++e) {
+    const float d = dl[nt * 8 + 2 * qd + e] * keep;
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh)
+      x[2 * hh + e] = pt[2 * hh + e] * ((kept_at(kept, nt, 2 * hh + e) ? x[2 * hh + e] : 0.f) - d);
+  }
+}
+{% else %}
 // dS^T = P^T (dP^T - delta) in place of dP^T in x, for one n8 query tile nt of the
 // accumulator, with P^T from pt and delta from the step's row at dl.
 __device__ __forceinline__ void ds_tile(float (&x)[4], const float (&pt)[4], const float *dl, int nt, int qd) {
@@ -30,5 +66,6 @@ __device__ __forceinline__ void ds_tile(float (&x)[4], const float (&pt)[4], con
     for (int hh = 0; hh < 2; ++hh) x[2 * hh + e] = pt[2 * hh + e] * (x[2 * hh + e] - d);
   }
 }
+{% end %}
 
 {% end %}

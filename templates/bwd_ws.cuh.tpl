@@ -13,6 +13,8 @@
 {% local KROW = varlen and "seq_k0 + n0" or "n0" %}
 {% local TBATCH = varlen and "0" or "batch" %}
 {# A persistent grid's steps are counted over its walk (T) for the stage slots' parities and dS^T's buffers. #}
+{# P^T's A fragments of k16 step qs for dV: P^T Z with dropout (bwd.cu.tpl's arrangement). #}
+{% local AP_FRAG = dropout and "a_frag_kept(st[2 * qs], st[2 * qs + 1], kept, 2 * qs, ap[qs])" or "a_frag(st[2 * qs], st[2 * qs + 1], ap[qs])" %}
 {% local STEP = persistent and "T" or "t" %}
 // ---- fa2_bwd, warp-specialized (templates/bwd_ws.cuh.tpl) -----------------------
 {% if persistent %}
@@ -46,6 +48,10 @@
 //     partial dQ added together and to dq_accum (red.v4 over whole rows).
 // The warpgroups meet only through the dQ warps (one buffer each): one can run up
 // to a step ahead of the other, so one's exponentials overlap the other's MMAs.
+{% end %}
+{% if dropout %}
+// Dropout: each step's keep bits are drawn while S^T and dP^T run; dV takes P^T Z, dS^T
+// dP^T Z and (1 - p) delta, dK and dQ 1 / (1 - p) at the end (bwd.cu.tpl's arrangement).
 {% end %}
 constexpr int kMma = 2;                        // MMA warpgroups
 static_assert(kWarps == 4 * (kMma + 1) && kBlockN == 64 * kMma && kBlockM == 64, "ws backward tile rules");
@@ -383,6 +389,18 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
                        sw128_desc(sdOt + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16), ks > 0);
     wgmma_commit();
 {% end %}
+{% if dropout %}
+    // dropout: the keep bits of the warp's 16 keys, unit a per 16 queries (bwd.cu.tpl's
+    // mask), drawn while S^T and dP^T run
+    drop_bits<kBlockM / 16> kept;
+    {
+      unsigned long long drop_seed, drop_base; // (batch, query head)'s Philox key and counter
+      dropout_key(p, (long long)batch * p.heads_q + kv_head * group + t / n_i, drop_seed, drop_base);
+#pragma unroll 1
+      for (int a = 0; a < kBlockM / 16; ++a)
+        kept.set(a, dropout_bits_st(drop_seed, drop_base, m0 / 16 + a, (n0 + key_row) / 16, g, qd, p.dropout_limit));
+    }
+{% end %}
     wgmma_wait<1>(); // S^T has landed; dP^T runs on through P^T's exponentials
     fence_regs(st);
 
@@ -424,10 +442,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             if (q >= {{ SQ }} || key >= {{ SK }} || {{ HIDDEN("key", "q") }}) st[nt][2 * hh + e] = {{ softcap and "__int_as_float(0xff800000)" or "0.f" }};
           }
     }
-    unsigned ap[kSQSteps][4]; // P^T rounded to {{ dtype }} (st keeps it)
+    unsigned ap[kSQSteps][4]; // P^T{{ dropout and " Z (the dropped scores 0)" or "" }} rounded to {{ dtype }} (st keeps {{ dropout and "P^T" or "it" }})
 {% if not softcap %}
 #pragma unroll
-    for (int qs = 0; qs < kSQSteps; ++qs) a_frag(st[2 * qs], st[2 * qs + 1], ap[qs]);
+    for (int qs = 0; qs < kSQSteps; ++qs) {{ AP_FRAG }};
 {% end %}
     wgmma_wait<0>(); // dP^T has landed
     fence_regs(dpt);
@@ -448,7 +466,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const float l2 = sLf[slot * kBlockM + nt * 8 + 2 * qd + e] * 1.44269504f;
-          const float dl = sDf[slot * kBlockM + nt * 8 + 2 * qd + e];
+          const float dl = sDf[slot * kBlockM + nt * 8 + 2 * qd + e]{{ dropout and " * p.dropout_keep; // (1 - p) delta" or ";" }}
 #pragma unroll
           for (int hh = 0; hh < 2; ++hh) {
             const float th = st[nt][2 * hh + e]; // (t: the step)
@@ -459,14 +477,19 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             const float pe = exp2_approx(fmaf(p.cap_out * th, c, -l2));
 {% end %}
             st[nt][2 * hh + e] = pe;
+{% if dropout %}
+            const float dp = kept_at(kept, nt, 2 * hh + e) ? dpt[nt][2 * hh + e] : 0.f;
+            dpt[nt][2 * hh + e] = pe * (dp - dl) * (1.f - fminf(th * th, 1.f));
+{% else %}
             dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dl) * (1.f - fminf(th * th, 1.f));
+{% end %}
           }
         }
       }
-      a_frag(st[2 * qs], st[2 * qs + 1], ap[qs]);
+      {{ AP_FRAG }};
 {% else %}
 #pragma unroll
-      for (int nt = 2 * qs; nt < 2 * qs + 2; ++nt) ds_tile(dpt[nt], st[nt], sDf + slot * kBlockM, nt, qd);
+      for (int nt = 2 * qs; nt < 2 * qs + 2; ++nt) ds_tile(dpt[nt], st[nt], sDf + slot * kBlockM, nt, qd{{ dropout and ", kept, p.dropout_keep" or "" }});
 {% end %}
       a_frag(dpt[2 * qs], dpt[2 * qs + 1], as[qs]);
       if (!p.deterministic) store_sw_frag(sSw{{ shared_ds and " + (" .. STEP .. " & 1) * kSwSAll" or "" }}, as[qs], {{ window and "ds_row" or "wrow + g" }}, qs * 2, qd);
@@ -537,7 +560,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   }
 {% end %}
 
-  // dK = scale * dS^T Q, dV = P^T dO for this warp's keys, in {{ dtype }}.
+  // dK = scale * dS^T Q, dV = P^T dO for this warp's keys{{ dropout and ", times 1 / (1 - p)" or "" }}, in {{ dtype }}.
+{% if dropout %}
+  const float dk_scale = p.scale * p.dropout_scale, dv_scale = p.dropout_scale;
+{% end %}
   elem_t *dkp = (elem_t *)p.dk + {{ BASE("dk") }} + kv_head * p.dk_head_stride;
   elem_t *dvp = (elem_t *)p.dv + {{ BASE("dv") }} + kv_head * p.dv_head_stride;
 #pragma unroll
@@ -551,8 +577,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
       if (dt * 8 >= kTensorDim) continue; // past the tensors' head dim
 {% end %}
       *(unsigned *)(dkp + key * p.dk_row_stride + col) =
+{% if dropout %}
+          pack2(acc_k[dt][2 * hh] * dk_scale, acc_k[dt][2 * hh + 1] * dk_scale);
+      *(unsigned *)(dvp + key * p.dv_row_stride + col) =
+          pack2(acc_v[dt][2 * hh] * dv_scale, acc_v[dt][2 * hh + 1] * dv_scale);
+{% else %}
           pack2(acc_k[dt][2 * hh] * p.scale, acc_k[dt][2 * hh + 1] * p.scale);
       *(unsigned *)(dvp + key * p.dv_row_stride + col) = pack2(acc_v[dt][2 * hh], acc_v[dt][2 * hh + 1]);
+{% end %}
     }
   }
 {% if persistent %}

@@ -208,18 +208,23 @@ Test(variant, wgmma_tiles) {
   w = base(96, 0, GEN_STAB_NONE, 0, 0); /* no wgmma tile for 96: the mma.sync default */
   cr_assert_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_OK, "%s", err.msg);
   cr_expect_eq(w.wgmma, 0);
-  /* The backward: 64 keys per warpgroup, 64 queries per step, auto on sm_90 for d = 64
-   * (one warpgroup, three Q/dO buffers) and 128 (two) with dropout; otherwise the ws
-   * tile (two MMA warpgroups, a producer one: 12 warps); d = 96 stays on mma.sync */
+  /* The backward: 64 keys per warpgroup, 64 queries per step, auto on sm_90 the ws tile
+   * (two MMA warpgroups, a producer one: 12 warps) at d = 64 and 128, dropout too
+   * (persistent at d = 64); d = 96 stays on mma.sync */
   for (int d = 64; d <= 128; d += 32) {
     w = base(d, 1, GEN_STAB_NONE, 0, 0);
     w.pass = GEN_PASS_BWD;
     w.dropout = 1;
     cr_assert_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_OK, "%s", err.msg);
     cr_expect_eq(w.wgmma, d != 96, "%s", w.name);
-    if (d == 64) cr_expect_str_eq(w.name, "bwd_bf16_d64_causal_dropout_m64n64w4s3wg_none");
+    cr_expect_eq(w.ws, d != 96, "%s", w.name);
+    cr_expect_eq(w.persistent, d == 64, "%s", w.name);
+    if (d == 64) cr_expect_str_eq(w.name, "bwd_bf16_d64_causal_dropout_m64n128w12s2ws_none");
   }
-  cr_expect_str_eq(w.name, "bwd_bf16_d128_causal_dropout_m64n128w8s2wg_none");
+  cr_expect_str_eq(w.name, "bwd_bf16_d128_causal_dropout_m64n128w12s2ws_none");
+  /* a wgmma tile when asked: two warpgroups of 64 keys, their dS^T through shared memory */
+  cr_assert_eq(gen_variant_from_name(g, "bwd_bf16_d128_causal_dropout_m64n128w8s2wg_none", &w, &err), GEN_OK, "%s",
+               err.msg);
   cr_expect_eq(w.smem_bytes, 1024 + 2 * 128 * (2 * 128 + 2 * 2 * 64) + 8 * 2 * 64 + 2 * 128 * 64);
   cr_expect_eq(w.threads, 256);
   w = base(128, 1, GEN_STAB_NONE, 0, 0);
@@ -239,7 +244,12 @@ Test(variant, wgmma_tiles) {
   win.pass = GEN_PASS_BWD;
   win.window = 1;
   cr_assert_eq(gen_variant_complete(g, &win, "sm_90", &err), GEN_OK, "%s", err.msg);
-  cr_expect(win.ws, "%s", win.name); /* "auto" takes ws for every feature but dropout */
+  cr_expect(win.ws, "%s", win.name); /* "auto" takes ws for every feature */
+  win = base(128, 0, GEN_STAB_NONE, 0, 0); /* but not for a window with dropout (ws spills there) */
+  win.pass = GEN_PASS_BWD;
+  win.window = 1, win.dropout = 1;
+  cr_assert_eq(gen_variant_complete(g, &win, "sm_90", &err), GEN_OK, "%s", err.msg);
+  cr_expect(!win.ws && win.wgmma, "%s", win.name);
   win = base(128, 1, GEN_STAB_NONE, 0, 0);
   win.pass = GEN_PASS_BWD;
   win.varlen = 1, win.alibi = 1;
@@ -254,8 +264,8 @@ Test(variant, wgmma_tiles) {
   win.pass = GEN_PASS_BWD;
   win.varlen = 1, win.sinks = 1, win.softcap = 1;
   cr_assert_eq(gen_variant_complete(g, &win, "sm_90", &err), GEN_OK, "%s", err.msg);
-  cr_expect(win.ws && !win.persistent, "%s", win.name);
-  /* d <= 64 plain (or with sinks: the same main kernel): a persistent grid walking the key blocks */
+  cr_expect(win.ws && win.persistent, "%s", win.name); /* (d <= 64: persistent but with a window) */
+  /* d <= 64 (with every feature but a window): a persistent grid walking the key blocks */
   win = base(48, 1, GEN_STAB_NONE, 0, 0);
   win.pass = GEN_PASS_BWD;
   win.sinks = 1;
@@ -264,7 +274,11 @@ Test(variant, wgmma_tiles) {
   /* ALiBi is a score bias: the ws tile takes it when asked */
   cr_assert_eq(gen_variant_from_name(g, "bwd_bf16_d64_causal_alibi_m64n128w12s2ws_none", &win, &err), GEN_OK,
                "%s", err.msg);
-  cr_expect(win.ws && win.alibi);
+  cr_expect(win.ws && win.alibi && win.persistent);
+  /* a window's few steps a block: a block a key block */
+  cr_assert_eq(gen_variant_from_name(g, "bwd_bf16_d64_window_m64n128w12s2ws_none", &win, &err), GEN_OK, "%s",
+               err.msg);
+  cr_expect(win.ws && !win.persistent);
 }
 
 /* ws tiles (warp-specialized, TMA): the "ws" suffix, warps counting the
@@ -490,7 +504,7 @@ Test(variant, bad_and_non_canonical_names) {
       {"bwd_bf16_d128_m64n128w12s1ws_none", "stages = 1: a backward ws tile keeps the next step's loads"},
       {"bwd_bf16_d192_m64n128w12s2ws_none", "head_dim = 192: backward ws tiles take head dims of one or two"},
       {"bwd_bf16_d96_m64n128w12s2ws_none", "head_dim = 96: ws tiles need a head dim made of 64"},
-      {"bwd_bf16_d128_dropout_m64n128w12s2ws_none", "dropout = true: backward ws tiles take no dropout"},
+      {"bwd_bf16_d128_window_dropout_m64n128w12s2ws_none", "dropout = true: backward ws tiles spill with dropout and a window"},
       {"bwd_bf16_d64_window_softcap_m64n128w12s2ws_none", "softcap = true: backward ws tiles at head dims up to 64"},
       {"fwd_bf16_d128_m128n64w2s2wg_none", "warps = 2: wgmma tiles take whole warpgroups"},
       {"fwd_bf16_d128_m128n64w4s2wg_none", "block_m = 128: a wgmma tile's warpgroups take 64"},

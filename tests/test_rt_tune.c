@@ -589,7 +589,7 @@ static void expect_bwd_launch_of(fa2_context *ctx, fa2_bwd_args a, const char *n
  * (gen/defaults.lua BWD_TILES_SM90_WS) at every length: 12 warps, key blocks of 128 (at
  * d <= 64 plain a persistent grid: one block an SM walking items of two key blocks), and
  * fa2_bwd_dq_det on 8 warps (rt_tma.h RT_BWD_DET_THREADS), fa2_bwd_pre over the padded
- * rows; every feature but dropout too, but a window at d <= 64 keeps the wgmma tile, sm_80
+ * rows; every feature too, but a window at d <= 64 or with dropout keeps the wgmma tile, sm_80
  * the mma.sync one. */
 Test(tuning, sm90_plain_backward_takes_the_ws_tile) {
   fa2_context *ctx = ctx_with_db("");
@@ -626,6 +626,8 @@ Test(tuning, sm90_plain_backward_takes_the_ws_tile) {
   expect_bwd_launch_of(ctx, a, "bwd_bf16_d64_softcap_m64n128w12s2ws_none");
   a.softcap = 0.f, a.window = 1, a.window_left = 100, a.window_right = 0;
   expect_bwd_launch_of(ctx, a, "bwd_bf16_d64_window_m64n64w4s3wg_none");
+  a.window = 0, a.dropout = 1, a.dropout_p = 0.1f;
+  expect_bwd_launch_of(ctx, a, "bwd_bf16_d64_dropout_m64n128w12s2ws_none");
   expect_bwd_launch_of(ctx, bwd_n(56, 0, 8192), "bwd_bf16_d56_m64n128w12s2ws_none"); /* on 64's tiles */
   expect_bwd_launch_of(ctx, bwd_n(40, 0, 2048), "bwd_bf16_d40_m64n128w12s2ws_none"); /* sm_90: 64's too */
   expect_bwd_launch_of(ctx, bwd_n(120, 1, 2048), "bwd_bf16_d120_causal_m64n128w12s2ws_none");
@@ -640,7 +642,9 @@ Test(tuning, sm90_plain_backward_takes_the_ws_tile) {
   cr_assert_eq(fake->n_log, 3, "delta, dK/dV, dQ");
   const unsigned pre64 = (unsigned)FA2_ROW_BLOCK(384, 64);
   cr_expect_eq(fake->log[0].grid[0], (1003u + pre64 - 1) / pre64, "fa2_bwd_pre over 1003 rows");
-  cr_expect_eq(fake->log[1].grid[0], (1000u + 127) / 128, "key blocks of the longest sequence (not persistent)");
+  cr_expect(fake->log[1].grid[0] == (1000u + 255) / 256 * 2 * 2 && fake->log[1].grid[1] == 1,
+            "persistent: pairs of the longest sequence's key blocks x 2 heads x 2 sequences, grid %u x %u",
+            fake->log[1].grid[0], fake->log[1].grid[1]);
   cr_expect_eq(seen.count[FA2_LOG_WARN], 0, "%s", seen.last);
   fa2_destroy(ctx);
   fake->cc_major = 8;
