@@ -403,7 +403,8 @@ end
 -- modified: the variant has a score modifier, dropout, sinks or varlen (a forward off
 -- sm_90 then takes TILES_MODIFIED where TILES would be its tile and it has one);
 -- balanced: a forward of mode balanced (TILES_BALANCED, likewise); positional: ALiBi or a window
--- (BWD_TILES_SM90_POSITIONAL first); ws_ok: a modified backward the ws tile takes.
+-- (BWD_TILES_SM90_POSITIONAL first); ws_ok: a modified backward the ws tile takes, or a forward
+-- the ws tile takes.
 function M.auto_tile(pass, head_dim, arch, modified, balanced, positional, ws_ok)
   local name = pass == "bwd" and "BWD_TILES" or "TILES"
   if arch == M.WGMMA_ARCH and D[name .. "_SM90"][head_dim] then name = name .. "_SM90" end
@@ -412,7 +413,7 @@ function M.auto_tile(pass, head_dim, arch, modified, balanced, positional, ws_ok
   elseif name == "BWD_TILES_SM90" and (not modified or ws_ok) and D.BWD_TILES_SM90_WS[head_dim] then
     name = "BWD_TILES_SM90_WS"
   end
-  if name == "TILES_SM90" and D.TILES_SM90_WS[head_dim] then name = "TILES_SM90_WS" end
+  if name == "TILES_SM90" and ws_ok and D.TILES_SM90_WS[head_dim] then name = "TILES_SM90_WS" end
   if name == "TILES" and modified and arch ~= M.WGMMA_ARCH and D.TILES_MODIFIED[head_dim] then
     name = "TILES_MODIFIED"
   elseif name == "TILES" and balanced and D.TILES_BALANCED[head_dim] then
@@ -444,6 +445,9 @@ function M.auto_pick(c, arch)
   local modified = false
   for _, k in ipairs(M.FEATURES) do modified = modified or c[k] end
   local ws_ok = not (c.window and (c.dropout or td and td <= 64))
+  -- the forward's: every variant but a window at d = 256 (robust's spilled 4-12 bytes there; the rule keeps
+  -- the tile one for every mode)
+  if c.pass == "fwd" then ws_ok = not (c.window and td == 256) end
   return M.auto_tile(c.pass, td, arch, modified, c.out_round == "balanced", c.alibi or c.window, ws_ok)
 end
 
@@ -503,6 +507,10 @@ function M.complete(v, arch, tiles_arch)
     if not member(M.WS_HEAD_DIMS, c.tile_dim) then
       U.fail("head_dim", c.head_dim, "ws tiles need a head dim made of 64-column blocks (or one padded to them)",
         padded_to(M.WS_HEAD_DIMS))
+    end
+    if c.pass == "fwd" and c.tile_dim == 256 and c.window and v.stab == "robust" then -- (its window bounds: 4-12 bytes)
+      U.fail("window", c.window, "forward ws tiles at head dims past 192 spill with a window in mode robust",
+        "a wgmma tile (ws = false), or another mode")
     end
   elseif c.wgmma and not member(M.WGMMA_HEAD_DIMS, c.tile_dim) then
     U.fail("head_dim", c.head_dim, "wgmma tiles need a head dim made of 64-column blocks (or one padded to them)",

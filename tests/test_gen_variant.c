@@ -506,6 +506,7 @@ Test(variant, bad_and_non_canonical_names) {
       {"bwd_bf16_d96_m64n128w12s2ws_none", "head_dim = 96: ws tiles need a head dim made of 64"},
       {"bwd_bf16_d128_window_dropout_m64n128w12s2ws_none", "dropout = true: backward ws tiles spill with dropout and a window"},
       {"bwd_bf16_d64_window_softcap_m64n128w12s2ws_none", "softcap = true: backward ws tiles at head dims up to 64"},
+      {"fwd_bf16_d256_window_m128n64w12s2ws_robust_b2_e1em3", "window = true: forward ws tiles at head dims past 192"},
       {"fwd_bf16_d128_m128n64w2s2wg_none", "warps = 2: wgmma tiles take whole warpgroups"},
       {"fwd_bf16_d128_m128n64w4s2wg_none", "block_m = 128: a wgmma tile's warpgroups take 64"},
       {"fwd_bf16_d128_m64n64w4s1wg_none", "stages = 1: wgmma tiles keep the next K/V tile in flight"},
@@ -783,11 +784,18 @@ Test(variant, wide_head_dims) {
     cr_expect_eq(v.wgmma, 0, "%s", v.name);
     cr_expect_eq(v.block_n / v.warps, 8, "%s: a quad", v.name);
   }
-  const char *fwd[2] = {"fwd_bf16_d192_m128n80w8s2wg_robust_b2_e1em3", "fwd_bf16_d256_m128n64w8s2wg_robust_b2_e1em3"};
+  /* the forward: ws tiles on sm_90 (d = 192 persistent, 256 a block an item: O's staging does not fit beside
+   * two stages of 64 keys), but a window at d = 256 (robust's spilled there): the wgmma tile */
+  const char *fwd[2] = {"fwd_bf16_d192_m128n80w12s2ws_robust_b2_e1em3", "fwd_bf16_d256_m128n64w12s2ws_robust_b2_e1em3"};
   for (int i = 0; i < 2; i++) {
     v = base(192 + 64 * i, 0, GEN_STAB_ROBUST, 2, 1e-3);
     cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "%s", err.msg);
     cr_expect_str_eq(v.name, fwd[i]);
+    cr_expect_eq(v.persistent, i == 0, "%s", v.name);
+    v = base(192 + 64 * i, 0, GEN_STAB_ROBUST, 2, 1e-3);
+    v.window = 1;
+    cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "%s", err.msg);
+    cr_expect_eq(v.ws, i == 0, "%s", v.name);
     v = base(192 + 64 * i, 0, GEN_STAB_ROBUST, 2, 1e-3);
     cr_assert_eq(gen_variant_complete(g, &v, "sm_80", &err), GEN_OK, "%s", err.msg);
     cr_expect_eq(v.wgmma, 0, "%s", v.name);
