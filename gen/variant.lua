@@ -441,7 +441,8 @@ function M.auto_pick(c, arch)
   local td = M.tile_dim(c.head_dim, arch == M.WGMMA_ARCH)
   -- ws_ok: the backward's ws tile takes every feature; a window at d <= 64 keeps wgmma's tile (a
   -- narrow window's key block has a handful of steps to fill and drain the ws pipeline: 1.10-1.16x slower at 128
-  -- and 256 keys, bench/NOTES.md "Session 28"), and so does a window with dropout (ws spills there)
+  -- and 256 keys, bench/NOTES.md "Session 28"; the runtime takes ws from 512, rt_select.c's window rule), and
+  -- so does a window with dropout (ws spills there)
   local modified = false
   for _, k in ipairs(M.FEATURES) do modified = modified or c[k] end
   local ws_ok = not (c.window and (c.dropout or td and td <= 64))

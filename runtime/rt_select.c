@@ -41,6 +41,19 @@ static const length_rule LENGTH_RULES[] = {{GEN_PASS_FWD, 64, 0, 256, 64, 64, 4,
                                            {GEN_PASS_FWD, 64, 1024, 1024, 128, 128, 12, 2, 1, 1},
                                            {GEN_PASS_FWD, 64, 2048, 8192, 192, 128, 16, 2, 1, 1}};
 
+/* The window rule: sm_90's backward at d <= 64 keeps the wgmma tile for a window (gen/variant.lua
+ * auto_pick: the generator does not know the window's size, a launch argument), but from a
+ * span (left + right + 1 keys) of RT_WIDE_WINDOW on, or a side without a bound, the ws tile: 0.88-0.91x
+ * the wgmma tile's forward + backward time at spans of 512 to 3072 keys, where narrower
+ * windows' key blocks have too few steps to fill its pipeline (1.10-1.16x at 128 and 256;
+ * H200, bench/NOTES.md "Session 28"). */
+static const length_rule WINDOW_RULE = {GEN_PASS_BWD, 64, 0, 0, 64, 128, 12, 2, 1, 1};
+
+static int wide_window(const fa2_bwd_args *a) {
+  return a->window && (a->window_left < 0 || a->window_right < 0 ||
+                       (long long)a->window_left + a->window_right + 1 >= RT_WIDE_WINDOW);
+}
+
 /* The length class from which r takes the rule's tile (a min_len of 0: never). */
 static int32_t rule_class(const length_rule *lr, const rt_request *r) {
   const int n = r->causal ? lr->min_len_causal : lr->min_len;
@@ -109,6 +122,7 @@ void rt_request_bwd(const fa2_bwd_args *a, int with_length, rt_request *r) {
   memset(r, 0, sizeof *r);
   r->pass = GEN_PASS_BWD; /* one backward per shape: it does not depend on the mode */
   REQUEST_SHAPE(r, a, with_length);
+  r->wide_window = wide_window(a);
   if (!with_length) rule_length(r, a->seqlen_q, a->seqlen_k);
 }
 
@@ -220,6 +234,8 @@ int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, con
             tile, arch, why);
   }
   const length_rule *lr = length_rule_at(r, r->len_class);
+  if (!lr && r->wide_window && rt_widest_tile_head_dim(r->head_dim) == WINDOW_RULE.head_dim)
+    lr = &WINDOW_RULE; /* (one the ws tile refuses, with softcap or dropout, keeps the built-in) */
   if (lr) {
     gen_variant v = *out;
     v.block_m = lr->block_m, v.block_n = lr->block_n, v.warps = lr->warps, v.stages = lr->stages;

@@ -14,9 +14,13 @@
 #include "rt_source.h"
 #include "rt_tuning.h"
 
+/* Keys in a backward's window from which sm_90 takes the ws tile at d <= 64 (rt_select.c) */
+#define RT_WIDE_WINDOW 512
+
 typedef struct rt_request {
   int32_t pass, dtype, head_dim, causal, varlen, window, alibi, softcap, dropout, sinks, stab;
   int32_t ragged;    /* varlen whose rows fill under 3/4 of batch x seqlen_q: no length rule */
+  int32_t wide_window; /* a backward's window of RT_WIDE_WINDOW keys or more, or open on a side */
   int32_t len_class; /* round(8 log2 sqrt(seqlen_q seqlen_k)), 0: no length (a
                         descriptor without one, or a database without
                         per-length tiles): picks per-length tuned tiles */

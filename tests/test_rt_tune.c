@@ -626,7 +626,24 @@ Test(tuning, sm90_plain_backward_takes_the_ws_tile) {
   expect_bwd_launch_of(ctx, a, "bwd_bf16_d64_softcap_m64n128w12s2ws_none");
   a.softcap = 0.f, a.window = 1, a.window_left = 100, a.window_right = 0;
   expect_bwd_launch_of(ctx, a, "bwd_bf16_d64_window_m64n64w4s3wg_none");
-  a.window = 0, a.dropout = 1, a.dropout_p = 0.1f;
+  /* a window of RT_WIDE_WINDOW keys or more (or open on a side): the ws tile (a block a key block) */
+  a.window_left = RT_WIDE_WINDOW - 1;
+  fake->n_log = 0;
+  expect_bwd_launch_of(ctx, a, "bwd_bf16_d64_window_m64n128w12s2ws_none");
+  cr_expect_eq(fake->log[1].grid[0], 8192u / 128, "a block a key block, grid %u", fake->log[1].grid[0]);
+  a.window_left = RT_WIDE_WINDOW - 2; /* (both kernels loaded: the launch's block size tells them apart) */
+  fake->n_log = 0;
+  cr_assert_eq(fa2_backward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(fake->log[1].block[0], 128u, "one key short of the rule: the wgmma tile's warpgroup");
+  a.window_left = 10, a.window_right = -1;
+  fake->n_log = 0;
+  cr_assert_eq(fa2_backward(ctx, &a, NULL), FA2_OK, "%s", fa2_last_error());
+  cr_expect_eq(fake->log[1].block[0], 384u, "open to the right: the ws tile");
+  a.softcap = 30.f; /* which the ws tile refuses with a window at d <= 64 */
+  expect_bwd_launch_of(ctx, a, "bwd_bf16_d64_window_softcap_m64n64w4s3wg_none");
+  a.softcap = 0.f, a.dropout = 1, a.dropout_p = 0.1f; /* likewise */
+  expect_bwd_launch_of(ctx, a, "bwd_bf16_d64_window_dropout_m64n64w4s3wg_none");
+  a.window = 0;
   expect_bwd_launch_of(ctx, a, "bwd_bf16_d64_dropout_m64n128w12s2ws_none");
   expect_bwd_launch_of(ctx, bwd_n(56, 0, 8192), "bwd_bf16_d56_m64n128w12s2ws_none"); /* on 64's tiles */
   expect_bwd_launch_of(ctx, bwd_n(40, 0, 2048), "bwd_bf16_d40_m64n128w12s2ws_none"); /* sm_90: 64's too */

@@ -521,6 +521,8 @@ WINDOW_CASES = [  # B, Sq, Sk, H, Hkv, d, window, causal
     (1, 700, 1300, 8, 2, 64, (256, -1), False), (2, 1300, 700, 4, 1, 128, (-1, 31), False),
     (2, 513, 513, 4, 4, 96, (64, 64), True), (1, 4097, 4097, 4, 2, 128, (1023, 0), False),
     (3, 17, 17, 2, 2, 32, (0, 0), False), (2, 300, 40, 4, 2, 64, (5, 3), False),
+    # a window of 512 keys or more at d <= 64: the backward's ws tile on sm_90 (rt_select.c's window rule)
+    (2, 1500, 1500, 4, 2, 64, (600, 100), False),
 ]
 
 

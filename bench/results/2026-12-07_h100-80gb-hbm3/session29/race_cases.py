@@ -1,6 +1,6 @@
 """One backward under compute-sanitizer (sessions 28-29): which case makes racecheck fail?
 python3 race_cases.py CASE, CASE one of plain, window, alibi, sinks, softcap, softcap_d128, dropout, dropout_d128,
-varlen_equal, varlen_mixed, varlen_dropout (d 64 unless named, bf16)."""
+window_wide, varlen_equal, varlen_mixed, varlen_dropout (d 64 unless named, bf16)."""
 import sys
 
 import torch
@@ -19,7 +19,7 @@ if case.startswith("varlen"):
     o = fa2gen.flash_attn_varlen_func(q, k, v, cu, cu, max(lens), max(lens), causal=True, stab="none",
                                       dropout_p=0.2 if case == "varlen_dropout" else 0.0)
 else:
-    kw = {"plain": {}, "window": {"window_size": (127, 0)},
+    kw = {"plain": {}, "window": {"window_size": (127, 0)}, "window_wide": {"window_size": (1023, 0)},
           "alibi": {"alibi_slopes": torch.rand(H, device=dev), "causal": True},
           "sinks": {"sinks": torch.randn(H, device=dev).requires_grad_(), "causal": True},
           "softcap": {"softcap": 30.0, "causal": True}, "softcap_d128": {"softcap": 5.0},
