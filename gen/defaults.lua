@@ -47,9 +47,10 @@ M.TILES_SM90 = {
 -- N = 2k (4k causal) by a length rule (runtime/rt_select.c, LENGTH_RULES).
 M.TILES_SM90_WS = {
   [128] = { block_m = 128, block_n = 128, warps = 12, stages = 2, ws = true },
-  -- d 192 and 256 (session 29, H100, fa2_bench; bench/NOTES.md "Session 29"): 1.32-1.59x the
+  -- d 192 and 256 (session 29, H100, fa2_bench; bench/NOTES.md "Session 29"): 1.18-1.66x the
   -- wgmma tiles above on every row (N = 512..16k, causal and not, none and robust). d = 192's 80
-  -- keys a tile led 64 but at causal 16k; d = 256's 64 keys led 48 (persistent) everywhere.
+  -- keys a tile led 64 but at causal 16k; d = 256's 64 keys led 48 (persistent) everywhere. A
+  -- window at d = 256 keeps the wgmma tile (variant.lua auto_pick).
   [192] = { block_m = 128, block_n = 80, warps = 12, stages = 2, ws = true },
   [256] = { block_m = 128, block_n = 64, warps = 12, stages = 2, ws = true },
 }
