@@ -60,6 +60,21 @@ static const grid WGMMA_GRIDS[3] = {
     {WG_MW, N_OF(WG_MW), WG_BN, N_OF(WG_BN), WG_ST, N_OF(WG_ST)},
     {WG_BWD_MW, N_OF(WG_BWD_MW), WG_BWD_BN, N_OF(WG_BWD_BN), WG_ST, N_OF(WG_ST)},
     {WG_MW, N_OF(WG_MW), WG_BN_WIDE_D, N_OF(WG_BN_WIDE_D), WG_ST, N_OF(WG_ST)}};
+/* Warp-specialized tiles (sm_90): a producer warpgroup besides two or three consumer warpgroups
+ * of 64 query rows (forward) or two MMA warpgroups of 64 keys (backward). Without them a tuned
+ * key would leave the ws tiles the built-ins and length rules take (d = 64 from 1k: 1.07-1.31x
+ * the wgmma tile, bench/NOTES.md "Session 17") for the best of the others. */
+static const int WS_MW[][2] = {{128, 12}, {192, 16}};
+static const int WS_BN[] = {64, 80, 128, 176};
+static const int WS_ST[] = {2};
+static const int WS_BWD_MW[][2] = {{64, 12}};
+static const int WS_BWD_BN[] = {128};
+static const int WS_BWD_ST[] = {2, 3};
+static const int WS_BN_WIDE_D[] = {48, 64, 80};
+static const grid WS_GRIDS[3] = {
+    {WS_MW, N_OF(WS_MW), WS_BN, N_OF(WS_BN), WS_ST, N_OF(WS_ST)},
+    {WS_BWD_MW, N_OF(WS_BWD_MW), WS_BWD_BN, N_OF(WS_BWD_BN), WS_BWD_ST, N_OF(WS_BWD_ST)},
+    {WS_MW, N_OF(WS_MW), WS_BN_WIDE_D, N_OF(WS_BN_WIDE_D), WS_ST, N_OF(WS_ST)}};
 
 void rt_tune_shape(const gen_variant *v, int n, int *batch, int *heads) {
   *batch = n >= 16384 ? 1 : 16384 / n;
@@ -135,13 +150,13 @@ static void group_key(const gen_variant *v, char *buf, size_t len) {
   rt_tuning_key_for_mode(&r, v->stab, buf, len);
 }
 
-/* Adds the tiles t (block_m, block_n, warps, stages, wgmma; NULL: the
+/* Adds the tiles t (block_m, block_n, warps, stages, wgmma, ws; NULL: the
  * built-in ones) to g when the generator takes them on arch and they are
  * not there yet. */
 static int add_cand(rt_source *s, rt_tune_group *g, const int *t, const char *arch,
                     int smem_limit) {
   gen_variant v = g->base;
-  if (t) v.block_m = t[0], v.block_n = t[1], v.warps = t[2], v.stages = t[3], v.wgmma = t[4];
+  if (t) v.block_m = t[0], v.block_n = t[1], v.warps = t[2], v.stages = t[3], v.wgmma = t[4], v.ws = t[5];
   char err[1024];
   if (rt_source_complete(s, &v, arch, err, sizeof err) != FA2_OK) return 0;
   if (smem_limit > 0 && v.smem_bytes > smem_limit) return 0;
@@ -169,17 +184,19 @@ static int make_group(rt_source *s, const gen_variant *sv, const char *arch, int
   }
   group_key(&g->base, g->key, sizeof g->key);
   const grid *gr = &GRIDS[sv->pass == GEN_PASS_BWD][wide != 0];
-  const grid *wg = &WGMMA_GRIDS[sv->pass == GEN_PASS_BWD ? 1 : sv->head_dim > 128 ? 2 : 0];
-  g->cands = calloc((size_t)(1 + gr->n_mw * gr->n_bn * gr->n_st + wg->n_mw * wg->n_bn * wg->n_st),
-                    sizeof *g->cands);
+  const int family = sv->pass == GEN_PASS_BWD ? 1 : sv->head_dim > 128 ? 2 : 0;
+  const grid *grids[3] = {gr, &WGMMA_GRIDS[family], &WS_GRIDS[family]};
+  size_t most = 1;
+  for (int w = 0; w < 3; w++) most += (size_t)(grids[w]->n_mw * grids[w]->n_bn * grids[w]->n_st);
+  g->cands = calloc(most, sizeof *g->cands);
   if (!g->cands) return -1;
   add_cand(s, g, NULL, arch, smem_limit); /* the built-in tiles come first */
-  for (int w = 0; w < 2; w++) {
-    const grid *x = w ? wg : gr; /* wgmma tiles: the generator takes them on sm_90 only */
+  for (int w = 0; w < 3; w++) {
+    const grid *x = grids[w]; /* wgmma and ws tiles: the generator takes them on sm_90 only */
     for (int a = 0; a < x->n_mw; a++)
       for (int b = 0; b < x->n_bn; b++)
         for (int c = 0; c < x->n_st; c++) {
-          const int t[5] = {x->mw[a][0], x->bn[b], x->mw[a][1], x->st[c], w};
+          const int t[6] = {x->mw[a][0], x->bn[b], x->mw[a][1], x->st[c], w > 0, w == 2};
           add_cand(s, g, t, arch, smem_limit);
         }
   }

@@ -849,7 +849,20 @@ Test(tuning, plan_of_the_default_spec) {
     bwd += gr->base.pass == GEN_PASS_BWD;
     cr_expect(gr->n >= 4, "%s: %d candidates", gr->key, gr->n);
     cr_expect(gr->cands[0].is_default, "%s: the built-in tiles come first", gr->key);
-    for (int c = 0; c < gr->n; c++) cr_expect(gr->cands[c].v.smem_bytes <= 232448);
+    int ws = 0, ws192 = 0, ws3 = 0;
+    for (int c = 0; c < gr->n; c++) {
+      const gen_variant *v = &gr->cands[c].v;
+      cr_expect(v->smem_bytes <= 232448);
+      ws += v->ws && v->wgmma;
+      ws192 += v->ws && v->block_m == 192 && v->block_n == 128 && v->warps == 16;
+      ws3 += v->ws && v->stages == 3;
+    }
+    /* ws tiles besides the built-in: the length rules' m192n128w16s2ws and at d = 64 the
+     * backward's three Q/dO stages */
+    const int d64 = gr->base.head_dim == 64;
+    cr_expect(ws >= (gr->base.pass == GEN_PASS_BWD && !d64 ? 1 : 2), "%s: %d ws candidates", gr->key, ws);
+    if (gr->base.pass == GEN_PASS_FWD) cr_expect(ws192 == 1, "%s", gr->key); /* (d = 128's spills: pruned when compiled) */
+    if (gr->base.pass == GEN_PASS_BWD) cr_expect(ws3 == d64, "%s", gr->key);   /* (d = 128: over 227 KB) */
   }
   cr_expect_eq(bwd, 4);
   cr_expect_str_eq(p.groups[15].key, "bwd_bf16_d128_causal");
