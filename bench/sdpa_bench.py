@@ -16,7 +16,7 @@ suffix (fa2gen-none-pad32) zero-pads d to the next multiple of 32 in the
 call and slices the output, as the Python layer did before the kernels had
 head dims 16, 48 and 80: the native kernel against the padded one.
 
-Inputs are (B, N, H, d) bf16 tensors viewed as (B, H, N, d), the layout a
+Inputs are (B, N, H, d) bf16 (--dtype fp16: fp16) tensors viewed as (B, H, N, d), the layout a
 model hands to SDPA (and the one fa2gen kernels read). Median of --reps
 launches timed with CUDA events, after two warm-up launches."""
 import argparse, json, statistics, sys
@@ -79,6 +79,7 @@ def main():
     ap.add_argument("--backward", action="store_true", help="also time the backward")
     ap.add_argument("--backends", default="flash,cudnn")
     ap.add_argument("--seqlens", default="512,1024,2048,4096,8192,16384")
+    ap.add_argument("--dtype", default="bf16", choices=("bf16", "fp16"), help="the inputs' dtype")
     ap.add_argument("--inner", type=int, default=1,
                     help="calls per timed region (1: per call, host time included; 5: queued)")
     args = ap.parse_args()
@@ -92,13 +93,14 @@ def main():
         else:
             ap.error(f"--backends: {name!r}: allowed flash, cudnn, fa2gen-none, fa2gen-paper, "
                      "fa2gen-robust, fa2gen-tuned, each fa2gen one with -pad32")
+    dtype = torch.float16 if args.dtype == "fp16" else torch.bfloat16
     rows = []
     for d in [int(x) for x in args.head_dims.split(",")]:
         H = args.width // d
         for causal in (False, True):
             for N in [int(x) for x in args.seqlens.split(",")]:
                 B = args.tokens // N
-                q, k, v = (torch.empty(B, N, H, d, device="cuda", dtype=torch.bfloat16).uniform_(-2, 2)
+                q, k, v = (torch.empty(B, N, H, d, device="cuda", dtype=dtype).uniform_(-2, 2)
                            .transpose(1, 2).requires_grad_(args.backward) for _ in range(3))
                 flops = 4 * B * H * N * N * d / (2 if causal else 1)
                 for name, backend in backends.items():
@@ -128,7 +130,7 @@ def main():
                           flush=True)
                 del q, k, v
     info = dict(device=torch.cuda.get_device_name(), torch=torch.__version__,
-                cudnn=torch.backends.cudnn.version(), rows=rows)
+                cudnn=torch.backends.cudnn.version(), dtype=args.dtype, rows=rows)
     with open(args.json, "w") as f:
         json.dump(info, f, indent=1)
 
