@@ -14,7 +14,9 @@ with FA2_TUNING_DB=off and once without to see what the tuning database of
 `fa2 tune` changes (bench/tune_check.py effect BEFORE AFTER). A "-pad32"
 suffix (fa2gen-none-pad32) zero-pads d to the next multiple of 32 in the
 call and slices the output, as the Python layer did before the kernels had
-head dims 16, 48 and 80: the native kernel against the padded one.
+head dims 16, 48 and 80: the native kernel against the padded one. "-pad64"
+pads to the next multiple of 64 (d 160 and 224 onto sm_90's ws tiles of 192
+and 256, copies included).
 
 Inputs are (B, N, H, d) bf16 (--dtype fp16: fp16) tensors viewed as (B, H, N, d), the layout a
 model hands to SDPA (and the one fa2gen kernels read). Median of --reps
@@ -88,11 +90,11 @@ def main():
         if name in BACKENDS:
             backends[name] = BACKENDS[name]
         elif (name.startswith("fa2gen-") and
-              name[7:].removesuffix("-pad32") in ("none", "paper", "robust", "tuned")):
+              name[7:].removesuffix("-pad32").removesuffix("-pad64") in ("none", "paper", "robust", "tuned")):
             backends[name] = name[7:]
         else:
             ap.error(f"--backends: {name!r}: allowed flash, cudnn, fa2gen-none, fa2gen-paper, "
-                     "fa2gen-robust, fa2gen-tuned, each fa2gen one with -pad32")
+                     "fa2gen-robust, fa2gen-tuned, each fa2gen one with -pad32 or -pad64")
     dtype = torch.float16 if args.dtype == "fp16" else torch.bfloat16
     rows = []
     for d in [int(x) for x in args.head_dims.split(",")]:
