@@ -442,7 +442,7 @@ function M.auto_pick(c, arch)
   -- ws_ok: the backward's ws tile takes every feature; a window at d <= 64 keeps wgmma's tile (a
   -- narrow window's key block has a handful of steps to fill and drain the ws pipeline: 1.10-1.16x slower at 128
   -- and 256 keys, bench/NOTES.md "Session 28"; the runtime takes ws from 512, rt_select.c's window rule), and
-  -- so does a window with dropout (ws spills there)
+  -- so does a window with dropout (on ws spill-free since session 29, not yet checked on a GPU)
   local modified = false
   for _, k in ipairs(M.FEATURES) do modified = modified or c[k] end
   local ws_ok = not (c.window and (c.dropout or td and td <= 64))
@@ -530,10 +530,6 @@ function M.complete(v, arch, tiles_arch)
     if c.softcap and c.window and c.head_dim <= 64 then -- (K's and V's register fragments beside both: 16-40 bytes)
       U.fail("softcap", c.softcap, "backward ws tiles at head dims up to 64 spill with softcap and a window",
         "a wgmma tile (ws = false), or head dims 104-128")
-    end
-    if c.dropout and c.window then -- (the keep bits beside the window's bounds: 4 bytes at d 104-128)
-      U.fail("dropout", c.dropout, "backward ws tiles spill with dropout and a window",
-        "a wgmma tile (ws = false) for dropout with a window")
     end
   end
   local pair = M.bwd_layout(c) == "pair"

@@ -234,8 +234,10 @@ int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, con
             tile, arch, why);
   }
   const length_rule *lr = length_rule_at(r, r->len_class);
-  if (!lr && r->wide_window && rt_widest_tile_head_dim(r->head_dim) == WINDOW_RULE.head_dim)
-    lr = &WINDOW_RULE; /* (one the ws tile refuses, with softcap or dropout, keeps the built-in) */
+  /* (softcap with a window, which the ws tile refuses, keeps the built-in; dropout with one too, as
+   * gen/variant.lua's auto_pick does at d 104-128, until a GPU has checked it on ws) */
+  if (!lr && r->wide_window && !r->dropout && rt_widest_tile_head_dim(r->head_dim) == WINDOW_RULE.head_dim)
+    lr = &WINDOW_RULE;
   if (lr) {
     gen_variant v = *out;
     v.block_m = lr->block_m, v.block_n = lr->block_n, v.warps = lr->warps, v.stages = lr->stages;

@@ -392,13 +392,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 {% if dropout %}
     // dropout: the keep bits of the warp's 16 keys, unit a per 16 queries (bwd.cu.tpl's
     // mask), drawn while S^T and dP^T run
+{% if window %}
+    // (g opaque a step: the Philox lane index made of it, hoisted, spilled beside the window's bounds)
+{% end %}
     drop_bits<kBlockM / 16> kept;
     {
       unsigned long long drop_seed, drop_base; // (batch, query head)'s Philox key and counter
       dropout_key(p, (long long)batch * p.heads_q + kv_head * group + t / n_i, drop_seed, drop_base);
 #pragma unroll 1
       for (int a = 0; a < kBlockM / 16; ++a)
-        kept.set(a, dropout_bits_st(drop_seed, drop_base, m0 / 16 + a, (n0 + key_row) / 16, g, qd, p.dropout_limit));
+        kept.set(a, dropout_bits_st(drop_seed, drop_base, m0 / 16 + a, (n0 + key_row) / 16, {{ window and "(int)per_step(g)" or "g" }}, qd, p.dropout_limit));
     }
 {% end %}
     wgmma_wait<1>(); // S^T has landed; dP^T runs on through P^T's exponentials

@@ -245,7 +245,7 @@ Test(variant, wgmma_tiles) {
   win.window = 1;
   cr_assert_eq(gen_variant_complete(g, &win, "sm_90", &err), GEN_OK, "%s", err.msg);
   cr_expect(win.ws, "%s", win.name); /* "auto" takes ws for every feature */
-  win = base(128, 0, GEN_STAB_NONE, 0, 0); /* but not for a window with dropout (ws spills there) */
+  win = base(128, 0, GEN_STAB_NONE, 0, 0); /* but not for a window with dropout (not checked on a GPU yet) */
   win.pass = GEN_PASS_BWD;
   win.window = 1, win.dropout = 1;
   cr_assert_eq(gen_variant_complete(g, &win, "sm_90", &err), GEN_OK, "%s", err.msg);
@@ -504,7 +504,6 @@ Test(variant, bad_and_non_canonical_names) {
       {"bwd_bf16_d128_m64n128w12s1ws_none", "stages = 1: a backward ws tile keeps the next step's loads"},
       {"bwd_bf16_d192_m64n128w12s2ws_none", "head_dim = 192: backward ws tiles take head dims of one or two"},
       {"bwd_bf16_d96_m64n128w12s2ws_none", "head_dim = 96: ws tiles need a head dim made of 64"},
-      {"bwd_bf16_d128_window_dropout_m64n128w12s2ws_none", "dropout = true: backward ws tiles spill with dropout and a window"},
       {"bwd_bf16_d64_window_softcap_m64n128w12s2ws_none", "softcap = true: backward ws tiles at head dims up to 64"},
       {"fwd_bf16_d256_window_m128n64w12s2ws_robust_b2_e1em3", "window = true: forward ws tiles at head dims past 192"},
       {"fwd_bf16_d128_m128n64w2s2wg_none", "warps = 2: wgmma tiles take whole warpgroups"},
