@@ -439,16 +439,19 @@ end
 -- auto_tile for variant c (its pass, head dim and features) on arch.
 function M.auto_pick(c, arch)
   local td = M.tile_dim(c.head_dim, arch == M.WGMMA_ARCH)
-  -- ws_ok: the backward's ws tile takes every feature; a window at d <= 64 keeps wgmma's tile (a
+  -- ws_ok, the backward's: the ws tile takes every feature, but a window at d <= 64 keeps wgmma's tile (a
   -- narrow window's key block has a handful of steps to fill and drain the ws pipeline: 1.10-1.16x slower at 128
   -- and 256 keys, bench/NOTES.md "Session 28"; the runtime takes ws from 512, rt_select.c's window rule), and
-  -- so does a window with dropout (on ws spill-free since session 29, not yet checked on a GPU)
+  -- so does a window with dropout (on ws spill-free since session 29, not yet checked on a GPU). The forward's:
+  -- every variant but a window at d = 256 (robust's spilled 4-12 bytes there; one tile for every mode).
   local modified = false
   for _, k in ipairs(M.FEATURES) do modified = modified or c[k] end
-  local ws_ok = not (c.window and (c.dropout or td and td <= 64))
-  -- the forward's: every variant but a window at d = 256 (robust's spilled 4-12 bytes there; the rule keeps
-  -- the tile one for every mode)
-  if c.pass == "fwd" then ws_ok = not (c.window and td == 256) end
+  local ws_ok
+  if c.pass == "fwd" then
+    ws_ok = not (c.window and td == 256)
+  else
+    ws_ok = not (c.window and (c.dropout or td and td <= 64))
+  end
   return M.auto_tile(c.pass, td, arch, modified, c.out_round == "balanced", c.alibi or c.window, ws_ok)
 end
 
@@ -510,7 +513,7 @@ function M.complete(v, arch, tiles_arch)
         padded_to(M.WS_HEAD_DIMS))
     end
     if c.pass == "fwd" and c.tile_dim == 256 and c.window and v.stab == "robust" then -- (its window bounds: 4-12 bytes)
-      U.fail("window", c.window, "forward ws tiles at head dims past 192 spill with a window in mode robust",
+      U.fail("window", c.window, "forward ws tiles at head dims 232-256 spill with a window in mode robust",
         "a wgmma tile (ws = false), or another mode")
     end
   elseif c.wgmma and not member(M.WGMMA_HEAD_DIMS, c.tile_dim) then
