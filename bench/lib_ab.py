@@ -40,7 +40,7 @@ def cases(head_dims=(64, 128, 256)):
     return out
 
 
-def run(path, only, tokens, head_dims, N=4096):
+def run(path, only, tokens, head_dims, N):
     import torch
     import fa2gen
     from modifiers_bench import alibi_slopes

@@ -21,7 +21,7 @@ and 256, copies included).
 Inputs are (B, N, H, d) bf16 (--dtype fp16: fp16) tensors viewed as (B, H, N, d), the layout a
 model hands to SDPA (and the one fa2gen kernels read). Median of --reps
 launches timed with CUDA events, after two warm-up launches."""
-import argparse, json, statistics, sys
+import argparse, json, re, statistics, sys
 from contextlib import nullcontext
 
 import torch
@@ -89,8 +89,7 @@ def main():
     for name in args.backends.split(","):
         if name in BACKENDS:
             backends[name] = BACKENDS[name]
-        elif (name.startswith("fa2gen-") and
-              name[7:].removesuffix("-pad32").removesuffix("-pad64") in ("none", "paper", "robust", "tuned")):
+        elif re.fullmatch(r"fa2gen-(none|paper|robust|tuned)(-pad32|-pad64)?", name):
             backends[name] = name[7:]
         else:
             ap.error(f"--backends: {name!r}: allowed flash, cudnn, fa2gen-none, fa2gen-paper, "

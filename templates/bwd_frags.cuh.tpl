@@ -41,31 +41,24 @@ __device__ __forceinline__ void a_frag_kept(const float (&x0)[4], const float (&
   a_frag(y0, y1, a);
 }
 
-// dS^T (1 - p) = P^T (dP^T Z - (1 - p) delta) in place of dP^T in x, for one n8 query
-// tile nt of the accumulator, with P^T from pt and delta from the step's row at dl
-// (bwd.cu.tpl's arrangement: dK and dQ take the 1 / (1 - p) at the end).
+{% end %}
+// dS^T = P^T (dP^T - delta) in place of dP^T in x, for one n8 query tile nt of the
+// accumulator, with P^T from pt and delta from the step's row at dl.
+{% if dropout %}
+// Dropout: dS^T (1 - p) = P^T (dP^T Z - (1 - p) delta) (bwd.cu.tpl's arrangement: dK and
+// dQ take the 1 / (1 - p) at the end).
 template <typename Kept>
 __device__ __forceinline__ void ds_tile(float (&x)[4], const float (&pt)[4], const float *dl, int nt, int qd,
                                         const Kept &kept, float keep) {
-#pragma unroll
-  for (int e = 0; e < 2; ++e) {
-    const float d = dl[nt * 8 + 2 * qd + e] * keep;
-#pragma unroll
-    for (int hh = 0; hh < 2; ++hh)
-      x[2 * hh + e] = pt[2 * hh + e] * ((kept_at(kept, nt, 2 * hh + e) ? x[2 * hh + e] : 0.f) - d);
-  }
-}
 {% else %}
-// dS^T = P^T (dP^T - delta) in place of dP^T in x, for one n8 query tile nt of the
-// accumulator, with P^T from pt and delta from the step's row at dl.
 __device__ __forceinline__ void ds_tile(float (&x)[4], const float (&pt)[4], const float *dl, int nt, int qd) {
+{% end %}
 #pragma unroll
   for (int e = 0; e < 2; ++e) {
-    const float d = dl[nt * 8 + 2 * qd + e];
+    const float d = dl[nt * 8 + 2 * qd + e]{{ dropout and " * keep" or "" }};
 #pragma unroll
-    for (int hh = 0; hh < 2; ++hh) x[2 * hh + e] = pt[2 * hh + e] * (x[2 * hh + e] - d);
+    for (int hh = 0; hh < 2; ++hh) x[2 * hh + e] = pt[2 * hh + e] * ({{ dropout and "(kept_at(kept, nt, 2 * hh + e) ? x[2 * hh + e] : 0.f)" or "x[2 * hh + e]" }} - d);
   }
 }
-{% end %}
 
 {% end %}

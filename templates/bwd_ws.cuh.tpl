@@ -480,12 +480,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
             const float pe = exp2_approx(fmaf(p.cap_out * th, c, -l2));
 {% end %}
             st[nt][2 * hh + e] = pe;
-{% if dropout %}
-            const float dp = kept_at(kept, nt, 2 * hh + e) ? dpt[nt][2 * hh + e] : 0.f;
-            dpt[nt][2 * hh + e] = pe * (dp - dl) * (1.f - fminf(th * th, 1.f));
-{% else %}
-            dpt[nt][2 * hh + e] = pe * (dpt[nt][2 * hh + e] - dl) * (1.f - fminf(th * th, 1.f));
-{% end %}
+            dpt[nt][2 * hh + e] = pe * ({{ dropout and "(kept_at(kept, nt, 2 * hh + e) ? dpt[nt][2 * hh + e] : 0.f)" or "dpt[nt][2 * hh + e]" }} - dl) * (1.f - fminf(th * th, 1.f));
           }
         }
       }
@@ -567,6 +562,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
 {% if dropout %}
   const float dk_scale = p.scale * p.dropout_scale, dv_scale = p.dropout_scale;
 {% end %}
+{% local DK_SCALE, DV_SCALE = dropout and "dk_scale" or "p.scale", dropout and " * dv_scale" or "" %}
   elem_t *dkp = (elem_t *)p.dk + {{ BASE("dk") }} + kv_head * p.dk_head_stride;
   elem_t *dvp = (elem_t *)p.dv + {{ BASE("dv") }} + kv_head * p.dv_head_stride;
 #pragma unroll
@@ -580,14 +576,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
       if (dt * 8 >= kTensorDim) continue; // past the tensors' head dim
 {% end %}
       *(unsigned *)(dkp + key * p.dk_row_stride + col) =
-{% if dropout %}
-          pack2(acc_k[dt][2 * hh] * dk_scale, acc_k[dt][2 * hh + 1] * dk_scale);
-      *(unsigned *)(dvp + key * p.dv_row_stride + col) =
-          pack2(acc_v[dt][2 * hh] * dv_scale, acc_v[dt][2 * hh + 1] * dv_scale);
-{% else %}
-          pack2(acc_k[dt][2 * hh] * p.scale, acc_k[dt][2 * hh + 1] * p.scale);
-      *(unsigned *)(dvp + key * p.dv_row_stride + col) = pack2(acc_v[dt][2 * hh], acc_v[dt][2 * hh + 1]);
-{% end %}
+          pack2(acc_k[dt][2 * hh] * {{ DK_SCALE }}, acc_k[dt][2 * hh + 1] * {{ DK_SCALE }});
+      *(unsigned *)(dvp + key * p.dv_row_stride + col) = pack2(acc_v[dt][2 * hh]{{ DV_SCALE }}, acc_v[dt][2 * hh + 1]{{ DV_SCALE }});
     }
   }
 {% if persistent %}

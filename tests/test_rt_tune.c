@@ -587,7 +587,7 @@ static void expect_bwd_launch_of(fa2_context *ctx, fa2_bwd_args a, const char *n
 
 /* sm_90's plain backward at d 40-64 and 104-128 takes the warp-specialized tile
  * (gen/defaults.lua BWD_TILES_SM90_WS) at every length: 12 warps, key blocks of 128 (at
- * d <= 64 plain a persistent grid: one block an SM walking items of two key blocks), and
+ * d <= 64 but with a window a persistent grid: one block an SM walking items of two key blocks), and
  * fa2_bwd_dq_det on 8 warps (rt_tma.h RT_BWD_DET_THREADS), fa2_bwd_pre over the padded
  * rows; every feature too, but a window at d <= 64 or with dropout keeps the wgmma tile, sm_80
  * the mma.sync one. */
