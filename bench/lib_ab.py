@@ -35,7 +35,8 @@ def cases(head_dims=(64, 128, 256)):
             if d != 256 and not causal:
                 mods += [("window", {"window_size": (1024, 0)}), ("window128", {"window_size": (128, 0)}),
                          ("window256", {"window_size": (256, 0)}), ("window511", {"window_size": (511, 0)}),
-                         ("window3072", {"window_size": (3072, 0)})]
+                         ("window3072", {"window_size": (3072, 0)}),
+                         ("dropout_window", {"dropout_p": 0.1, "window_size": (1024, 0)})]
             out += [(m, d, causal, kw) for m, kw in mods]
     return out
 

@@ -126,6 +126,10 @@ M.PASSES = {
       if v.ws then -- + per MMA warpgroup an fp32 dQ staging of rows d + 8, mbarriers
         main = 1024 + 2 * d * (2 * v.block_n + 2 * v.stages * v.block_m) + 8 * v.stages * v.block_m
           + 2 * v.block_n * v.block_m + v.block_n // 64 * v.block_m * (d + 8) * 4 + 256
+        if d > 128 then -- wide (bwd_ws_wide.cuh.tpl): P and dS, two buffers each, no dQ staging
+          main = 1024 + 2 * d * (2 * v.block_n + 2 * v.stages * v.block_m) + 8 * v.stages * v.block_m
+            + 4 * 2 * v.block_n * v.block_m + 256
+        end
       end
       local det = 4 * (d + 8) * (16 * (v.ws and math.min(v.warps, 8) or v.warps) + v.block_n) -- (ws: on 8 warps)
       return math.max(main, det)
@@ -137,12 +141,14 @@ M.PASSES = {
     check = function(t, path)
       -- ws (templates/bwd_ws.cuh.tpl): two MMA warpgroups of 64 keys each and a producer
       -- warpgroup (loads, dQ's adds); 64 queries per step, Q/dO double-buffered at least.
+      -- Past d = 128 (bwd_ws_wide.cuh.tpl) the two share 64 keys (the head dim decides: below).
       if t.ws then
         if t.warps ~= 12 then
           U.fail(path .. ".warps", t.warps, "a backward ws tile takes two MMA warpgroups and a producer one", "12")
         end
-        if t.block_n ~= 128 then
-          U.fail(path .. ".block_n", t.block_n, "a backward ws tile's two MMA warpgroups take 64 keys each", "128")
+        if t.block_n ~= 128 and t.block_n ~= 64 then
+          U.fail(path .. ".block_n", t.block_n, "a backward ws tile's two MMA warpgroups take 64 keys each "
+            .. "(or share 64 past head dim 128)", "128, or 64 past head dim 128")
         end
         if t.block_m ~= 64 then
           U.fail(path .. ".block_m", t.block_m, "a backward ws tile steps 64 queries at a time", "64")
@@ -442,8 +448,9 @@ function M.auto_pick(c, arch)
   -- ws_ok, the backward's: the ws tile takes every feature, but a window at d <= 64 keeps wgmma's tile (a
   -- narrow window's key block has a handful of steps to fill and drain the ws pipeline: 1.10-1.16x slower at 128
   -- and 256 keys, bench/NOTES.md "Session 28"; the runtime takes ws from 512, rt_select.c's window rule), and
-  -- so does a window with dropout (on ws spill-free since session 29, not yet checked on a GPU). The forward's:
-  -- every variant but a window at d = 256 (robust's spilled 4-12 bytes there; one tile for every mode).
+  -- so does a window with dropout (on ws spill-free since session 29, not yet checked on a GPU); past d = 128
+  -- (bwd_ws_wide.cuh.tpl) only plain, causal and sinks. The forward's: every variant but a window at d = 256
+  -- (robust's spilled 4-12 bytes there; one tile for every mode).
   local modified = false
   for _, k in ipairs(M.FEATURES) do modified = modified or c[k] end
   local ws_ok
@@ -451,6 +458,7 @@ function M.auto_pick(c, arch)
     ws_ok = not (c.window and td == 256)
   else
     ws_ok = not (c.window and (c.dropout or td and td <= 64))
+      and not (td and td > 128 and (c.varlen or c.window or c.alibi or c.softcap or c.dropout))
   end
   return M.auto_tile(c.pass, td, arch, modified, c.out_round == "balanced", c.alibi or c.window, ws_ok)
 end
@@ -525,10 +533,23 @@ function M.complete(v, arch, tiles_arch)
   -- on two warpgroups splits the block's keys instead (bwd_wgmma.cuh.tpl's dq_split).
   -- The ws backward: 64 or 128 columns (its registers and dQ staging), or a head dim padded
   -- to them, and every feature.
+  -- Past 128 (bwd_ws_wide.cuh.tpl): 256 columns, the two warpgroups sharing 64 keys, plain or
+  -- causal (and sinks: the same main kernel) for now.
   if c.ws and c.pass == "bwd" then
-    if c.tile_dim ~= 64 and c.tile_dim ~= 128 then
-      U.fail("head_dim", c.head_dim, "backward ws tiles take head dims of one or two 64-column blocks",
-        "40-64, 104-128 (multiples of 8)")
+    if c.tile_dim ~= 64 and c.tile_dim ~= 128 and c.tile_dim ~= 256 then
+      U.fail("head_dim", c.head_dim, "backward ws tiles take head dims of one, two or four 64-column blocks",
+        "40-64, 104-128, 232-256 (multiples of 8)")
+    end
+    local wide_mod = c.varlen and "varlen" or c.window and "window" or c.alibi and "alibi"
+      or c.softcap and "softcap" or c.dropout and "dropout"
+    if c.tile_dim == 256 and (c.block_n ~= 64 or wide_mod) then
+      local key = c.block_n ~= 64 and "tiles.block_n" or wide_mod
+      U.fail(key, c.block_n ~= 64 and c.block_n or c[wide_mod], "backward ws tiles at head dims 232-256 share "
+        .. "64 keys between the two MMA warpgroups and take no score modifier yet",
+        "block_n = 64, causal or not, sinks; a wgmma tile (ws = false) for modifiers")
+    elseif c.tile_dim ~= 256 and c.block_n ~= 128 then
+      U.fail("tiles.block_n", c.block_n, "backward ws tiles at head dims up to 128 take 64 keys a warpgroup",
+        "128")
     end
     if c.softcap and c.window and c.head_dim <= 64 then -- (K's and V's register fragments beside both: 16-40 bytes)
       U.fail("softcap", c.softcap, "backward ws tiles at head dims up to 64 spill with softcap and a window",

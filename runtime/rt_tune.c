@@ -68,7 +68,7 @@ static const int WS_MW[][2] = {{128, 12}, {192, 16}};
 static const int WS_BN[] = {64, 80, 128, 176};
 static const int WS_ST[] = {2};
 static const int WS_BWD_MW[][2] = {{64, 12}};
-static const int WS_BWD_BN[] = {128};
+static const int WS_BWD_BN[] = {128, 64}; /* (64: past d = 128, where two MMA warpgroups share 64 keys) */
 static const int WS_BWD_ST[] = {2, 3};
 static const int WS_BN_WIDE_D[] = {48, 64, 80};
 static const grid WS_GRIDS[3] = {

@@ -109,7 +109,13 @@ constexpr int kTileKV = kBlockN * kStride * 2; // bytes
 constexpr int kTileQ = kBlockM * kStride * 2;
 constexpr int kVec = kBlockM * 4;
 constexpr int kTileS = kBlockN * kStrideS * 2;
-{% if ws %}
+{% if ws and head_dim > 128 %}
+// fa2_bwd warp-specialized past d = 128 (bwd_ws_wide.cuh.tpl): K, V, stages x (Q, dO)
+// swizzled, two buffers each of P and dS (64 queries x 64 keys), stages x (LSE,
+// delta), mbarriers, plus 1024 bytes to align the tiles.
+constexpr int kMainSmem = 1024 + 2 * kBlockN * kHeadDim * 2 + 2 * kStages * kBlockM * kHeadDim * 2 +
+                          4 * kBlockM * kBlockN * 2 + 2 * kStages * kVec + 256;
+{% elif ws %}
 // fa2_bwd warp-specialized (bwd_ws.cuh.tpl): K, V, stages x (Q, dO) swizzled, per
 // MMA warpgroup its dS^T (64 keys x 64 queries) and fp32 dQ staging (rows of d + 8),
 // stages x (LSE, delta), mbarriers, plus 1024 bytes to align the tiles.

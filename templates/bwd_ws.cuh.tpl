@@ -4,6 +4,9 @@
 {# on the H200, bench/NOTES.md "Session 26") or by each warpgroup's (one block: its dQ's columns #}
 {# would split a swizzled block). #}
 {% local shared_ds = head_dim > 64 %}
+{# Past d = 128 the MMA warpgroups share 64 keys (bwd_ws_wide.cuh.tpl) and add dQ themselves: #}
+{# Q and dO double-buffered leave no room for its staging. #}
+{% local wide = head_dim > 128 %}
 {# d = 64: K's and V's A fragments of S^T and dP^T in registers, read once (32 of them; 32 KB #}
 {# less shared-memory reads a step, 1.02-1.06x, bench/NOTES.md "Session 27"). d = 128's would #}
 {# take 64 registers the warpgroups lack. #}
@@ -21,10 +24,17 @@
 // A persistent grid (one block an SM, rt_launch_bwd) whose blocks walk key blocks of 128 of
 // one (kv head, batch) each in turn (ws_walk_at), with the loads and dQ's global adds taken
 // off the MMA warps; each block's K and V load while the last one's dK and dV are stored:
+{% elif wide %}
+// One block per (key block of 64, kv head, batch), as bwd_wgmma.cuh.tpl's pair, with
+// its loads taken off the MMA warps:
+//   Producer warp: K and V once, then per step (query head, block of 64 queries)
+//     Q, dO, LSE and delta with TMA into stage slots (templates/hopper.cuh.tpl).
+//   Two MMA warpgroups sharing the 64 keys (templates/bwd_ws_wide.cuh.tpl).
 {% else %}
 // One block per (key block of 128, kv head, batch), as bwd_wgmma.cuh.tpl, with its
 // loads and dQ's global adds taken off the MMA warps:
 {% end %}
+{% if not wide %}
 //   Producer warp: K and V once, then per step (query head, block of 64 queries)
 //     Q, dO, LSE and delta with TMA into stage slots (templates/hopper.cuh.tpl).
 //   MMA warpgroup w (keys 64w .. 64w+63: their dK and dV in registers), per step:
@@ -49,21 +59,35 @@
 // The warpgroups meet only through the dQ warps (one buffer each): one can run up
 // to a step ahead of the other, so one's exponentials overlap the other's MMAs.
 {% end %}
+{% end %}
 {% if dropout %}
 // Dropout: each step's keep bits are drawn while S^T and dP^T run; dV takes P^T Z, dS^T
 // dP^T Z and (1 - p) delta, dK and dQ 1 / (1 - p) at the end (bwd.cu.tpl's arrangement).
 {% end %}
 constexpr int kMma = 2;                        // MMA warpgroups
+{% if wide %}
+static_assert(kWarps == 4 * (kMma + 1) && kBlockN == 64 && kBlockM == 64 && kHeadDim == 256,
+              "wide ws backward tile rules");
+{% else %}
 static_assert(kWarps == 4 * (kMma + 1) && kBlockN == 64 * kMma && kBlockM == 64, "ws backward tile rules");
 static_assert(kHeadDim % 64 == 0 && kHeadDim <= 128, "ws backward: 64 or 128 columns");
+{% end %}
 constexpr int kSwKV = kBlockN * kHeadDim * 2;  // bytes of a swizzled K or V tile
 constexpr int kSwQ = kBlockM * kHeadDim * 2;   // ... of a Q or dO tile
+{% if wide %}
+constexpr int kSwP = kBlockM * kBlockN * 2;    // ... of P or dS (64 queries x 64 keys)
+{% else %}
 constexpr int kSwS = 64 * kBlockM * 2;         // ... of a warpgroup's dS^T (its keys x 64 queries)
-{% if shared_ds %}
+{% end %}
+{% if shared_ds and not wide %}
 constexpr int kSwSAll = kBlockN * kBlockM * 2; // ... of the block's (two buffers)
 {% end %}
 constexpr int kColBlocks = kHeadDim / 64;      // 64-column blocks: one TMA box each
 constexpr int kSQSteps = kBlockM / 16;         // k16 query steps of dV, dK
+{% if wide %}
+static_assert(kMainSmem == 1024 + 2 * kSwKV + 2 * kStages * kSwQ + 4 * kSwP + 2 * kStages * kVec + 256,
+              "bwd.cu.tpl's kMainSmem is this layout");
+{% else %}
 constexpr int kDQPitch = (kHeadDim + 8) * 4;   // bytes per row of a dQ staging buffer (no bank conflicts)
 constexpr int kDQBuf = kBlockM * kDQPitch;
 constexpr int kDQThreads = 96;                 // the dQ warps
@@ -71,15 +95,20 @@ static_assert(kMainSmem == 1024 + 2 * kSwKV + 2 * kStages * kSwQ + kMma * (kSwS 
               "bwd.cu.tpl's kMainSmem is this layout");
 static_assert(kSwKV % 1024 == 0 && kSwQ % 1024 == 0 && kSwS % 1024 == 0 && kDQBuf % 128 == 0,
               "swizzled tiles on 1024-byte boundaries, TMA destinations on 128");
+{% end %}
 // Register budgets (setmaxnreg), as fwd_ws.cu.tpl: the MMA warpgroups take 240.
 constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
-constexpr int kMmaRegs = kHeadDim == 128 ? 240 : 232; // (d = 128's dK and dV: 128 of them)
+constexpr int kMmaRegs = {{ wide and "240; // (dK, dV and dQ of 128 columns: 192 of them)" or "kHeadDim == 128 ? 240 : 232; // (d = 128's dK and dV: 128 of them)" }}
 constexpr int kProducerRegs = (kLaunchRegs * kThreads - kMmaRegs * 128 * kMma) / 128 / 8 * 8;
 static_assert(kProducerRegs >= 24, "register budgets");
+{% if wide %}
+constexpr int kDSBar = 1; // named barrier: both warpgroups' P and dS stored
+{% else %}
 // Named barriers: warpgroup w's dQ staged (kDQFull + w) and read (kDQEmpty + w),
 // {{ shared_ds and "the block's dS^T stored (kDSBar)." or "its dS^T stored (kDSBar + w)." }}
 constexpr int kDQFull = 1, kDQEmpty = 1 + kMma, kDSBar = 1 + 2 * kMma;
 constexpr int kDQMeet = 128 + kDQThreads;
+{% end %}
 
 // The kernel's TMA maps (runtime/rt_tma.c rt_tma_bwd_maps, the same layout): Q, K,
 // V and dO as the forward's; LSE and delta as fa2_bwd_pre's flat copies in rows padded
@@ -151,7 +180,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   const unsigned sV = sK + kSwKV;
   const unsigned sQ = sV + kSwKV;
   const unsigned sdO = sQ + kStages * kSwQ;
-{% if shared_ds %}
+{% if wide %}
+  const unsigned sP = sdO + kStages * kSwQ;  // P, two buffers
+  const unsigned sS = sP + 2 * kSwP;         // dS, two buffers
+  const unsigned sL = sS + 2 * kSwP;         // LSE rows, then delta rows, per stage
+{% elif shared_ds %}
   const unsigned sS = sdO + kStages * kSwQ;  // dS^T, two buffers of the block's
   const unsigned sDQ = sS + 2 * kSwSAll;     // dQ staging
   const unsigned sL = sS + kMma * (kSwS + kDQBuf); // LSE rows, then delta rows, per stage
@@ -260,6 +293,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
         }
       }
 {% end %}
+{% if not wide %}
     } else if (!p.deterministic) {
       // dQ warps: the step's dQ{{ shared_ds and "" or " (the two warpgroups' partials summed)" }} added to dq_accum
       // in 16-byte units, each thread one column unit of every kPass-th row (a warp's
@@ -317,10 +351,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
           for (int w = 0; w < kMma; ++w) bar_arrive(kDQEmpty + w, kDQMeet);
       }
 {% end %}
+{% end %}
     }
     return;
   }
 
+{% if wide %}
+{% include "bwd_ws_wide.cuh.tpl" %}
+{% else %}
   // ---- MMA warpgroups --------------------------------------------------------------
   regs_claim<kMmaRegs>();
   const int warp = tid / 32, lane = tid % 32;
@@ -585,3 +623,4 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1)
   if (T > 0 && !p.deterministic) bar_sync(kDQEmpty + wg, kDQMeet); // (the dQ warps' arrive after the last step)
 {% end %}
 }
+{% end %}

@@ -163,8 +163,13 @@ __device__ __forceinline__ unsigned per_step(unsigned addr) {
 {# split as the first whole blocks and the rest.                                    #}
 {% local pair = pass == "bwd" and block_n == 8 * warps %}
 {% local dqn0 = pair and (head_dim // 2 + 63) // 64 * 64 or 0 %}
-{% local ss_sizes = pass == "fwd" and { block_n } or { block_m } %}
-{% local tt_sizes = pass == "fwd" and {} or ws and { 64 } or pair and (dqn0 * 2 == head_dim and { dqn0 } or { dqn0, head_dim - dqn0 }) or { head_dim // 64 < warps // 4 and head_dim or head_dim // (warps // 4) } %}
+{# The wide ws backward (bwd_ws_wide.cuh.tpl, d = 256): S = Q K^T and dP = dO V^T of a #}
+{# warpgroup's 32 keys (N = 32), dV and dK of its 128 columns (A and B transposed) and dQ #}
+{# = dS K of its 128 columns (A K-major, B transposed: kt). #}
+{% local wide_ws = ws and pass == "bwd" and head_dim > 128 %}
+{% local ss_sizes = pass == "fwd" and { block_n } or wide_ws and { 32 } or { block_m } %}
+{% local tt_sizes = pass == "fwd" and {} or wide_ws and { 128 } or ws and { 64 } or pair and (dqn0 * 2 == head_dim and { dqn0 } or { dqn0, head_dim - dqn0 }) or { head_dim // 64 < warps // 4 and head_dim or head_dim // (warps // 4) } %}
+{% local kt_sizes = wide_ws and { 128 } or {} %}
 {% for _, n in ipairs(ss_sizes) %}
 // D (64 x {{ n }}, fp32) = A B^T (+ D when scale_d), A 64x16 and B {{ n }}x16 both
 // K-major in shared memory. The accumulator layout per warp is that of
@@ -206,17 +211,20 @@ __device__ __forceinline__ void wgmma_rk_n64(float (&d)[8][4], const unsigned (&
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
 }
 {% end %}
-{% for _, n in ipairs(tt_sizes) %}
+{# The backward's MMAs with B MN-major in shared memory: tt (A MN-major too), kt (A K-major). #}
+{% local b_mn = { { "tt", tt_sizes, 1, "A 64x16 and B 16x%d both MN-major in shared\n// memory (A's rows and B's columns contiguous; both transposed on the fly)." }, { "kt", kt_sizes, 0, "A 64x16 K-major and B 16x%d MN-major in shared\n// memory (B's columns contiguous; transposed on the fly)." } } %}
+{% for _, form in ipairs(b_mn) %}
+{% for _, n in ipairs(form[2]) %}
 
-// D (64 x {{ n }}, fp32) (+)= A B, A 64x16 and B 16x{{ n }} both MN-major in shared
-// memory (A's rows and B's columns contiguous; both transposed on the fly).
-__device__ __forceinline__ void wgmma_tt_n{{ n }}(float (&d)[{{ n // 8 }}][4], unsigned long long a,
+// D (64 x {{ n }}, fp32) (+)= A B, {{ string.format(form[4], n) }}
+__device__ __forceinline__ void wgmma_{{ form[1] }}_n{{ n }}(float (&d)[{{ n // 8 }}][4], unsigned long long a,
                                              unsigned long long b, int scale_d) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %{{ n // 2 + 2 }}, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n{{ n }}k16.f32.{{ mma_type }}.{{ mma_type }} "
                "{ {{ regs(0, n // 2) }} }, "
-               "%{{ n // 2 }}, %{{ n // 2 + 1 }}, p, 1, 1, 1, 1;\n}\n"
+               "%{{ n // 2 }}, %{{ n // 2 + 1 }}, p, 1, 1, {{ form[3] }}, 1;\n}\n"
                : {{ outs("d", n // 2) }}
                : "l"(a), "l"(b), "r"(scale_d));
 }
+{% end %}
 {% end %}

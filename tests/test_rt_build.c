@@ -460,5 +460,7 @@ Test(build, ws_tiles_compile_without_spills) { full_check("tests/gpu/ws_sanitize
 /* the ws backward's windowed variants, which no default selects yet (specs/full.lua has
  * the plain ones) */
 Test(build, ws_backward_tiles_compile_without_spills) { full_check("tests/gpu/ws_bwd_sanitize_spec.lua", NULL); }
+/* the ws backward past d = 128 (bwd_ws_wide.cuh.tpl), which no default selects yet */
+Test(build, ws_wide_backward_tiles_compile_without_spills) { full_check("tests/gpu/ws_wide_bwd_spec.lua", NULL); }
 /* The tile of the causal forward's length rule below N = 1k (rt_select.c) at the head dims on 64's tiles. */
 Test(build, short_causal_tiles_compile_without_spills) { full_check("tests/gpu/short_causal_spec.lua", NULL); }
