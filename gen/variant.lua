@@ -533,21 +533,18 @@ function M.complete(v, arch, tiles_arch)
   -- on two warpgroups splits the block's keys instead (bwd_wgmma.cuh.tpl's dq_split).
   -- The ws backward: 64 or 128 columns (its registers and dQ staging), or a head dim padded
   -- to them, and every feature.
-  -- Past 128 (bwd_ws_wide.cuh.tpl): 256 columns, the two warpgroups sharing 64 keys, plain or
-  -- causal (and sinks: the same main kernel) for now.
+  -- Past 128 (bwd_ws_wide.cuh.tpl): 192 or 256 columns, the two warpgroups sharing 64 keys,
+  -- plain or causal (and sinks: the same main kernel) for now.
   if c.ws and c.pass == "bwd" then
-    if c.tile_dim ~= 64 and c.tile_dim ~= 128 and c.tile_dim ~= 256 then
-      U.fail("head_dim", c.head_dim, "backward ws tiles take head dims of one, two or four 64-column blocks",
-        "40-64, 104-128, 232-256 (multiples of 8)")
-    end
-    local wide_mod = c.varlen and "varlen" or c.window and "window" or c.alibi and "alibi"
-      or c.softcap and "softcap" or c.dropout and "dropout"
-    if c.tile_dim == 256 and (c.block_n ~= 64 or wide_mod) then
-      local key = c.block_n ~= 64 and "tiles.block_n" or wide_mod
-      U.fail(key, c.block_n ~= 64 and c.block_n or c[wide_mod], "backward ws tiles at head dims 232-256 share "
+    local wide = c.tile_dim > 128
+    local mod = wide and (c.varlen and "varlen" or c.window and "window" or c.alibi and "alibi"
+      or c.softcap and "softcap" or c.dropout and "dropout")
+    if wide and (c.block_n ~= 64 or mod) then
+      local key = c.block_n ~= 64 and "tiles.block_n" or mod
+      U.fail(key, c.block_n ~= 64 and c.block_n or c[mod], "backward ws tiles past head dim 128 share "
         .. "64 keys between the two MMA warpgroups and take no score modifier yet",
         "block_n = 64, causal or not, sinks; a wgmma tile (ws = false) for modifiers")
-    elseif c.tile_dim ~= 256 and c.block_n ~= 128 then
+    elseif not wide and c.block_n ~= 128 then
       U.fail("tiles.block_n", c.block_n, "backward ws tiles at head dims up to 128 take 64 keys a warpgroup",
         "128")
     end

@@ -66,7 +66,7 @@
 {% end %}
 constexpr int kMma = 2;                        // MMA warpgroups
 {% if wide %}
-static_assert(kWarps == 4 * (kMma + 1) && kBlockN == 64 && kBlockM == 64 && kHeadDim == 256,
+static_assert(kWarps == 4 * (kMma + 1) && kBlockN == 64 && kBlockM == 64 && (kHeadDim == 192 || kHeadDim == 256),
               "wide ws backward tile rules");
 {% else %}
 static_assert(kWarps == 4 * (kMma + 1) && kBlockN == 64 * kMma && kBlockM == 64, "ws backward tile rules");

@@ -1,14 +1,22 @@
 {# The MMA warpgroups of the ws backward past d = 128, included by bwd_ws.cuh.tpl (whose #}
 {# producer warp loads K, V and each step's Q, dO, LSE and delta into the same slots). #}
+{# Each warpgroup's columns of dV, dK and dQ (their accumulators hold 128): d = 256 the #}
+{# warpgroup's half, one code path; d = 192 128 (warpgroup 0) and 64 (1), a branch each. #}
+{# HALVES: { dq_accum's first column, columns, the tiles' first 64-column block } per path; AT: #}
+{# the byte offset of that block in a tile of `rows` rows, as a term of a sum ("" for 0). #}
+{% local HALVES = head_dim == 256 and { { "wg * 128", 128, "2 * wg" } } or { { "0", 128, "0" }, { "128", 64, "2" } } %}
+{% local AT = function(b, rows) if b == "0" then return "" end return b .. " * " .. rows .. " * 128 + " end %}
+{% local BRANCH = function(i) return i == 1 and "if (wg == 0) {" or "} else {" end %}
+{% local I = #HALVES > 1 and "  " or "" %}
   // ---- MMA warpgroups, past d = 128 (templates/bwd_ws_wide.cuh.tpl) ----------------
-  // dK and dV of 64 keys at d = 256 are 256 fp32 a thread of one warpgroup, so the two
+  // dK and dV of 64 keys at d = {{ head_dim }} are {{ head_dim }} fp32 a thread of one warpgroup, so the two
   // warpgroups share the block's 64 keys and split the work by keys, then by columns
-  // (FA3's split): warpgroup w, per step of 64 queries,
+  // (FA3's split{{ #HALVES > 1 and ": 128 and 64 of them" or "" }}): warpgroup w, per step of 64 queries,
   //   S = Q K_w^T, dP = dO V_w^T   for its 32 keys (K_w: keys 32w..32w+31) | P = exp2(S c -
   //                                LSE log2 e) while dP runs | dS = P (dP - delta)
   //   P, dS -> shared memory       {{ dtype }}, queries x 64 keys (both warpgroups' halves)
-  //   dV_w += P^T dO_w, dK_w += dS^T Q_w   its 128 columns (_w) over all 64 keys
-  //   dQ_w = dS K_w                its 128 columns (issued first), added to dq_accum (v2
+  //   dV_w += P^T dO_w, dK_w += dS^T Q_w   its columns (_w) over all 64 keys
+  //   dQ_w = dS K_w                its columns (issued first), added to dq_accum (v2
   //                                adds) while dV's and dK's MMAs run
   // One barrier a step (P and dS stored); P and dS have two buffers each, so a
   // warpgroup may write step t + 1's while the other still reads step t's.
@@ -20,7 +28,7 @@
   const float *sLf = (const float *)(smem + (sL - sK));
   const float *sDf = (const float *)(smem + (sD - sK));
   const float c = p.scale * 1.44269504f;         // scores -> log2 units
-  float acc_v[16][4], acc_k[16][4];              // dV and dK: the warp's keys x the warpgroup's 128 columns
+  float acc_v[16][4], acc_k[16][4];              // dV and dK: the warp's keys x the warpgroup's (up to 128) columns
 #pragma unroll
   for (int dt = 0; dt < 16; ++dt)
 #pragma unroll
@@ -94,31 +102,47 @@
     fence_proxy_async(); // P and dS stores -> wgmma reads
     bar_sync(kDSBar, 256);
 
-    // dQ_w = dS K_w (64 queries x the warpgroup's 128 columns) over the 64 keys: A = dS
+    // dQ_w = dS K_w (64 queries x the warpgroup's columns) over the 64 keys: A = dS
     // (keys contiguous), B = K's rows; issued first, so that its adds to dq_accum run
     // while dV's and dK's MMAs do. (Also in deterministic mode, where fa2_bwd_dq_det adds
     // dQ instead: issued under a branch, its registers spilled 232 bytes.)
     const unsigned sPa = per_step(sP + buf), sSa = per_step(sS + buf);
     float dq[16][4];
     wgmma_fence();
+{% for i, hv in ipairs(HALVES) %}
+{% if #HALVES > 1 %}
+    {{ BRANCH(i) }}
+{% end %}
 #pragma unroll
-    for (int kk = 0; kk < kBlockN / 16; ++kk)
-      wgmma_kt_n128(dq, sw128_desc(sSa + kk * 32, 16),
-                    sw128_desc(sKs + 2 * wg * kBlockN * 128 + kk * 16 * 128, kBlockN * 128), kk > 0);
+    {{ I }}for (int kk = 0; kk < kBlockN / 16; ++kk)
+    {{ I }}  wgmma_kt_n{{ hv[2] }}(dq, sw128_desc(sSa + kk * 32, 16),
+    {{ I }}                sw128_desc(sKs + {{ AT(hv[3], "kBlockN") }}kk * 16 * 128, kBlockN * 128), kk > 0);
+{% end %}
+{% if #HALVES > 1 %}
+    }
+{% end %}
     wgmma_commit();
 
     // dV_w += P^T dO_w and dK_w += dS^T Q_w: A = P^T or dS^T read transposed (keys
-    // contiguous), B = dO's or Q's rows (queries), the warpgroup's two 64-column blocks.
+    // contiguous), B = dO's or Q's rows (queries), the warpgroup's 64-column blocks.
     fence_regs(acc_v);
     fence_regs(acc_k);
+{% for i, hv in ipairs(HALVES) %}
+{% if #HALVES > 1 %}
+    {{ BRANCH(i) }}
+{% end %}
 #pragma unroll
-    for (int qs = 0; qs < kSQSteps; ++qs)
-      wgmma_tt_n128(acc_v, sw128_desc(sPa + qs * 16 * 128, kBlockN * 128),
-                    sw128_desc(sdOt + 2 * wg * kBlockM * 128 + qs * 16 * 128, kBlockM * 128), 1);
+    {{ I }}for (int qs = 0; qs < kSQSteps; ++qs)
+    {{ I }}  wgmma_tt_n{{ hv[2] }}(acc_v, sw128_desc(sPa + qs * 16 * 128, kBlockN * 128),
+    {{ I }}                sw128_desc(sdOt + {{ AT(hv[3], "kBlockM") }}qs * 16 * 128, kBlockM * 128), 1);
 #pragma unroll
-    for (int qs = 0; qs < kSQSteps; ++qs)
-      wgmma_tt_n128(acc_k, sw128_desc(sSa + qs * 16 * 128, kBlockN * 128),
-                    sw128_desc(sQt + 2 * wg * kBlockM * 128 + qs * 16 * 128, kBlockM * 128), 1);
+    {{ I }}for (int qs = 0; qs < kSQSteps; ++qs)
+    {{ I }}  wgmma_tt_n{{ hv[2] }}(acc_k, sw128_desc(sSa + qs * 16 * 128, kBlockN * 128),
+    {{ I }}                sw128_desc(sQt + {{ AT(hv[3], "kBlockM") }}qs * 16 * 128, kBlockM * 128), 1);
+{% end %}
+{% if #HALVES > 1 %}
+    }
+{% end %}
     wgmma_commit();
     wgmma_wait<1>(); // dQ has landed
     fence_regs(dq);
@@ -127,9 +151,17 @@
       for (int hh = 0; hh < 2; ++hh) {
         const int q = m0 + wrow + hh * 8 + g;
         if (q >= {{ SQ }}) continue;
-        float *dst = p.dq_accum + (({{ QROW0 }} + q) * p.heads_q + h) * kHeadDim + wg * 128 + 2 * qd;
+{% for i, hv in ipairs(HALVES) %}
+{% if #HALVES > 1 %}
+        {{ BRANCH(i) }}
+{% end %}
+        {{ I }}float *dst = p.dq_accum + (({{ QROW0 }} + q) * p.heads_q + h) * kHeadDim + {{ hv[1] == "0" and "" or hv[1] .. " + " }}2 * qd;
 #pragma unroll
-        for (int dt = 0; dt < 16; ++dt) add2(dst + dt * 8, dq[dt][2 * hh], dq[dt][2 * hh + 1]);
+        {{ I }}for (int dt = 0; dt < {{ hv[2] // 8 }}; ++dt) add2(dst + dt * 8, dq[dt][2 * hh], dq[dt][2 * hh + 1]);
+{% end %}
+{% if #HALVES > 1 %}
+        }
+{% end %}
       }
     }
     wgmma_wait<0>(); // dV and dK: the step's Q and dO are read
@@ -147,6 +179,9 @@
     if (key >= {{ SK }}) continue;
 #pragma unroll
     for (int dt = 0; dt < 16; ++dt) {
+{% if #HALVES > 1 %}
+      if (wg == 1 && dt >= 8) continue; // (warpgroup 1: 64 columns)
+{% end %}
       const int col = wg * 128 + dt * 8 + 2 * qd;
 {% if padded %}
       if (col >= kTensorDim) continue; // past the tensors' head dim

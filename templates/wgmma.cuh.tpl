@@ -163,13 +163,15 @@ __device__ __forceinline__ unsigned per_step(unsigned addr) {
 {# split as the first whole blocks and the rest.                                    #}
 {% local pair = pass == "bwd" and block_n == 8 * warps %}
 {% local dqn0 = pair and (head_dim // 2 + 63) // 64 * 64 or 0 %}
-{# The wide ws backward (bwd_ws_wide.cuh.tpl, d = 256): S = Q K^T and dP = dO V^T of a #}
-{# warpgroup's 32 keys (N = 32), dV and dK of its 128 columns (A and B transposed) and dQ #}
-{# = dS K of its 128 columns (A K-major, B transposed: kt). #}
+{# The wide ws backward (bwd_ws_wide.cuh.tpl, d 192 and 256): S = Q K^T and dP = dO V^T of #}
+{# a warpgroup's 32 keys (N = 32), dV and dK of its 128 (d = 192: or 64) columns (A and B #}
+{# transposed) and dQ = dS K of them (A K-major, B transposed: kt), into accumulators of 128 #}
+{# columns (acc_rows). #}
 {% local wide_ws = ws and pass == "bwd" and head_dim > 128 %}
+{% local acc_rows = function(n) return wide_ws and 16 or n // 8 end %}
 {% local ss_sizes = pass == "fwd" and { block_n } or wide_ws and { 32 } or { block_m } %}
-{% local tt_sizes = pass == "fwd" and {} or wide_ws and { 128 } or ws and { 64 } or pair and (dqn0 * 2 == head_dim and { dqn0 } or { dqn0, head_dim - dqn0 }) or { head_dim // 64 < warps // 4 and head_dim or head_dim // (warps // 4) } %}
-{% local kt_sizes = wide_ws and { 128 } or {} %}
+{% local tt_sizes = pass == "fwd" and {} or wide_ws and (head_dim == 256 and { 128 } or { 128, 64 }) or ws and { 64 } or pair and (dqn0 * 2 == head_dim and { dqn0 } or { dqn0, head_dim - dqn0 }) or { head_dim // 64 < warps // 4 and head_dim or head_dim // (warps // 4) } %}
+{% local kt_sizes = wide_ws and tt_sizes or {} %}
 {% for _, n in ipairs(ss_sizes) %}
 // D (64 x {{ n }}, fp32) = A B^T (+ D when scale_d), A 64x16 and B {{ n }}x16 both
 // K-major in shared memory. The accumulator layout per warp is that of
@@ -217,7 +219,7 @@ __device__ __forceinline__ void wgmma_rk_n64(float (&d)[8][4], const unsigned (&
 {% for _, n in ipairs(form[2]) %}
 
 // D (64 x {{ n }}, fp32) (+)= A B, {{ string.format(form[4], n) }}
-__device__ __forceinline__ void wgmma_{{ form[1] }}_n{{ n }}(float (&d)[{{ n // 8 }}][4], unsigned long long a,
+__device__ __forceinline__ void wgmma_{{ form[1] }}_n{{ n }}(float (&d)[{{ acc_rows(n) }}][4], unsigned long long a,
                                              unsigned long long b, int scale_d) {
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %{{ n // 2 + 2 }}, 0;\n"
                "wgmma.mma_async.sync.aligned.m64n{{ n }}k16.f32.{{ mma_type }}.{{ mma_type }} "

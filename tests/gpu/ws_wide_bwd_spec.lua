@@ -1,10 +1,10 @@
 -- The warp-specialized backward past d = 128 (templates/bwd_ws_wide.cuh.tpl, Hopper sm_90a:
--- two MMA warpgroups sharing 64 keys) against float64: both dtypes, d = 256 and a head dim
--- padded to it (240: columns past d masked), causal and not. On other GPUs fa2_gpu_tests
--- skips them; make test compiles them for the spill record.
+-- two MMA warpgroups sharing 64 keys) against float64: both dtypes, d = 192 and 256 and a head
+-- dim padded to each (176, 240: columns past d masked), causal and not. On other GPUs
+-- fa2_gpu_tests skips them; make test compiles them for the spill record.
 return {
   dtype    = { "bf16", "fp16" },
-  head_dim = { 240, 256 },
+  head_dim = { 176, 192, 240, 256 },
   causal   = { false, true },
   pass     = { "bwd" },
   tiles    = { { block_m = 64, block_n = 64, warps = 12, stages = 2, ws = true } },
