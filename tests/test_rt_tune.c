@@ -870,6 +870,33 @@ Test(tuning, plan_of_the_default_spec) {
   rt_source_free(&s);
 }
 
+/* Past d = 128 the backward's ws candidate is the wide tile (two MMA warpgroups sharing 64
+ * keys, bwd_ws_wide.cuh.tpl); the 128-key ws tile is refused there and leaves no candidate. */
+Test(tuning, plan_has_the_wide_ws_backward_past_128) {
+  rt_source s;
+  rt_source_init(&s);
+  gen_spec spec;
+  char err[2048];
+  cr_assert_eq(rt_source_spec(&s, "bench/specs/ws_wide_bwd.lua", &spec, err, sizeof err), FA2_OK, "%s", err);
+  const int lens[1] = {4096};
+  rt_tune_plan p;
+  cr_assert_eq(rt_tune_plan_make(&s, &spec, "sm_90", 232448, 0, lens, 1, &p, err, sizeof err), FA2_OK, "%s", err);
+  rt_source_spec_free(&spec);
+  cr_expect_eq(p.n, 4, "d 192 and 256, causal or not");
+  for (int g = 0; g < p.n; g++) {
+    int wide = 0, ws128 = 0;
+    for (int c = 0; c < p.groups[g].n; c++) {
+      const gen_variant *v = &p.groups[g].cands[c].v;
+      wide += v->ws && v->block_n == 64 && v->warps == 12 && v->stages == 2;
+      ws128 += v->ws && v->block_n == 128;
+    }
+    cr_expect_eq(wide, 1, "%s: the wide ws backward", p.groups[g].key);
+    cr_expect_eq(ws128, 0, "%s", p.groups[g].key);
+  }
+  rt_tune_plan_free(&p);
+  rt_source_free(&s);
+}
+
 Test(tuning, journal_of_the_same_run_resumes_another_is_removed) {
   rt_source s;
   rt_tune_plan p;
