@@ -123,13 +123,11 @@ M.PASSES = {
         main = 1024 + 2 * d * (2 * v.block_n + 2 * v.stages * v.block_m)
           + 8 * v.stages * v.block_m + (layout == "pair" and 3 or 1) * 2 * v.block_n * v.block_m
       end
-      if v.ws then -- + per MMA warpgroup an fp32 dQ staging of rows d + 8, mbarriers
-        main = 1024 + 2 * d * (2 * v.block_n + 2 * v.stages * v.block_m) + 8 * v.stages * v.block_m
-          + 2 * v.block_n * v.block_m + v.block_n // 64 * v.block_m * (d + 8) * 4 + 256
-        if d > 128 then -- wide (bwd_ws_wide.cuh.tpl): P and dS, two buffers each, no dQ staging
-          main = 1024 + 2 * d * (2 * v.block_n + 2 * v.stages * v.block_m) + 8 * v.stages * v.block_m
-            + 4 * 2 * v.block_n * v.block_m + 256
-        end
+      if v.ws then -- + per MMA warpgroup an fp32 dQ staging of rows d + 8, mbarriers; past d = 128
+        -- (bwd_ws_wide.cuh.tpl) P and dS, two buffers each, in place of dS^T and the staging
+        main = 1024 + 2 * d * (2 * v.block_n + 2 * v.stages * v.block_m) + 8 * v.stages * v.block_m + 256
+          + (d > 128 and 4 * 2 * v.block_n * v.block_m
+            or 2 * v.block_n * v.block_m + v.block_n // 64 * v.block_m * (d + 8) * 4)
       end
       local det = 4 * (d + 8) * (16 * (v.ws and math.min(v.warps, 8) or v.warps) + v.block_n) -- (ws: on 8 warps)
       return math.max(main, det)

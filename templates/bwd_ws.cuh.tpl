@@ -87,6 +87,7 @@ constexpr int kSQSteps = kBlockM / 16;         // k16 query steps of dV, dK
 {% if wide %}
 static_assert(kMainSmem == 1024 + 2 * kSwKV + 2 * kStages * kSwQ + 4 * kSwP + 2 * kStages * kVec + 256,
               "bwd.cu.tpl's kMainSmem is this layout");
+static_assert(kSwKV % 1024 == 0 && kSwQ % 1024 == 0 && kSwP % 1024 == 0, "swizzled tiles on 1024-byte boundaries");
 {% else %}
 constexpr int kDQPitch = (kHeadDim + 8) * 4;   // bytes per row of a dQ staging buffer (no bank conflicts)
 constexpr int kDQBuf = kBlockM * kDQPitch;
