@@ -440,6 +440,13 @@ local function padded_to(tiles)
   return joined(out) .. " (multiples of 8)"
 end
 
+-- The first feature of c that the ws backward past d = 128 (bwd_ws_wide.cuh.tpl) does not take
+-- yet, or nil: plain, causal and sinks only.
+local function wide_ws_bwd_refuses(c)
+  return c.varlen and "varlen" or c.window and "window" or c.alibi and "alibi"
+    or c.softcap and "softcap" or c.dropout and "dropout" or nil
+end
+
 -- auto_tile for variant c (its pass, head dim and features) on arch.
 function M.auto_pick(c, arch)
   local td = M.tile_dim(c.head_dim, arch == M.WGMMA_ARCH)
@@ -456,7 +463,7 @@ function M.auto_pick(c, arch)
     ws_ok = not (c.window and td == 256)
   else
     ws_ok = not (c.window and (c.dropout or td and td <= 64))
-      and not (td and td > 128 and (c.varlen or c.window or c.alibi or c.softcap or c.dropout))
+      and not (td and td > 128 and wide_ws_bwd_refuses(c))
   end
   return M.auto_tile(c.pass, td, arch, modified, c.out_round == "balanced", c.alibi or c.window, ws_ok)
 end
@@ -535,8 +542,7 @@ function M.complete(v, arch, tiles_arch)
   -- plain or causal (and sinks: the same main kernel) for now.
   if c.ws and c.pass == "bwd" then
     local wide = c.tile_dim > 128
-    local mod = wide and (c.varlen and "varlen" or c.window and "window" or c.alibi and "alibi"
-      or c.softcap and "softcap" or c.dropout and "dropout")
+    local mod = wide and wide_ws_bwd_refuses(c)
     if wide and (c.block_n ~= 64 or mod) then
       local key = c.block_n ~= 64 and "tiles.block_n" or mod
       U.fail(key, c.block_n ~= 64 and c.block_n or c[mod], "backward ws tiles past head dim 128 share "

@@ -27,16 +27,15 @@
 {% elif wide %}
 // One block per (key block of 64, kv head, batch), as bwd_wgmma.cuh.tpl's pair, with
 // its loads taken off the MMA warps:
-//   Producer warp: K and V once, then per step (query head, block of 64 queries)
-//     Q, dO, LSE and delta with TMA into stage slots (templates/hopper.cuh.tpl).
-//   Two MMA warpgroups sharing the 64 keys (templates/bwd_ws_wide.cuh.tpl).
 {% else %}
 // One block per (key block of 128, kv head, batch), as bwd_wgmma.cuh.tpl, with its
 // loads and dQ's global adds taken off the MMA warps:
 {% end %}
-{% if not wide %}
 //   Producer warp: K and V once, then per step (query head, block of 64 queries)
 //     Q, dO, LSE and delta with TMA into stage slots (templates/hopper.cuh.tpl).
+{% if wide %}
+//   Two MMA warpgroups sharing the 64 keys (templates/bwd_ws_wide.cuh.tpl).
+{% else %}
 //   MMA warpgroup w (keys 64w .. 64w+63: their dK and dV in registers), per step:
 //     S^T = K Q^T, dP^T = V dO^T{{ kv_regs and " (K, V as register fragments)" or "" }} | P^T = exp2(S^T c - LSE) while dP^T runs |
 {% if shared_ds %}
