@@ -115,7 +115,7 @@ M.BWD_TILES_SM90 = {
 -- Warp-specialized backward tiles on Hopper (ws: two MMA warpgroups of 64 keys, a TMA
 -- producer warp and three warps adding dQ, templates/bwd_ws.cuh.tpl): they replace
 -- BWD_TILES_SM90 of one or two 64-column blocks (d 40-64 and 104-128, columns past d
--- masked) for every variant but windows at d <= 64 or with dropout (the rule is variant.lua's
+-- masked) for every variant but windows at d <= 64 (the rule is variant.lua's
 -- auto_pick; at d <= 64 but windows, a persistent grid: variant.lua's complete). H200, fa2_bench
 -- (bench/NOTES.md "Session 26"), N = 512..16k: d = 64 1.18-1.47x the wgmma tile non-causal,
 -- 1.03-1.44x causal; d = 128 1.09-1.21x and 1.06-1.23x; with the modifiers, through PyTorch,

@@ -452,9 +452,9 @@ function M.auto_pick(c, arch)
   local td = M.tile_dim(c.head_dim, arch == M.WGMMA_ARCH)
   -- ws_ok, the backward's: the ws tile takes every feature, but a window at d <= 64 keeps wgmma's tile (a
   -- narrow window's key block has a handful of steps to fill and drain the ws pipeline: 1.10-1.16x slower at 128
-  -- and 256 keys, bench/NOTES.md "Session 28"; the runtime takes ws from 512, rt_select.c's window rule), and
-  -- so does a window with dropout (on ws spill-free since session 29, not yet checked on a GPU); past d = 128
-  -- (bwd_ws_wide.cuh.tpl) only plain, causal and sinks. The forward's: every variant but a window at d = 256
+  -- and 256 keys, bench/NOTES.md "Session 28"; the runtime takes ws from 512, rt_select.c's window rule; a
+  -- window with dropout at d 104-128 takes ws: 0.93x the wgmma tile's forward + backward time, "Session 31");
+  -- past d = 128 (bwd_ws_wide.cuh.tpl) only plain, causal and sinks. The forward's: every variant but a window at d = 256
   -- (robust's spilled 4-12 bytes there; one tile for every mode).
   local modified = false
   for _, k in ipairs(M.FEATURES) do modified = modified or c[k] end
@@ -462,7 +462,7 @@ function M.auto_pick(c, arch)
   if c.pass == "fwd" then
     ws_ok = not (c.window and td == 256)
   else
-    ws_ok = not (c.window and (c.dropout or td and td <= 64))
+    ws_ok = not (c.window and td and td <= 64)
       and not (td and td > 128 and wide_ws_bwd_refuses(c))
   end
   return M.auto_tile(c.pass, td, arch, modified, c.out_round == "balanced", c.alibi or c.window, ws_ok)

@@ -234,8 +234,8 @@ int rt_select_variant(rt_source *s, const rt_tuning *t, const rt_request *r, con
             tile, arch, why);
   }
   const length_rule *lr = length_rule_at(r, r->len_class);
-  /* (softcap with a window, which the ws tile refuses, keeps the built-in; dropout with one too, as
-   * gen/variant.lua's auto_pick does at d 104-128, until a GPU has checked it on ws) */
+  /* (softcap with a window, which the ws tile refuses at d <= 64, keeps the built-in; dropout with
+   * one too: checked on ws at d 104-128 only, bench/NOTES.md "Session 31") */
   if (!lr && r->wide_window && !r->dropout && rt_widest_tile_head_dim(r->head_dim) == WINDOW_RULE.head_dim)
     lr = &WINDOW_RULE;
   if (lr) {
