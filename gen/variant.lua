@@ -441,9 +441,9 @@ local function padded_to(tiles)
 end
 
 -- The first feature of c that the ws backward past d = 128 (bwd_ws_wide.cuh.tpl) does not take
--- yet, or nil: plain, causal and sinks only.
+-- yet, or nil: plain, causal, varlen and sinks only.
 local function wide_ws_bwd_refuses(c)
-  return c.varlen and "varlen" or c.window and "window" or c.alibi and "alibi"
+  return c.window and "window" or c.alibi and "alibi"
     or c.softcap and "softcap" or c.dropout and "dropout" or nil
 end
 
@@ -454,7 +454,7 @@ function M.auto_pick(c, arch)
   -- narrow window's key block has a handful of steps to fill and drain the ws pipeline: 1.10-1.16x slower at 128
   -- and 256 keys, bench/NOTES.md "Session 28"; the runtime takes ws from 512, rt_select.c's window rule; a
   -- window with dropout at d 104-128 takes ws: 0.93x the wgmma tile's forward + backward time, "Session 31");
-  -- past d = 128 (bwd_ws_wide.cuh.tpl) only plain, causal and sinks. The forward's: every variant but a window at d = 256
+  -- past d = 128 (bwd_ws_wide.cuh.tpl) only plain, causal, varlen and sinks. The forward's: every variant but a window at d = 256
   -- (robust's spilled 4-12 bytes there; one tile for every mode).
   local modified = false
   for _, k in ipairs(M.FEATURES) do modified = modified or c[k] end
@@ -547,7 +547,7 @@ function M.complete(v, arch, tiles_arch)
       local key = c.block_n ~= 64 and "tiles.block_n" or mod
       U.fail(key, c.block_n ~= 64 and c.block_n or c[mod], "backward ws tiles past head dim 128 share "
         .. "64 keys between the two MMA warpgroups and take no score modifier yet",
-        "block_n = 64, causal or not, sinks; a wgmma tile (ws = false) for modifiers")
+        "block_n = 64, causal or not, varlen, sinks; a wgmma tile (ws = false) for modifiers")
     elseif not wide and c.block_n ~= 128 then
       U.fail("tiles.block_n", c.block_n, "backward ws tiles at head dims up to 128 take 64 keys a warpgroup",
         "128")

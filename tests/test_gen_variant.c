@@ -504,7 +504,7 @@ Test(variant, bad_and_non_canonical_names) {
       {"bwd_bf16_d128_m64n96w12s2ws_none", "block_n = 96: a backward ws tile's two MMA warpgroups take 64"},
       {"bwd_bf16_d256_m64n128w12s2ws_none", "block_n = 128: backward ws tiles past head dim 128 share 64 keys"},
       {"bwd_bf16_d256_alibi_m64n64w12s2ws_none", "alibi = true: backward ws tiles past head dim 128"},
-      {"bwd_bf16_d240_varlen_m64n64w12s2ws_none", "varlen = true: backward ws tiles past head dim 128"},
+      {"bwd_bf16_d240_window_m64n64w12s2ws_none", "window = true: backward ws tiles past head dim 128"},
       {"bwd_bf16_d256_dropout_m64n64w12s2ws_none", "dropout = true: backward ws tiles past head dim 128"},
       {"bwd_bf16_d128_m64n128w12s1ws_none", "stages = 1: a backward ws tile keeps the next step's loads"},
       {"bwd_bf16_d192_m64n128w12s2ws_none", "block_n = 128: backward ws tiles past head dim 128 share 64 keys"},
@@ -629,11 +629,11 @@ Test(variant, ws_backward_past_128) {
     gen_variant v = base(d, 1, GEN_STAB_NONE, 0, 0);
     v.pass = GEN_PASS_BWD;
     tiles(&v, 64, 64, 12, 2);
-    v.ws = 1, v.sinks = 1;
+    v.ws = 1, v.sinks = 1, v.varlen = i % 2; /* (varlen: session 31) */
     gen_err err;
     cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "%s", err.msg);
     char want[80];
-    snprintf(want, sizeof want, "bwd_bf16_d%d_causal_sinks_m64n64w12s2ws_none", d);
+    snprintf(want, sizeof want, "bwd_bf16_d%d_causal%s_sinks_m64n64w12s2ws_none", d, i % 2 ? "_varlen" : "");
     cr_expect_str_eq(v.name, want);
     cr_expect_eq(v.threads, 384);
     cr_expect_eq(v.persistent, 0);
