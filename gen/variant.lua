@@ -454,8 +454,8 @@ function M.auto_pick(c, arch)
   -- narrow window's key block has a handful of steps to fill and drain the ws pipeline: 1.10-1.16x slower at 128
   -- and 256 keys, bench/NOTES.md "Session 28"; the runtime takes ws from 512, rt_select.c's window rule; a
   -- window with dropout at d 104-128 takes ws: 0.93x the wgmma tile's forward + backward time, "Session 31");
-  -- past d = 128 (bwd_ws_wide.cuh.tpl) only plain, causal, varlen and sinks. The forward's: every variant but a window at d = 256
-  -- (robust's spilled 4-12 bytes there; one tile for every mode).
+  -- past d = 128 (bwd_ws_wide.cuh.tpl) only plain, causal, varlen and sinks. The forward's: every variant but a
+  -- window at d = 256 (robust's spilled 4-12 bytes there; one tile for every mode).
   local modified = false
   for _, k in ipairs(M.FEATURES) do modified = modified or c[k] end
   local ws_ok
