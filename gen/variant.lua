@@ -539,14 +539,14 @@ function M.complete(v, arch, tiles_arch)
   -- The ws backward: 64 or 128 columns (its registers and dQ staging), or a head dim padded
   -- to them, and every feature.
   -- Past 128 (bwd_ws_wide.cuh.tpl): 192 or 256 columns, the two warpgroups sharing 64 keys,
-  -- plain or causal (and sinks: the same main kernel) for now.
+  -- plain, causal or varlen (and sinks: the same main kernel) for now (wide_ws_bwd_refuses).
   if c.ws and c.pass == "bwd" then
     local wide = c.tile_dim > 128
     local mod = wide and wide_ws_bwd_refuses(c)
     if wide and (c.block_n ~= 64 or mod) then
       local key = c.block_n ~= 64 and "tiles.block_n" or mod
       U.fail(key, c.block_n ~= 64 and c.block_n or c[mod], "backward ws tiles past head dim 128 share "
-        .. "64 keys between the two MMA warpgroups and take no score modifier yet",
+        .. "64 keys between the two MMA warpgroups and take no score modifier or dropout yet",
         "block_n = 64, causal or not, varlen, sinks; a wgmma tile (ws = false) for modifiers")
     elseif not wide and c.block_n ~= 128 then
       U.fail("tiles.block_n", c.block_n, "backward ws tiles at head dims up to 128 take 64 keys a warpgroup",

@@ -614,10 +614,6 @@ Test(variant, window_names_and_sources) {
   free(src);
 }
 
-/* ws tiles take windows, ALiBi, softcap, sinks and dropout (d = 128's auto pick on
- * sm_90 with them): the producer loads from the window's first key tile, ALiBi masks
- * every tile, softcap caps S, the epilogue adds the sink, dropout draws its keep bits
- * per tile and adds the mask entry. */
 /* The ws backward past d = 128 (bwd_ws_wide.cuh.tpl): two MMA warpgroups sharing 64 keys,
  * P and dS double-buffered in place of dQ's staging, one block a key block; head dims
  * 232-248 padded to 256, 168-184 to 192; the shared memory the layout comment in bwd.cu.tpl
@@ -643,6 +639,10 @@ Test(variant, ws_backward_past_128) {
   }
 }
 
+/* ws tiles take windows, ALiBi, softcap, sinks and dropout (d = 128's auto pick on
+ * sm_90 with them): the producer loads from the window's first key tile, ALiBi masks
+ * every tile, softcap caps S, the epilogue adds the sink, dropout draws its keep bits
+ * per tile and adds the mask entry. */
 Test(variant, ws_tiles_take_windows_and_score_modifiers) {
   struct {
     int window, alibi, softcap, sinks, dropout;
