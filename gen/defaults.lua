@@ -103,11 +103,6 @@ M.BWD_TILES = {
 M.BWD_TILES_SM90 = {
   [64]  = { block_m = 64, block_n = 64, warps = 4, stages = 3, wgmma = true },
   [128] = { block_m = 64, block_n = 128, warps = 8, stages = 2, wgmma = true },
-  -- d 160 and 224 (no wgmma: not whole 64-column blocks): the quad layout on eight
-  -- warps, 64 keys a block: 1.53-1.65x and 1.16-1.37x as fast as BWD_TILES'
-  -- m64n32w4s2 and m32n32w4s2 at N = 512..16k (H200, bench/NOTES.md "Session 21")
-  [160] = { block_m = 64, block_n = 64, warps = 8, stages = 2 },
-  [224] = { block_m = 64, block_n = 64, warps = 8, stages = 2 },  -- see BWD_TILES_SM90_POSITIONAL
   [192] = { block_m = 64, block_n = 64, warps = 8, stages = 2, wgmma = true },  -- a pair
   [256] = { block_m = 64, block_n = 64, warps = 8, stages = 2, wgmma = true },  -- a pair
 }
@@ -123,13 +118,6 @@ M.BWD_TILES_SM90 = {
 M.BWD_TILES_SM90_WS = {
   [64]  = { block_m = 64, block_n = 128, warps = 12, stages = 2, ws = true },
   [128] = { block_m = 64, block_n = 128, warps = 12, stages = 2, ws = true },
-}
-
--- Backward tiles on Hopper with ALiBi or a window, where BWD_TILES_SM90's spill:
--- d = 224 on eight warps spills 4-32 bytes at 255 registers with either (their
--- per-score distance and bounds), so it keeps BWD_TILES' tile there.
-M.BWD_TILES_SM90_POSITIONAL = {
-  [224] = { block_m = 32, block_n = 32, warps = 4, stages = 2 },
 }
 
 -- Stabilization parameters when a stab entry leaves them out (DESIGN.md:

@@ -39,8 +39,11 @@ M.WGMMA_HEAD_DIMS = { 64, 128, 192, 256 }
 -- Head dims 33-48 have mma.sync tiles of 48 columns, and wgmma tiles only as 64's with
 -- the columns past d masked: sm_90's "auto" tiles take those (the tiles of 48 ran
 -- 1.2-1.6x the time of 64's wgmma ones from N = 4k on the H200, bench/NOTES.md
--- "Session 21"; the Python layer used to pad such head dims to 64 there).
-M.WGMMA_WIDER = { [48] = 64 }
+-- "Session 21"; the Python layer used to pad such head dims to 64 there). Likewise 136-160 and
+-- 200-224 on the tiles of 192 and 256 (the ws forward, the wgmma pair backward): their own
+-- tiles are mma.sync, whose forward ran 0.40-0.49x cuDNN on the H100 where zero-padded copies
+-- onto the tiles of 192 and 256 took 0.55-0.73x its time at N = 4k ("Session 31").
+M.WGMMA_WIDER = { [48] = 64, [160] = 192, [224] = 256 }
 -- Warp-specialized tiles (`ws = true`, forward, templates/fwd_ws.cu.tpl): a
 -- producer warpgroup loads Q, K and V with TMA for 2 or 3 consumer
 -- warpgroups of 64 query rows each (warps counts all of them, so 12 or 16).
@@ -406,15 +409,12 @@ end
 -- gen/defaults.lua keeps it: a forward on sm_90 takes TILES_SM90_WS where it has one;
 -- modified: the variant has a score modifier, dropout, sinks or varlen (a forward off
 -- sm_90 then takes TILES_MODIFIED where TILES would be its tile and it has one);
--- balanced: a forward of mode balanced (TILES_BALANCED, likewise); positional: ALiBi or a window
--- (BWD_TILES_SM90_POSITIONAL first); ws_ok: a modified backward the ws tile takes, or a forward
--- the ws tile takes.
-function M.auto_tile(pass, head_dim, arch, modified, balanced, positional, ws_ok)
+-- balanced: a forward of mode balanced (TILES_BALANCED, likewise); ws_ok: a modified backward
+-- the ws tile takes, or a forward the ws tile takes.
+function M.auto_tile(pass, head_dim, arch, modified, balanced, ws_ok)
   local name = pass == "bwd" and "BWD_TILES" or "TILES"
   if arch == M.WGMMA_ARCH and D[name .. "_SM90"][head_dim] then name = name .. "_SM90" end
-  if name == "BWD_TILES_SM90" and positional and D.BWD_TILES_SM90_POSITIONAL[head_dim] then
-    name = "BWD_TILES_SM90_POSITIONAL"
-  elseif name == "BWD_TILES_SM90" and (not modified or ws_ok) and D.BWD_TILES_SM90_WS[head_dim] then
+  if name == "BWD_TILES_SM90" and (not modified or ws_ok) and D.BWD_TILES_SM90_WS[head_dim] then
     name = "BWD_TILES_SM90_WS"
   end
   if name == "TILES_SM90" and ws_ok and D.TILES_SM90_WS[head_dim] then name = "TILES_SM90_WS" end
@@ -465,7 +465,7 @@ function M.auto_pick(c, arch)
     ws_ok = not (c.window and td and td <= 64)
       and not (td and td > 128 and wide_ws_bwd_refuses(c))
   end
-  return M.auto_tile(c.pass, td, arch, modified, c.out_round == "balanced", c.alibi or c.window, ws_ok)
+  return M.auto_tile(c.pass, td, arch, modified, c.out_round == "balanced", ws_ok)
 end
 
 -- The supported arches whose "auto" tile for completed c is c's own tile.

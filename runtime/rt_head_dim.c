@@ -23,7 +23,7 @@ int rt_tile_head_dim(int head_dim) {
 
 int rt_widest_tile_head_dim(int head_dim) {
   const int tile = rt_tile_head_dim(head_dim);
-  return tile == 48 ? 64 : tile; /* WGMMA_WIDER (a test keeps them equal) */
+  return tile == 48 ? 64 : tile == 160 ? 192 : tile == 224 ? 256 : tile; /* WGMMA_WIDER (a test keeps them equal) */
 }
 
 int rt_head_dim_supported(int head_dim) { return rt_tile_head_dim(head_dim) != 0; }

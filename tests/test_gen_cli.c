@@ -221,9 +221,9 @@ Test(cli, list_prints_the_table_and_names) {
   cr_assert_eq(r.status, 0, "%s", r.err);
   int lines = 0;
   for (const char *p = r.out; (p = strchr(p, '\n')); p++) lines++;
-  cr_expect_eq(lines, 2840); /* 256 plain (176 + sm_90's wgmma picks: forward d 48, 64, 128,
-                               192, 256 x dtypes x causal x modes, backward d 48, 64, 128, 192,
-                               256 x dtypes x causal), each modifier's and COMBOS', and 392 of
+  cr_expect_eq(lines, 3072); /* 288 plain (176 + sm_90's wgmma picks: forward d 48, 64, 128, 160,
+                               192, 224, 256 x dtypes x causal x modes, backward the same head
+                               dims x dtypes x causal), each modifier's and COMBOS', and 392 of
                                mode balanced (tests/test_gen_spec.c) */
   cr_expect(!strncmp(r.out, "fwd_bf16_d16_m128n64w4s1_none\n", 30), "%s", r.out);
   tu_run_free(&r);

@@ -118,9 +118,9 @@ Test(spec, the_shipped_specs_load) {
   cr_expect_str_eq(s.path, "specs/default.lua");
   gen_spec_free(&s);
   /* full, plain: 11 head dims x 2 dtypes x 2 causal x 3 modes forward (head dims
-   * 48, 64, 128, 192 and 256 also on sm_90's wgmma tiles: 48 on 64's); the backward
-   * (mode-independent) for the 11 head dims x 2 dtypes x 2 causal (d 48, 64, 128, 192,
-   * 256 also on sm_90's).
+   * 48, 64, 128, 160, 192, 224 and 256 also on sm_90's wgmma tiles: 48 on 64's, 160 on
+   * 192's, 224 on 256's); the backward (mode-independent) for the 11 head dims x 2 dtypes
+   * x 2 causal (the same 7 also on sm_90's).
    * Each plain variant again with softcap, ALiBi, dropout, sinks and varlen; with a
    * window when not causal; each modifier's d = 96 forward twice (2 dtypes x 2 causal x
    * 3 modes; a window: not causal): TILES_MODIFIED's tile off sm_90 and TILES' on it.
@@ -129,25 +129,16 @@ Test(spec, the_shipped_specs_load) {
    * the d = 128 wgmma backward's 2 x 2. Mode balanced apart: the forward at the 7 head
    * dims up to 128 (48, 64 and 128 also on sm_90's tiles), with the same modifiers and pairs. */
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
-  const int plain = (11 + 5) * 2 * 2 * 3 + (11 + 5) * 2 * 2;
+  const int plain = (11 + 7) * 2 * 2 * 3 + (11 + 7) * 2 * 2;
   const int each = plain + 2 * 2 * 3; /* with one modifier */
   const int b_plain = (7 + 3) * 2 * 2, b_each = b_plain + 2 * 2;
   const int b_all = b_plain + b_each * 5 + b_each / 2 * 4 + b_each;
-  /* the backward of d 160 (36 variants) and 224 (20: not with ALiBi or a window) again on
-   * sm_90's eight-warp tiles (BWD_TILES_SM90) */
-  const int bwd_sm90_wide = 36 + 20;
-  cr_expect_eq(s.n_variants,
-               plain + each * 5 + each / 2 + each / 2 * 2 + (each / 2 - 4) + (each - 4) + b_all + bwd_sm90_wide);
+  cr_expect_eq(s.n_variants, plain + each * 5 + each / 2 + each / 2 * 2 + (each / 2 - 4) + (each - 4) + b_all);
   int fp16 = 0, causal = 0, robust = 0, bwd = 0, wgmma = 0, bwd_wgmma = 0, balanced = 0;
   int n_window = 0, n_varlen = 0, n_alibi = 0, n_softcap = 0, n_dropout = 0, n_sinks = 0;
-  int window_varlen = 0, window_sinks = 0, window_softcap = 0, alibi_softcap = 0, wide = 0;
+  int window_varlen = 0, window_sinks = 0, window_softcap = 0, alibi_softcap = 0;
   for (int i = 0; i < s.n_variants; i++) {
     const gen_variant *v = &s.variants[i];
-    if (v->pass == GEN_PASS_BWD && (v->head_dim == 160 || v->head_dim == 224) && v->warps == 8) {
-      cr_expect(v->block_n == 64 && !v->wgmma && !(v->head_dim == 224 && (v->alibi || v->window)), "%s", v->name);
-      wide++;
-      continue;
-    }
     if (v->stab == GEN_STAB_BALANCED) {
       balanced++;
       cr_expect(v->pass == GEN_PASS_FWD && v->head_dim <= 128, "%s", v->name);
@@ -175,13 +166,12 @@ Test(spec, the_shipped_specs_load) {
     robust += s.variants[i].stab == GEN_STAB_ROBUST;
     wgmma += s.variants[i].wgmma;
   }
-  cr_expect_eq(wide, bwd_sm90_wide);
-  cr_expect_eq(bwd, 64);
-  cr_expect_eq(bwd_wgmma, 5 * 2 * 2);
-  cr_expect_eq(fp16, 96);
-  cr_expect_eq(causal, 96);
-  cr_expect_eq(robust, 64);
-  cr_expect_eq(wgmma, 5 * 2 * 2 * 3); /* forward ones */
+  cr_expect_eq(bwd, 72);
+  cr_expect_eq(bwd_wgmma, 7 * 2 * 2);
+  cr_expect_eq(fp16, 108);
+  cr_expect_eq(causal, 108);
+  cr_expect_eq(robust, 72);
+  cr_expect_eq(wgmma, 7 * 2 * 2 * 3); /* forward ones */
   cr_expect_eq(n_softcap, each);
   cr_expect_eq(n_sinks, each);
   cr_expect_eq(n_window, each / 2);

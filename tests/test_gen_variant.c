@@ -456,9 +456,9 @@ Test(variant, every_full_spec_name_round_trips) {
   gen_spec s;
   gen_err err;
   cr_assert_eq(gen_spec_load(g, "specs/full.lua", &s, &err), GEN_OK, "%s", err.msg);
-  /* 256 plain (132 forward, 60 more on sm_90's wgmma tiles, 44 + 20 backward), and
+  /* 288 plain (132 forward, 84 more on sm_90's wgmma tiles, 44 + 28 backward), and
    * each modifier's, and mode balanced's 392 (tests/test_gen_spec.c) */
-  cr_assert_eq(s.n_variants, 2840);
+  cr_assert_eq(s.n_variants, 3072);
   for (int i = 0; i < s.n_variants; i++) {
     gen_variant v;
     cr_assert_eq(gen_variant_from_name(g, s.variants[i].name, &v, &err), GEN_OK, "%s", err.msg);
@@ -806,12 +806,18 @@ Test(variant, wide_head_dims) {
   cr_expect(strstr(src, "wgmma_tt_n128(") && strstr(src, "wgmma_tt_n64(") &&
                 strstr(src, "Rows of 24 chunks do not cover the threads"), "%s", v.name);
   free(src);
-  for (int d = 160; d <= 224; d += 64) { /* not whole 64-column blocks: mma.sync on sm_90 too */
-    v = base(d, 0, GEN_STAB_NONE, 0, 0);
+  for (int d = 160; d <= 224; d += 64) { /* not whole 64-column blocks: the quad off sm_90, the pair of the */
+    v = base(d, 0, GEN_STAB_NONE, 0, 0); /* next 64-column tile dim on it (WGMMA_WIDER) */
     v.pass = GEN_PASS_BWD;
-    cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "%s", err.msg);
+    cr_assert_eq(gen_variant_complete(g, &v, "sm_80", &err), GEN_OK, "%s", err.msg);
     cr_expect_eq(v.wgmma, 0, "%s", v.name);
     cr_expect_eq(v.block_n / v.warps, 8, "%s: a quad", v.name);
+    v = base(d, 0, GEN_STAB_NONE, 0, 0);
+    v.pass = GEN_PASS_BWD;
+    v.alibi = 1;
+    cr_assert_eq(gen_variant_complete(g, &v, "sm_90", &err), GEN_OK, "%s", err.msg);
+    cr_expect_eq(v.tile_dim, d + 32, "%s", v.name);
+    cr_expect_str_eq(v.name, d == 160 ? "bwd_bf16_d160_alibi_m64n64w8s2wg_none" : "bwd_bf16_d224_alibi_m64n64w8s2wg_none");
   }
   /* the forward: ws tiles on sm_90 (d = 192 persistent, 256 a block an item: O's staging does not fit beside
    * two stages of 64 keys), but a window at d = 256 (robust's spilled there): the wgmma tile */
@@ -842,8 +848,11 @@ Test(variant, padded_head_dims) {
   } cases[] = {{GEN_PASS_FWD, 8, 16, NULL},     {GEN_PASS_FWD, 40, 48, NULL},  {GEN_PASS_FWD, 120, 128, "sm_90"},
                {GEN_PASS_BWD, 120, 128, "sm_90"}, {GEN_PASS_BWD, 136, 160, NULL}, {GEN_PASS_FWD, 248, 256, "sm_90"},
                {GEN_PASS_BWD, 200, 224, NULL},
-               /* sm_90's wgmma tiles take 33-48 on 64's (WGMMA_WIDER), the others 48's */
-               {GEN_PASS_FWD, 40, 64, "sm_90"},  {GEN_PASS_BWD, 48, 64, "sm_90"},  {GEN_PASS_BWD, 40, 48, "sm_80"}};
+               /* sm_90's wgmma tiles take 33-48 on 64's, 136-160 on 192's, 200-224 on 256's (WGMMA_WIDER), the
+                  others their own */
+               {GEN_PASS_FWD, 40, 64, "sm_90"},  {GEN_PASS_BWD, 48, 64, "sm_90"},  {GEN_PASS_BWD, 40, 48, "sm_80"},
+               {GEN_PASS_FWD, 160, 192, "sm_90"}, {GEN_PASS_BWD, 136, 192, "sm_90"}, {GEN_PASS_FWD, 200, 256, "sm_90"},
+               {GEN_PASS_BWD, 224, 256, "sm_90"}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     gen_variant v = base(cases[i].d, 1, GEN_STAB_NONE, 0, 0), t = base(cases[i].tile, 1, GEN_STAB_NONE, 0, 0);
     v.pass = t.pass = cases[i].pass;
@@ -889,12 +898,12 @@ Test(variant, padded_head_dims) {
     cr_expect(strstr(err.msg, "multiples of 8 from 8 to 256"), "%s", err.msg);
   }
   /* A wgmma tile needs whole 64-column blocks after padding: 72 (tiles of 80) cannot;
-   * 33-48 take 64's (WGMMA_WIDER). */
+   * 33-48 take 64's, 136-160 192's, 200-224 256's (WGMMA_WIDER). */
   gen_variant w = base(72, 0, GEN_STAB_NONE, 0, 0);
   tiles(&w, 64, 128, 4, 2);
   w.wgmma = 1;
   gen_err err;
   cr_expect_eq(gen_variant_complete(g, &w, "sm_90", &err), GEN_ESPEC);
-  cr_expect(strstr(err.msg, "head_dim = 72") && strstr(err.msg, "40-64, 104-128, 168-192, 232-256"), "%s",
+  cr_expect(strstr(err.msg, "head_dim = 72") && strstr(err.msg, "40-64, 104-128, 136-192, 200-256"), "%s",
             err.msg);
 }
