@@ -41,8 +41,8 @@ M.WGMMA_HEAD_DIMS = { 64, 128, 192, 256 }
 -- 1.2-1.6x the time of 64's wgmma ones from N = 4k on the H200, bench/NOTES.md
 -- "Session 21"; the Python layer used to pad such head dims to 64 there). Likewise 136-160 and
 -- 200-224 on the tiles of 192 and 256 (the ws forward, the wgmma pair backward): their own
--- tiles are mma.sync, whose forward ran 0.40-0.49x cuDNN on the H100 where zero-padded copies
--- onto the tiles of 192 and 256 took 0.55-0.73x its time at N = 4k ("Session 31").
+-- tiles are mma.sync, whose forward ran 0.40-0.49x cuDNN on the H100; on these 0.39-0.48x its
+-- time and 0.97-1.03x cuDNN, the backward 0.75-0.85x its time ("Session 32").
 M.WGMMA_WIDER = { [48] = 64, [160] = 192, [224] = 256 }
 -- Warp-specialized tiles (`ws = true`, forward, templates/fwd_ws.cu.tpl): a
 -- producer warpgroup loads Q, K and V with TMA for 2 or 3 consumer
