@@ -21,9 +21,15 @@ int rt_tile_head_dim(int head_dim) {
   return 0;
 }
 
+/* gen/variant.lua's WGMMA_WIDER (a test keeps them equal): tile dims whose sm_90 tiles
+ * are those of a wider one, the columns past d masked. */
+static const int wider[][2] = {{48, 64}, {160, 192}, {224, 256}};
+
 int rt_widest_tile_head_dim(int head_dim) {
   const int tile = rt_tile_head_dim(head_dim);
-  return tile == 48 ? 64 : tile == 160 ? 192 : tile == 224 ? 256 : tile; /* WGMMA_WIDER (a test keeps them equal) */
+  for (unsigned i = 0; i < sizeof wider / sizeof wider[0]; i++)
+    if (wider[i][0] == tile) return wider[i][1];
+  return tile;
 }
 
 int rt_head_dim_supported(int head_dim) { return rt_tile_head_dim(head_dim) != 0; }
