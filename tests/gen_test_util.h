@@ -22,6 +22,8 @@ typedef struct tu_run {
 } tu_run;
 /* Runs $FA2_BIN with args (NULL-terminated) in folder cwd (NULL: here). */
 tu_run tu_fa2(const char *cwd, const char *const *args);
+/* Runs argv[0] (searched in PATH) with argv (NULL-terminated) in folder cwd (NULL: here). */
+tu_run tu_exec(const char *cwd, const char *const *argv);
 void tu_run_free(tu_run *r);
 
 /* "relpath size hash" lines of every file under dir, sorted; "" when dir

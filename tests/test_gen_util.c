@@ -87,6 +87,12 @@ tu_run tu_fa2(const char *cwd, const char *const *args) {
   argv[n++] = abs;
   for (int i = 0; args[i] && n < 63; i++) argv[n++] = args[i];
   argv[n] = NULL;
+  tu_run r = tu_exec(cwd, argv);
+  free(abs);
+  return r;
+}
+
+tu_run tu_exec(const char *cwd, const char *const *argv) {
   int po[2], pe[2];
   cr_assert(pipe(po) == 0 && pipe(pe) == 0);
   pid_t pid = fork();
@@ -97,7 +103,7 @@ tu_run tu_fa2(const char *cwd, const char *const *args) {
     close(po[0]);
     close(pe[0]);
     if (cwd && chdir(cwd) != 0) _exit(126);
-    execv(abs, (char *const *)argv);
+    execvp(argv[0], (char *const *)argv);
     _exit(127);
   }
   close(po[1]);
@@ -126,7 +132,6 @@ tu_run tu_fa2(const char *cwd, const char *const *args) {
   int st = 0;
   waitpid(pid, &st, 0);
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  free(abs);
   return r;
 }
 
