@@ -5,6 +5,10 @@
   sass_loops.py CUBIN_A CUBIN_B       the same for both, then the opcodes whose counts differ:
                                       in the whole kernels and in their innermost MMA loops
   sass_loops.py --all CUBIN           every loop, MMA or not
+  sass_loops.py --by-line FROM TO CUBIN
+                                      instructions per source line, for the lines from the
+                                      first that contains FROM to the next that contains TO
+                                      (the source: fa2 build's src/NAME.cu beside sm_XX/)
 
 Loops are printed innermost first: address range, instructions, MMAs (HGMMA or
 HMMA), MUFU, shuffles, shared-memory instructions, global reductions and the source lines they
@@ -117,16 +121,46 @@ def show(path, nvdisasm, every):
     return kept
 
 
+def by_line(path, nvdisasm, first, last):
+    """Instructions per source line between the lines holding `first` and `last`."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    src_path = os.path.join(os.path.dirname(os.path.abspath(path)), os.pardir, "src", name + ".cu")
+    try:
+        src = open(src_path).read().splitlines()
+    except OSError as e:
+        sys.exit(f"sass_loops.py: --by-line needs the source beside the cubin: {e}")
+    try:
+        lo = next(i for i, text in enumerate(src) if first in text)
+        hi = next(i for i in range(lo, len(src)) if last in src[i])
+    except StopIteration:
+        sys.exit(f"sass_loops.py: no line with {first!r} followed by one with {last!r} in {src_path}")
+    count, ops = collections.Counter(), collections.defaultdict(collections.Counter)
+    for _, text, line in parse(path, nvdisasm)[0]:
+        count[line] += 1
+        ops[line][opcode(text).split(".")[0]] += 1
+    total = 0
+    for line in range(lo + 1, hi + 2):
+        if count[line]:
+            total += count[line]
+            top = ", ".join(f"{op} {n}" for op, n in ops[line].most_common(4))
+            print(f"{line:5d} {count[line]:5d}  {src[line - 1].strip()[:64]:64s}  {top}")
+    print(f"{total} instructions from source lines {lo + 1}-{hi + 1} (inlined helpers count at their own lines)")
+
+
 def main():
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # (piped into head)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("cubins", nargs="+", help="one cubin, or two to compare")
     ap.add_argument("--all", action="store_true", help="every loop, not only those that issue MMAs")
+    ap.add_argument("--by-line", nargs=2, metavar=("FROM", "TO"), help="instructions per source line")
     a = ap.parse_args()
-    if len(a.cubins) > 2:
-        ap.error("one cubin, or two to compare")
+    if len(a.cubins) > 2 or (a.by_line and len(a.cubins) > 1):
+        ap.error("one cubin, or two to compare (--by-line: one)")
     nvdisasm = find_nvdisasm()
+    if a.by_line:
+        by_line(a.cubins[0], nvdisasm, *a.by_line)
+        return
     kept = [show(p, nvdisasm, a.all) for p in a.cubins]
     if len(kept) < 2:
         return
