@@ -38,25 +38,17 @@ static unsigned __float_as_uint(float f) {
   return u;
 }
 
+// The conversions a kernel does in one instruction (cvt.rn to {{ dtype }}; elem_bits_f32: a
+// shift for bf16, cvt.f32.f16 for fp16), as the lab does them.
 #ifdef FA2_FP16
 static const lab_dtype kDtype = LAB_FP16;
 static unsigned to_elem(float x) { return lab_f32_to_fp16(x); }
+static float elem_bits_f32(unsigned h) { return lab_fp16_to_f32((uint16_t)h); }
 #else
 static const lab_dtype kDtype = LAB_BF16;
 static unsigned to_elem(float x) { return lab_f32_to_bf16(x); }
+static float elem_bits_f32(unsigned h) { return lab_bf16_to_f32((uint16_t)h); }
 #endif
-
-// {{ dtype }} bits as fp32 (the template's elem_bits_f32; fp16 there is cvt.f32.f16).
-static float elem_bits_f32(unsigned h) {
-#ifdef FA2_FP16
-  const unsigned s = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-  if (e == 0x1f) return __uint_as_float(s | 0x7f800000u | (m << 13));
-  if (e == 0) return (s ? -1.f : 1.f) * std::ldexp((float)m, -24); // subnormals, exact
-  return __uint_as_float(s | ((e + 112u) << 23) | (m << 13));
-#else
-  return __uint_as_float(h << 16);
-#endif
-}
 static unsigned pack2(float lo, float hi) { return to_elem(lo) | to_elem(hi) << 16; }
 static float pos_inf() { return __uint_as_float(0x7f800000u); }
 
