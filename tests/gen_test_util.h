@@ -39,6 +39,9 @@ char *tu_list_dir(const char *dir);
     free(ls_);                                                     \
   } while (0)
 
+/* make test's sanitizer run (FA2_TEST_QUICK=1): the long checks skip there, the plain run does them. */
+int tu_quick(void);
+
 /* Opens a generator (templates_dir NULL: embedded); asserts success. */
 gen_state *tu_open(const char *templates_dir);
 

@@ -78,6 +78,11 @@ static void drain(int fd, char **buf, size_t *len, size_t *cap) {
   (*buf)[*len] = 0;
 }
 
+int tu_quick(void) {
+  const char *q = getenv("FA2_TEST_QUICK");
+  return q && !strcmp(q, "1");
+}
+
 tu_run tu_fa2(const char *cwd, const char *const *args) {
   const char *bin = getenv("FA2_BIN");
   cr_assert(bin && *bin, "FA2_BIN is not set (make test sets it)");

@@ -19,8 +19,6 @@
 
 static const lab_mode modes[3] = {LAB_NONE, LAB_PAPER, LAB_ROBUST};
 
-static int quick(void) { return getenv("FA2_TEST_QUICK") && !strcmp(getenv("FA2_TEST_QUICK"), "1"); }
-
 /* Key tiles of the default kernels (gen/defaults.lua), where the ties go. */
 static int block_n(int d) { return d == 64 ? 64 : 48; }
 
@@ -138,7 +136,7 @@ static void plain_case(const lab_result res[3], suite_case c, const char *name, 
 }
 
 Test(suite, robust_is_unbiased_on_every_case, .timeout = 600) {
-  if (quick()) cr_skip_test("FA2_TEST_QUICK=1: the whole suite runs in the plain `make test`");
+  if (tu_quick()) cr_skip_test("FA2_TEST_QUICK=1: the whole suite runs in the plain `make test`");
   static const suite_case cases[] = {{LAB_CASE_RANDOM, 0},     {LAB_CASE_REPEAT, 1}, {LAB_CASE_REPEAT, 2},
                                      {LAB_CASE_REPEAT, 4},     {LAB_CASE_REPEAT, 16}, {LAB_CASE_SAME_TILE, 2},
                                      {LAB_CASE_CROSS_TILE, 2}, {LAB_CASE_SINK, 2},   {LAB_CASE_POS_V, 2}};
@@ -303,7 +301,7 @@ static void modifier_case(const lab_result res[3], suite_case c, const char *nam
 }
 
 Test(suite, robust_is_unbiased_with_every_modifier) {
-  if (quick()) cr_skip_test("FA2_TEST_QUICK=1: the whole suite runs in the plain `make test`");
+  if (tu_quick()) cr_skip_test("FA2_TEST_QUICK=1: the whole suite runs in the plain `make test`");
   static const suite_case cases[] = {
       {LAB_CASE_SOFTCAP, 8}, {LAB_CASE_ALIBI, 2}, {LAB_CASE_WINDOW, 2}, {LAB_CASE_SINK_LOGIT, 2}};
   each_case(cases, sizeof cases / sizeof *cases, modifier_case);
@@ -316,7 +314,7 @@ Test(suite, robust_is_unbiased_with_every_modifier) {
  * head). The cap-30 case keeps it unbiased within 0.015; none is unbiased there (the
  * crowd of keys just under the cap is no exact tie) and paper is not. */
 Test(suite, robust_shift_varies_with_batch_and_head) {
-  if (quick()) cr_skip_test("FA2_TEST_QUICK=1: the whole suite runs in the plain `make test`");
+  if (tu_quick()) cr_skip_test("FA2_TEST_QUICK=1: the whole suite runs in the plain `make test`");
   const lab_case c = {LAB_CASE_SOFTCAP, 8, 64, SEQLEN, 128, block_n(64), 0, LAB_TC_FP32, 30};
   lab_inputs in;
   cr_assert_eq(lab_inputs_make(&c, LAB_BF16, 1, &in), 0);
@@ -351,7 +349,7 @@ Test(suite, hopper_sums_add_to_nones_bias_not_to_robusts) {
  * positions) the dW_Q error of none grows linearly, robust's like a random
  * walk. (paper sits between: it catches the pairs that share a tile.) */
 Test(suite, drift_is_linear_for_none_and_a_random_walk_for_robust, .timeout = 300) {
-  if (quick()) cr_skip_test("FA2_TEST_QUICK=1: the drift runs in the plain `make test`");
+  if (tu_quick()) cr_skip_test("FA2_TEST_QUICK=1: the drift runs in the plain `make test`");
   const int steps = 120;
   double *norms = malloc(sizeof(double) * steps), growth[3];
   for (int m = 0; m < 3; m++) {

@@ -284,7 +284,7 @@ static int plan_check(const gen_spec *s, const gen_rendered *r, const sr_record 
 }
 
 static void full_check(const char *spec_path, const char *record_path) {
-  if (getenv("FA2_TEST_QUICK") && !strcmp(getenv("FA2_TEST_QUICK"), "1"))
+  if (tu_quick())
     cr_skip_test("FA2_TEST_QUICK=1: NVRTC check of %s skipped (the plain `make test` run does it)",
                  spec_path);
   gen_state *g = tu_open(NULL);

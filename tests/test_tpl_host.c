@@ -12,11 +12,6 @@
 #include "gen.h"
 #include "gen_test_util.h"
 
-static int quick(void) {
-  const char *q = getenv("FA2_TEST_QUICK");
-  return q && *q && strcmp(q, "0") != 0;
-}
-
 /* src's function that starts at `start` (its signature) through its closing brace,
  * appended to out; 0 when src has no such function. */
 static int cut_function(const char *src, const char *start, char *out, size_t cap) {
@@ -52,7 +47,7 @@ static char *compiler(const char *env, const char *fallback) {
 }
 
 Test(tpl_host, balanced_rounding_matches_the_lab, .timeout = 120) {
-  if (quick()) cr_skip_test("FA2_TEST_QUICK=1: runs in the plain `make test`");
+  if (tu_quick()) cr_skip_test("FA2_TEST_QUICK=1: runs in the plain `make test`");
   char *cxx = compiler("CXX", "c++"), *cc = compiler("CC", "cc");
   const char *probe[] = {cxx, "--version", NULL};
   tu_run r = tu_exec(NULL, probe);
