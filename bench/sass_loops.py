@@ -106,6 +106,7 @@ def classes(body):
 
 
 def show(path, nvdisasm, every):
+    """Prints the cubin's loops; returns them (start, end, opcode counts, size) and its instructions."""
     ins, labels = parse(path, nvdisasm)
     print(f"{path}: {len(ins)} instructions")
     kept = []
@@ -118,7 +119,7 @@ def show(path, nvdisasm, every):
         print(f"  {start:05x}-{end:05x} {len(body):5d} instr  mma {c['mma']:3d}  mufu {c['mufu']:3d}  "
               f"shfl {c['shfl']:3d}  smem {c['smem']:3d}  red {c['red']:3d}  {src}")
         kept.append((start, end, ops, len(body)))
-    return kept
+    return kept, ins
 
 
 def by_line(path, nvdisasm, first, last):
@@ -161,10 +162,11 @@ def main():
     if a.by_line:
         by_line(a.cubins[0], nvdisasm, *a.by_line)
         return
-    kept = [show(p, nvdisasm, a.all) for p in a.cubins]
-    if len(kept) < 2:
+    shown = [show(p, nvdisasm, a.all) for p in a.cubins]
+    if len(shown) < 2:
         return
-    whole = [collections.Counter(opcode(t) for _, t, _ in parse(p, nvdisasm)[0]) for p in a.cubins]
+    kept = [loops_of for loops_of, _ in shown]
+    whole = [collections.Counter(opcode(t) for _, t, _ in ins) for _, ins in shown]
     print("\nthe whole kernels: opcodes that differ")
     print_diff(whole[0], whole[1])
     if kept[0] and kept[1]:  # the innermost MMA loops (their code layout may differ past them)
